@@ -1,0 +1,425 @@
+#include "engine/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "engine/bytes.h"
+#include "engine/error.h"
+
+namespace optpipe {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+bool known(double x) { return x == x; }
+
+std::string fmt_ms(double t) {
+  std::ostringstream s;
+  s.precision(6);
+  s << t;
+  return s.str();
+}
+
+}  // namespace
+
+Simulator::Simulator(const Instance& instance)
+    : inst_(instance), D_(instance.num_devices()), S_(instance.num_stages()), m_(instance.microbatches) {
+  std::map<int, int> groups;
+  group_of_.resize(D_);
+  for (int d = 0; d < D_; ++d) {
+    auto it = groups.emplace(instance.devices[d].pcie_group, static_cast<int>(groups.size())).first;
+    group_of_[d] = it->second;
+  }
+  G_ = static_cast<int>(groups.size());
+  dur_.resize(3 * S_);
+  for (int s = 0; s < S_; ++s) {
+    for (OpType t : {OpType::F, OpType::B, OpType::W}) dur_[static_cast<int>(t) * S_ + s] = instance.duration(t, s);
+  }
+  comm_after_.resize(S_);
+  for (int s = 0; s + 1 < S_; ++s) comm_after_[s] = instance.comm_after(s);
+}
+
+void Simulator::reset(const Schedule& schedule, const SimOptions& options) {
+  sch_ = &schedule;
+  opt_ = options;
+  if (schedule.num_devices() != D_) {
+    throw InputError("schedule has " + std::to_string(schedule.num_devices()) + " device lists, the instance " +
+                     std::to_string(D_) + " devices");
+  }
+  pc_.assign(D_, 0);
+  running_.assign(D_, 0);
+  run_end_.assign(D_, 0.0);
+  run_index_.assign(D_, -1);
+  now_.assign(D_, 0.0);
+  mem_.resize(D_);
+  peak_.resize(D_);
+  for (int d = 0; d < D_; ++d) mem_[d] = peak_[d] = inst_.devices[d].static_memory;
+  start_.assign(static_cast<std::size_t>(3) * S_ * m_, kNaN);
+  end_.assign(static_cast<std::size_t>(3) * S_ * m_, kNaN);
+  level_.assign(static_cast<std::size_t>(S_) * m_, 0.0);
+  off_end_.assign(static_cast<std::size_t>(S_) * m_, kNaN);
+  rel_end_.assign(static_cast<std::size_t>(S_) * m_, kNaN);
+  d2h_.resize(G_);
+  h2d_.resize(G_);
+  for (auto* chans : {&d2h_, &h2d_}) {
+    for (Channel& ch : *chans) {
+      ch.queue.clear();
+      ch.head = 0;
+      ch.busy = false;
+      ch.busy_end = ch.free_at = 0;
+    }
+  }
+  transfers_.clear();
+  remaining_ = 0;
+  makespan_ = 0;
+  for (int d = 0; d < D_; ++d) {
+    const auto& list = schedule.devices[d];
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const Action& a = list[k];
+      if (a.stage < 0 || a.stage >= S_ || a.mb < 0 || a.mb >= m_) {
+        throw InputError("devices[" + std::to_string(d) + "][" + std::to_string(k) + "]: " + to_string(a) +
+                         " refers to a stage or microbatch the instance does not have");
+      }
+      if (a.type == OpType::F) level_[static_cast<std::size_t>(a.stage) * m_ + a.mb] = a.r;
+      if (a.is_compute()) ++remaining_;
+    }
+  }
+}
+
+SimResult Simulator::run(const Schedule& schedule, const SimOptions& options) {
+  SimResult result;
+  out_ = &result;
+  reset(schedule, options);
+  result.group_of_device = group_of_;
+  result.num_groups = G_;
+  if (opt_.record_timeline) {
+    result.timeline.resize(D_);
+    for (int d = 0; d < D_; ++d) result.timeline[d].assign(schedule.devices[d].size(), ActionTiming{});
+  }
+  if (opt_.record_memory) {
+    result.memory.resize(D_);
+    for (int d = 0; d < D_; ++d) result.memory[d].push_back({0.0, mem_[d]});
+  }
+
+  double t = 0.0;
+  bool deadlocked = false;
+  while (true) {
+    // Settle everything that happens at time t (see the header for the order).
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      for (int d = 0; d < D_; ++d) {
+        if (running_[d] && run_end_[d] <= t + kTimeEps) progress |= complete_compute(d);
+      }
+      for (auto* chans : {&d2h_, &h2d_}) {
+        for (Channel& ch : *chans) {
+          if (ch.busy && ch.busy_end <= t + kTimeEps) {
+            complete_transfer(ch);
+            progress = true;
+          }
+        }
+      }
+      for (int d = 0; d < D_; ++d) {
+        if (!running_[d]) progress |= advance_device(d, t);
+      }
+      for (Channel& ch : d2h_) progress |= try_start_channel(ch, t, false);
+      if (progress) continue;
+      for (Channel& ch : h2d_) progress |= try_start_channel(ch, t, true);
+    }
+    if (remaining_ == 0) break;
+
+    // Advance to the next event.
+    double next = kInf;
+    for (int d = 0; d < D_; ++d) {
+      if (running_[d]) {
+        next = std::min(next, run_end_[d]);
+      } else if (pc_[d] < static_cast<int>(schedule.devices[d].size())) {
+        bool ok = false;
+        int waiting = -1;
+        const double ready = ready_time(schedule.devices[d][pc_[d]], &ok, &waiting);
+        if (ok) {
+          const double start = std::max(now_[d], ready);
+          if (start > t + kTimeEps) next = std::min(next, start);
+        }
+      }
+    }
+    for (auto* chans : {&d2h_, &h2d_}) {
+      for (const Channel& ch : *chans) {
+        if (ch.busy) next = std::min(next, ch.busy_end);
+      }
+    }
+    if (next == kInf) {
+      deadlocked = true;
+      result.reason = describe_deadlock(t);
+      break;
+    }
+    t = next;
+  }
+
+  result.feasible = !deadlocked;
+  result.makespan = makespan_;
+  result.busy.resize(D_);
+  double total_busy = 0;
+  for (int d = 0; d < D_; ++d) {
+    result.busy[d] = inst_.busy_time(d);
+    total_busy += result.busy[d];
+  }
+  result.bubble = makespan_ > 0 ? 1.0 - total_busy / (D_ * makespan_) : 0.0;
+  result.peak_memory = peak_;
+  if (opt_.record_timeline) result.transfers = transfers_;
+  out_ = nullptr;
+  return result;
+}
+
+double Simulator::ready_time(const Action& a, bool* ok, int* waiting_op) const {
+  const int s = a.stage, j = a.mb;
+  double ready = 0.0;
+  *ok = true;
+  auto need = [&](int op, double extra) {
+    const double e = end_[op];
+    if (!known(e)) {
+      *ok = false;
+      *waiting_op = op;
+      return;
+    }
+    ready = std::max(ready, e + extra);
+  };
+  switch (a.type) {
+    case OpType::F:
+      if (s > 0) need(op_id(OpType::F, s - 1, j), comm_after_[s - 1]);
+      break;
+    case OpType::B: {
+      need(op_id(OpType::F, s, j), 0.0);
+      if (*ok && s + 1 < S_) need(op_id(OpType::B, s + 1, j), comm_after_[s]);
+      const std::size_t sj = static_cast<std::size_t>(s) * m_ + j;
+      if (*ok && level_[sj] > 0) {
+        if (!known(rel_end_[sj])) {
+          *ok = false;
+          *waiting_op = -1 - static_cast<int>(sj);  // negative: waits for the reload of sj
+        } else {
+          ready = std::max(ready, rel_end_[sj]);
+        }
+      }
+      break;
+    }
+    case OpType::W: need(op_id(OpType::B, s, j), 0.0); break;
+    case OpType::R: break;
+  }
+  return ready;
+}
+
+void Simulator::change_memory(int d, double delta, double t) {
+  mem_[d] += delta;
+  if (mem_[d] > peak_[d]) peak_[d] = mem_[d];
+  if (opt_.record_memory) {
+    auto& curve = out_->memory[d];
+    if (!curve.empty() && std::fabs(curve.back().time - t) <= kTimeEps) {
+      curve.back().bytes = mem_[d];
+    } else {
+      curve.push_back({t, mem_[d]});
+    }
+  }
+}
+
+bool Simulator::complete_compute(int d) {
+  const int k = run_index_[d];
+  const Action& a = sch_->devices[d][k];
+  const double t = run_end_[d];
+  running_[d] = 0;
+  now_[d] = t;
+  end_[op_id(a.type, a.stage, a.mb)] = t;
+  makespan_ = std::max(makespan_, t);
+  --remaining_;
+  if (opt_.record_timeline) out_->timeline[d][k].end = t;
+  if (a.type == OpType::B) {
+    change_memory(d, -inst_.freed_by_b(a.stage), t);
+  } else if (a.type == OpType::W) {
+    change_memory(d, -inst_.freed_by_w(a.stage), t);
+  } else if (a.type == OpType::F && a.r > 0) {
+    const Stage& st = inst_.stages[a.stage];
+    const double dur = st.offload.value_or(0.0) * a.r;
+    Transfer tr;
+    tr.kind = Transfer::Kind::kOffload;
+    tr.device = d;
+    tr.group = group_of_[d];
+    tr.stage = a.stage;
+    tr.mb = a.mb;
+    tr.list_index = k;
+    tr.r = a.r;
+    tr.bytes = st.activation * a.r;
+    tr.request = t;
+    transfers_.push_back(tr);
+    enqueue(d2h_[group_of_[d]], {t, d, k, a.stage * m_ + a.mb, dur, tr.bytes, false,
+                                 static_cast<int>(transfers_.size()) - 1});
+  }
+  return true;
+}
+
+void Simulator::enqueue(Channel& ch, const Request& req) {
+  // FIFO by request time; ties (within kTimeEps) by device id, then list order.
+  auto before = [](const Request& a, const Request& b) {
+    if (std::fabs(a.time - b.time) > kTimeEps) return a.time < b.time;
+    if (a.device != b.device) return a.device < b.device;
+    return a.list_index < b.list_index;
+  };
+  auto pos = ch.queue.end();
+  while (pos != ch.queue.begin() + static_cast<std::ptrdiff_t>(ch.head) && before(req, *(pos - 1))) --pos;
+  ch.queue.insert(pos, req);
+}
+
+bool Simulator::advance_device(int d, double t) {
+  const auto& list = sch_->devices[d];
+  bool progress = false;
+  const int n = static_cast<int>(list.size());
+  // Reloads reached in the list are requested at now[d].
+  while (pc_[d] < n && list[pc_[d]].type == OpType::R) {
+    const Action& a = list[pc_[d]];
+    const std::size_t sj = static_cast<std::size_t>(a.stage) * m_ + a.mb;
+    const double r = level_[sj];
+    const Stage& st = inst_.stages[a.stage];
+    Transfer tr;
+    tr.kind = Transfer::Kind::kReload;
+    tr.device = d;
+    tr.group = group_of_[d];
+    tr.stage = a.stage;
+    tr.mb = a.mb;
+    tr.list_index = pc_[d];
+    tr.r = r;
+    tr.bytes = st.activation * r;
+    tr.request = now_[d];
+    transfers_.push_back(tr);
+    enqueue(h2d_[group_of_[d]], {now_[d], d, pc_[d], static_cast<int>(sj), st.reload.value_or(0.0) * r,
+                                 tr.bytes, true, static_cast<int>(transfers_.size()) - 1});
+    if (opt_.record_timeline) out_->timeline[d][pc_[d]] = {now_[d], now_[d]};
+    ++pc_[d];
+    progress = true;
+  }
+  if (pc_[d] >= n) return progress;
+  const Action& a = list[pc_[d]];
+  bool ok = false;
+  int waiting = -1;
+  const double ready = ready_time(a, &ok, &waiting);
+  if (!ok) return progress;
+  const double start = std::max({now_[d], ready, t});
+  if (start > t + kTimeEps) return progress;
+  if (a.type == OpType::F) {
+    const double act = inst_.stages[a.stage].activation;
+    if (opt_.enforce_memory_limit && mem_[d] + act > inst_.devices[d].memory_limit + kMemoryTolerance) {
+      return progress;  // waits for memory; only offload ends can free it
+    }
+    change_memory(d, act, start);
+  }
+  const int op = op_id(a.type, a.stage, a.mb);
+  start_[op] = start;
+  running_[d] = 1;
+  run_index_[d] = pc_[d];
+  run_end_[d] = start + dur_[static_cast<int>(a.type) * S_ + a.stage];
+  if (opt_.record_timeline) out_->timeline[d][pc_[d]].start = start;
+  ++pc_[d];
+  return true;
+}
+
+bool Simulator::try_start_channel(Channel& ch, double t, bool reloads) {
+  if (ch.busy || ch.head >= ch.queue.size()) return false;
+  const Request& req = ch.queue[ch.head];
+  if (req.time > t + kTimeEps) return false;
+  double start = std::max({req.time, ch.free_at, t});
+  if (reloads) {
+    const double off = off_end_[req.sj];
+    if (!known(off) || off > t + kTimeEps) return false;  // waits for its offload
+    start = std::max(start, off);
+    if (opt_.enforce_memory_limit &&
+        mem_[req.device] + req.bytes > inst_.devices[req.device].memory_limit + kMemoryTolerance) {
+      return false;  // waits for memory, holding the channel
+    }
+    change_memory(req.device, req.bytes, start);
+  }
+  ch.busy = true;
+  ch.busy_end = start + req.duration;
+  Transfer& tr = transfers_[req.transfer];
+  tr.start = start;
+  tr.end = ch.busy_end;
+  tr.started = true;
+  return true;
+}
+
+void Simulator::complete_transfer(Channel& ch) {
+  const Request& req = ch.queue[ch.head];
+  const double t = ch.busy_end;
+  ch.busy = false;
+  ch.free_at = t;
+  transfers_[req.transfer].finished = true;
+  if (req.reload) {
+    rel_end_[req.sj] = t;
+  } else {
+    off_end_[req.sj] = t;
+    change_memory(req.device, -req.bytes, t);
+  }
+  ++ch.head;
+}
+
+std::string Simulator::op_name(int op) const {
+  if (op < 0) {
+    const int sj = -1 - op;
+    return "the reload of " + std::to_string(sj / m_) + "." + std::to_string(sj % m_);
+  }
+  const int type = op / (S_ * m_);
+  const int s = (op / m_) % S_;
+  const int j = op % m_;
+  Action a{static_cast<OpType>(type), s, j, 0.0};
+  return to_string(a) + " (device " + std::to_string(inst_.stages[s].device) + ")";
+}
+
+std::string Simulator::describe_deadlock(double t) const {
+  std::ostringstream out;
+  out << "deadlock at t=" << fmt_ms(t) << " ms:";
+  bool first = true;
+  auto sep = [&]() {
+    out << (first ? " " : "; ");
+    first = false;
+  };
+  for (int d = 0; d < D_; ++d) {
+    const auto& list = sch_->devices[d];
+    if (pc_[d] >= static_cast<int>(list.size())) continue;
+    const Action& a = list[pc_[d]];
+    sep();
+    out << "device " << d << " waits at " << to_string(a) << " (position " << pc_[d] << ") ";
+    bool ok = false;
+    int waiting = -1;
+    ready_time(a, &ok, &waiting);
+    if (!ok) {
+      out << "for " << op_name(waiting);
+      if (waiting >= 0 && inst_.stages[(waiting / m_) % S_].device == d) out << ", which comes later in its own list";
+    } else {
+      const double act = inst_.stages[a.stage].activation;
+      const double limit = inst_.devices[d].memory_limit;
+      out << "for memory: needs " << format_bytes(act) << ", " << format_bytes(std::max(0.0, limit - mem_[d]))
+          << " free of " << format_bytes(limit) << " and nothing in flight frees more";
+    }
+  }
+  for (int g = 0; g < G_; ++g) {
+    const Channel& ch = h2d_[g];
+    if (ch.busy || ch.head >= ch.queue.size()) continue;
+    const Request& req = ch.queue[ch.head];
+    sep();
+    out << "the H2D channel of PCIe group " << g << " waits at the reload R" << req.sj / m_ << "." << req.sj % m_
+        << " of device " << req.device;
+    if (!known(off_end_[req.sj])) {
+      out << " for its offload";
+    } else {
+      out << " for memory (needs " << format_bytes(req.bytes) << ", "
+          << format_bytes(std::max(0.0, inst_.devices[req.device].memory_limit - mem_[req.device])) << " free)";
+    }
+  }
+  return out.str();
+}
+
+SimResult simulate(const Instance& instance, const Schedule& schedule, const SimOptions& options) {
+  Simulator sim(instance);
+  return sim.run(schedule, options);
+}
+
+}  // namespace optpipe

@@ -1,0 +1,149 @@
+// The simulator: the timing semantics of spec §4, exactly. Single source of truth for makespan,
+// bubble, peak memory, the timeline and the memory curves; the heuristics, the solver and the
+// executor all measure schedules with it.
+//
+// Algorithm: a discrete-event simulation over "time buckets". At the earliest pending event
+// time t it settles everything that happens at t in the order the spec prescribes:
+//   1. completions at t: compute ends (B and W free memory; an F with r > 0 requests its D2H
+//      transfer), transfer ends (an offload frees r·activation; a reload makes B ready);
+//   2. devices in id order: reloads reached in the list are requested at now[d]; the next
+//      compute action starts if its inputs are ready and, for F, memory fits;
+//   3. offloads start on free D2H channels (FIFO in request order; ties: device id, list order);
+//   4. only when 1-3 change nothing more: reloads start on free H2D channels when their offload
+//      has ended and memory fits ("removals before additions, F before reload" at equal times).
+// Zero-length ops are settled by repeating 1-4 until nothing changes. Then t advances to the
+// next compute end, transfer end or input-ready time. When nothing is pending but work remains,
+// the schedule deadlocks (a memory wait that never ends, or a cycle between the device lists),
+// and the result says which device waits for what.
+//
+// Times are doubles in ms; times within kTimeEps (1e-9 ms) count as equal for the tie rules.
+// Memory is in bytes (doubles, fractional bytes allowed); a fit test tolerates kMemoryTolerance
+// (1 byte) of floating-point rounding.
+//
+// Complexity: O(E · (D + G)) for E distinct event times, D devices and G PCIe groups, with
+// E ≤ number of actions + transfers. No allocation per event; a Simulator object keeps its
+// buffers between runs, so repeated runs on one instance allocate nothing after the first.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "engine/instance.h"
+#include "engine/schedule.h"
+
+namespace optpipe {
+
+inline constexpr double kTimeEps = 1e-9;
+inline constexpr double kMemoryTolerance = 1.0;
+
+struct SimOptions {
+  bool record_timeline = true;        // start/end of every action and transfer
+  bool record_memory = true;          // memory curve per device
+  bool enforce_memory_limit = true;   // false: never wait for memory, only measure peaks
+};
+
+// Timing of one entry of a device's list. For R, start = end = the time it was requested.
+struct ActionTiming {
+  double start = std::numeric_limits<double>::quiet_NaN();
+  double end = std::numeric_limits<double>::quiet_NaN();
+  bool done() const { return end == end; }
+};
+
+struct Transfer {
+  enum class Kind : std::uint8_t { kOffload, kReload };
+  Kind kind = Kind::kOffload;
+  int device = 0, group = 0;      // group: index of the PCIe group (0..num_groups-1)
+  int stage = 0, mb = 0;
+  int list_index = 0;             // the F (offload) or R (reload) entry in the device's list
+  double r = 0, bytes = 0;
+  double request = 0, start = 0, end = 0;
+  bool started = false, finished = false;
+};
+
+struct MemoryPoint {
+  double time = 0;
+  double bytes = 0;  // static memory included; value from `time` until the next point
+};
+
+struct SimResult {
+  bool feasible = false;
+  std::string reason;                 // when infeasible: what deadlocked, in one line
+  double makespan = 0;                // latest end of a compute action (of those that ran)
+  double bubble = 0;                  // 1 - Σ busy / (D · makespan)
+  std::vector<double> busy;           // per device: sum of its compute durations
+  std::vector<double> peak_memory;    // per device: peak bytes, static memory included
+  std::vector<std::vector<ActionTiming>> timeline;  // [device][list index] (record_timeline)
+  std::vector<Transfer> transfers;                  // in request order (record_timeline)
+  std::vector<std::vector<MemoryPoint>> memory;     // [device] step curve (record_memory)
+  std::vector<int> group_of_device;   // PCIe group index of each device
+  int num_groups = 0;
+};
+
+class Simulator {
+ public:
+  explicit Simulator(const Instance& instance);
+
+  // Simulates `schedule` (which must pass check_structure(), validator.h; out-of-range stage or
+  // microbatch indices throw InputError). Never throws for timing problems: a deadlock is a
+  // result with feasible == false and a reason.
+  SimResult run(const Schedule& schedule, const SimOptions& options = {});
+
+  const Instance& instance() const { return inst_; }
+
+ private:
+  struct Request {
+    double time;
+    int device, list_index, sj;
+    double duration, bytes;
+    bool reload;
+    int transfer;  // index into transfers_ (always recorded internally)
+  };
+  struct Channel {
+    std::vector<Request> queue;
+    std::size_t head = 0;
+    bool busy = false;
+    double busy_end = 0, free_at = 0;
+  };
+
+  void reset(const Schedule& schedule, const SimOptions& options);
+  bool complete_compute(int d);
+  bool advance_device(int d, double t);
+  bool try_start_channel(Channel& ch, double t, bool reloads);
+  void complete_transfer(Channel& ch);
+  void enqueue(Channel& ch, const Request& req);
+  void change_memory(int d, double delta, double t);
+  double ready_time(const Action& a, bool* known, int* waiting_op) const;
+  std::string describe_deadlock(double t) const;
+  std::string op_name(int op) const;
+
+  int op_id(OpType type, int s, int j) const { return (static_cast<int>(type) * S_ + s) * m_ + j; }
+
+  const Instance& inst_;
+  int D_, S_, m_, G_;
+  std::vector<int> group_of_;                 // device -> group index
+  std::vector<double> dur_;                   // [type*S + s]
+  std::vector<double> comm_after_;            // [s]
+
+  // per-run state
+  const Schedule* sch_ = nullptr;
+  SimOptions opt_;
+  std::vector<int> pc_;
+  std::vector<char> running_;
+  std::vector<double> run_end_, now_, mem_, peak_;
+  std::vector<int> run_index_;
+  std::vector<double> start_, end_;           // [op]
+  std::vector<double> level_;                 // [sj] offload fraction of F(s,j)
+  std::vector<double> off_end_, rel_end_;     // [sj]
+  std::vector<Channel> d2h_, h2d_;            // [group]
+  std::vector<Transfer> transfers_;
+  int remaining_ = 0;
+  double makespan_ = 0;
+  SimResult* out_ = nullptr;
+};
+
+// Convenience: one-shot simulation.
+SimResult simulate(const Instance& instance, const Schedule& schedule, const SimOptions& options = {});
+
+}  // namespace optpipe

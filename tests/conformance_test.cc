@@ -1,0 +1,100 @@
+// Conformance vectors from ../shared/conformance (computed from the spec by an independent
+// implementation): simulated makespans, bubbles and peaks of given schedules, deadlocks, and
+// proven optima. A disagreement means one side misreads the spec.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/instance_io.h"
+#include "engine/schedule.h"
+#include "engine/simulator.h"
+#include "engine/validator.h"
+#include "tests/test_paths.h"
+
+namespace optpipe {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path conformance_dir() { return fs::path(OPTPIPE_CONFORMANCE_DIR); }
+
+bool have_conformance() { return fs::exists(conformance_dir() / "vectors.json"); }
+
+Instance load_named(const std::string& name) {
+  return load_instance((conformance_dir() / (name + ".json")).string());
+}
+
+Schedule schedule_from_lists(const Instance& inst, const json& devices) {
+  Schedule s;
+  s.instance = inst.name;
+  for (const auto& list : devices) {
+    std::vector<Action> actions;
+    for (const auto& text : list) {
+      std::string why;
+      auto a = parse_action(text.get<std::string>(), &why);
+      EXPECT_TRUE(a.has_value()) << why;
+      if (a) actions.push_back(*a);
+    }
+    s.devices.push_back(actions);
+  }
+  return s;
+}
+
+json load_json(const fs::path& p) { return json::parse(read_text_file(p.string())); }
+
+TEST(Conformance, SimulatedVectors) {
+  if (!have_conformance()) GTEST_SKIP() << "no conformance data at " << conformance_dir();
+  const json vectors = load_json(conformance_dir() / "vectors.json");
+  ASSERT_GE(vectors.size(), 40u);
+  std::map<std::string, Instance> instances;
+  int feasible = 0, infeasible = 0;
+  for (std::size_t i = 0; i < vectors.size(); ++i) {
+    const json& v = vectors[i];
+    const std::string name = v["instance"];
+    if (!instances.count(name)) instances.emplace(name, load_named(name));
+    const Instance& inst = instances.at(name);
+    const Schedule sch = schedule_from_lists(inst, v["devices"]);
+    SCOPED_TRACE("vector " + std::to_string(i) + " on " + name);
+    const auto structure = check_structure(inst, sch);
+    ASSERT_TRUE(structure.empty()) << structure.front().message;
+    const SimResult r = simulate(inst, sch);
+    const json& e = v["expect"];
+    if (e.contains("infeasible")) {
+      EXPECT_FALSE(r.feasible) << "expected a deadlock; got makespan " << r.makespan;
+      EXPECT_FALSE(r.reason.empty());
+      ++infeasible;
+    } else {
+      ASSERT_TRUE(r.feasible) << r.reason;
+      EXPECT_NEAR(r.makespan, e["makespan"].get<double>(), 1e-9);
+      EXPECT_NEAR(r.bubble, e["bubble"].get<double>(), 1e-9);
+      ASSERT_EQ(r.peak_memory.size(), e["peak_bytes"].size());
+      for (std::size_t d = 0; d < r.peak_memory.size(); ++d) {
+        EXPECT_NEAR(r.peak_memory[d], e["peak_bytes"][d].get<double>(), 1.0) << "device " << d;
+      }
+      ++feasible;
+    }
+  }
+  EXPECT_GT(feasible, 0);
+  EXPECT_GT(infeasible, 0);
+}
+
+TEST(Conformance, OptimalSchedulesReachTheirOptimum) {
+  if (!have_conformance()) GTEST_SKIP() << "no conformance data at " << conformance_dir();
+  const json optima = load_json(conformance_dir() / "optima.json");
+  ASSERT_FALSE(optima.empty());
+  for (const auto& [name, entry] : optima.items()) {
+    SCOPED_TRACE(name);
+    const Instance inst = load_named(name);
+    const Schedule sch = schedule_from_lists(inst, entry["an_optimal_schedule"]);
+    const Validation v = validate(inst, sch);
+    ASSERT_TRUE(v.valid()) << v.violations.front().message;
+    EXPECT_NEAR(v.sim->makespan, entry["optimal_makespan"].get<double>(), 1e-9);
+  }
+}
+
+}  // namespace
+}  // namespace optpipe
