@@ -62,9 +62,12 @@ struct Transfer {
   bool started = false, finished = false;
 };
 
+// A step of a device's memory curve: `bytes` (static memory included) from `time` until the
+// next point. There is one point per instant, holding the value after everything that happens
+// at that instant; the peak (SimResult::peak_memory) also counts values within an instant.
 struct MemoryPoint {
   double time = 0;
-  double bytes = 0;  // static memory included; value from `time` until the next point
+  double bytes = 0;
 };
 
 struct SimResult {

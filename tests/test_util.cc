@@ -1,0 +1,181 @@
+#include "tests/test_util.h"
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "engine/action.h"
+
+namespace optpipe::testing {
+
+Instance uniform_instance(int p, int m, double f, double b, double w, double comm, double activation,
+                          double weight_activation, double limit) {
+  Instance inst;
+  inst.name = "uniform-" + std::to_string(p) + "x" + std::to_string(m);
+  inst.microbatches = m;
+  inst.comm.assign(static_cast<std::size_t>(p - 1), comm);
+  for (int d = 0; d < p; ++d) inst.devices.push_back({limit, 0.0, d});
+  for (int s = 0; s < p; ++s) {
+    Stage st;
+    st.device = s;
+    st.forward = f;
+    st.backward = b;
+    st.weight = w;
+    st.activation = activation;
+    st.weight_activation = weight_activation;
+    inst.stages.push_back(st);
+  }
+  return inst;
+}
+
+Schedule lists(const Instance& inst, const std::vector<std::vector<std::string>>& devices) {
+  Schedule s;
+  s.instance = inst.name;
+  for (const auto& list : devices) {
+    std::vector<Action> actions;
+    for (const auto& text : list) {
+      std::string why;
+      auto a = parse_action(text, &why);
+      EXPECT_TRUE(a.has_value()) << why;
+      if (a) actions.push_back(*a);
+    }
+    s.devices.push_back(std::move(actions));
+  }
+  return s;
+}
+
+Schedule lists(const Instance& inst, std::initializer_list<std::initializer_list<const char*>> devices) {
+  std::vector<std::vector<std::string>> v;
+  for (const auto& list : devices) v.emplace_back(list.begin(), list.end());
+  return lists(inst, v);
+}
+
+Instance random_instance(std::mt19937& rng, const RandomInstanceOptions& o) {
+  auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto coin = [&](double p) { return uni(0, 1) < p; };
+  Instance inst;
+  inst.name = "random";
+  const int D = pick(o.min_devices, o.max_devices);
+  inst.microbatches = pick(o.min_microbatches, o.max_microbatches);
+  inst.split_backward = coin(o.split_probability);
+  int S = D;
+  std::vector<int> device_of(D);
+  for (int s = 0; s < D; ++s) device_of[s] = s;
+  if (o.allow_multi_stage && D >= 1 && coin(0.4)) {
+    S = 2 * D;
+    device_of.resize(S);
+    const int kind = pick(0, 2);
+    for (int s = 0; s < S; ++s) {
+      if (kind == 0) device_of[s] = s < D ? s : 2 * D - 1 - s;  // V
+      else if (kind == 1) device_of[s] = s % D;                 // loop
+      else device_of[s] = s < D ? s : pick(0, D - 1);          // random, every device used
+    }
+  }
+  if (coin(0.3)) inst.offload_levels = {0.0, 0.5, 1.0};
+  const double comm = coin(0.5) ? 0.0 : uni(0, 0.3);
+  inst.comm.assign(static_cast<std::size_t>(S - 1), comm);
+  double max_act = 0;
+  for (int s = 0; s < S; ++s) {
+    Stage st;
+    st.device = device_of[s];
+    st.forward = uni(0.5, 2.0);
+    st.backward = uni(0.5, 2.5);
+    st.weight = uni(0.2, 1.5);
+    if (coin(0.1)) st.weight = 0;
+    st.activation = std::round(uni(0.5, 2.0) * GiB);
+    st.weight_activation = inst.split_backward ? std::round(st.activation * uni(0, 0.6)) : 0;
+    if (coin(o.offloadable_probability)) {
+      st.offload = uni(0.1, 1.5);
+      st.reload = uni(0.1, 1.5);
+    }
+    max_act = std::max(max_act, st.activation);
+    inst.stages.push_back(st);
+  }
+  for (int d = 0; d < D; ++d) {
+    Device dev;
+    dev.static_memory = 10 * GiB;
+    dev.memory_limit = o.tight_memory ? dev.static_memory + max_act * uni(1.0, 3.0) : 1e15;
+    dev.pcie_group = coin(0.3) ? 0 : d;
+    inst.devices.push_back(dev);
+  }
+  return inst;
+}
+
+Schedule random_valid_schedule(const Instance& inst, std::mt19937& rng, double offload_probability) {
+  const int S = inst.num_stages(), m = inst.microbatches;
+  const int T = inst.num_compute_types();
+  // next[t][s]: next microbatch of type t on stage s (FIFO).
+  std::vector<std::vector<int>> next(3, std::vector<int>(S, 0));
+  std::vector<std::vector<int>> done(3, std::vector<int>(S, 0));  // count finished in the global order
+  Schedule sch;
+  sch.instance = inst.name;
+  sch.devices.assign(inst.num_devices(), {});
+  std::vector<double> level(static_cast<std::size_t>(S) * m, 0.0);
+  // Pending reloads per device: (s, j) whose F is placed and R not yet.
+  std::vector<std::vector<std::pair<int, int>>> pending(inst.num_devices());
+  std::uniform_real_distribution<double> u(0, 1);
+  auto is_ready = [&](int t, int s) {
+    const int j = next[t][s];
+    if (j >= m) return false;
+    if (t == 0) return s == 0 || next[0][s - 1] > j;
+    if (t == 1) return next[0][s] > j && (s + 1 == S || next[1][s + 1] > j);
+    return next[1][s] > j;
+  };
+  int remaining = T * S * m;
+  while (remaining > 0) {
+    std::vector<std::pair<int, int>> ready;
+    for (int t = 0; t < T; ++t)
+      for (int s = 0; s < S; ++s)
+        if (is_ready(t, s)) ready.emplace_back(t, s);
+    const auto [t, s] = ready[std::uniform_int_distribution<std::size_t>(0, ready.size() - 1)(rng)];
+    const int j = next[t][s]++;
+    const int d = inst.stages[s].device;
+    auto& list = sch.devices[d];
+    // Possibly issue pending reloads of this device first (random positions).
+    auto& pend = pending[d];
+    for (std::size_t i = 0; i < pend.size();) {
+      const bool forced = (t == 1 && pend[i] == std::make_pair(s, j));
+      if (forced || u(rng) < 0.3) {
+        list.push_back(make_r(pend[i].first, pend[i].second));
+        pend.erase(pend.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    }
+    if (t == 0) {
+      double r = 0;
+      if (inst.stages[s].offloadable() && inst.offload_levels.size() > 1 && u(rng) < offload_probability) {
+        r = inst.offload_levels[std::uniform_int_distribution<std::size_t>(1, inst.offload_levels.size() - 1)(rng)];
+      }
+      level[static_cast<std::size_t>(s) * m + j] = r;
+      list.push_back(make_f(s, j, r));
+      if (r > 0) pend.emplace_back(s, j);
+    } else if (t == 1) {
+      list.push_back(make_b(s, j));
+    } else {
+      list.push_back(make_w(s, j));
+    }
+    --remaining;
+  }
+  // Reloads of one stage may have been issued out of microbatch order. Sorting the microbatches
+  // over that stage's R positions restores FIFO and keeps every R between its F and its B,
+  // because F and B of a stage are FIFO too.
+  for (auto& list : sch.devices) {
+    for (int s = 0; s < S; ++s) {
+      std::vector<std::size_t> pos;
+      std::vector<int> mbs;
+      for (std::size_t k = 0; k < list.size(); ++k) {
+        if (list[k].type == OpType::R && list[k].stage == s) {
+          pos.push_back(k);
+          mbs.push_back(list[k].mb);
+        }
+      }
+      std::sort(mbs.begin(), mbs.end());
+      for (std::size_t i = 0; i < pos.size(); ++i) list[pos[i]].mb = mbs[i];
+    }
+  }
+  return sch;
+}
+
+}  // namespace optpipe::testing

@@ -1,0 +1,43 @@
+// Helpers shared by the tests: small instance builders, schedules from text, random instances
+// and random valid schedules.
+#pragma once
+
+#include <initializer_list>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/instance.h"
+#include "engine/schedule.h"
+
+namespace optpipe::testing {
+
+inline constexpr double GiB = 1073741824.0;
+
+// p stages on p devices (stage s on device s), equal times, unlimited memory unless `limit`
+// (bytes per device, static memory 0) is given.
+Instance uniform_instance(int p, int m, double f, double b, double w, double comm = 0.0,
+                          double activation = GiB, double weight_activation = GiB / 2, double limit = 1e18);
+
+// Schedule from action texts, one list per device; fails the test on a bad action.
+Schedule lists(const Instance& instance, std::initializer_list<std::initializer_list<const char*>> devices);
+Schedule lists(const Instance& instance, const std::vector<std::vector<std::string>>& devices);
+
+struct RandomInstanceOptions {
+  int min_devices = 1, max_devices = 4;
+  int min_microbatches = 1, max_microbatches = 6;
+  double offloadable_probability = 0.5;
+  double split_probability = 0.8;
+  bool allow_multi_stage = true;      // V, loop and random placements
+  bool tight_memory = false;          // limits between 1 and ~3 activations above static memory
+};
+
+Instance random_instance(std::mt19937& rng, const RandomInstanceOptions& options = {});
+
+// A random schedule that passes check_structure(): device lists follow one random topological
+// order of all ops (so the lists alone never form a cycle), offloadable F get a random level
+// with probability `offload_probability`, and each R is put at a random place between its F
+// and its B.
+Schedule random_valid_schedule(const Instance& instance, std::mt19937& rng, double offload_probability = 0.3);
+
+}  // namespace optpipe::testing

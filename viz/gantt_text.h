@@ -1,0 +1,32 @@
+// A text Gantt chart of a simulated schedule, for the terminal and for tests.
+//
+// One row per device, one column per `quantum` ms. An op covering columns [a, b) (rounded start
+// and end) is written as its type letter, its microbatch (0-9, then a-z, A-Z), then '-' to its
+// end; idle columns are '.'. On a device with several stages the letters of its first stage are
+// upper case (F, B, W) and of its later stages lower case (f, b, w). Under a device with
+// transfers come its D2H lane ('>' + microbatch) and H2D lane ('<' + microbatch). Example
+// (quantum 0.5 ms):
+//   d0  |F0F1....B0--W0B1--W1
+//   d0> |..>0--..............
+//   d1  |..F0F1B0--W0B1--W1..
+#pragma once
+
+#include <string>
+
+#include "engine/instance.h"
+#include "engine/schedule.h"
+#include "engine/simulator.h"
+
+namespace optpipe {
+
+struct TextGanttOptions {
+  double quantum = 0;      // ms per column; 0: fit `width` columns
+  int width = 100;         // used when quantum == 0
+  bool transfers = true;   // D2H/H2D lanes under devices that offload
+  bool ruler = false;      // a time ruler line on top
+};
+
+std::string render_text_gantt(const Instance& instance, const Schedule& schedule, const SimResult& sim,
+                              const TextGanttOptions& options = {});
+
+}  // namespace optpipe
