@@ -1,0 +1,60 @@
+// The interface every baseline schedule implements.
+//
+// A heuristic turns an instance into per-device action lists (build), or says why it cannot
+// (wrong placement, unsplit backward, ...). run_heuristic() then measures the lists with the
+// simulator and turns a memory deadlock into a reason a person can act on, e.g.
+//   "1F1B needs 52.1 GiB on device 0 (static 20.0 GiB + 4.0 activations of 8.00 GiB) > limit 48.0 GiB".
+// Heuristics are stateless and thread-safe; statistics of one run come back in the result.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/instance.h"
+#include "engine/schedule.h"
+#include "engine/simulator.h"
+
+namespace optpipe {
+
+// Lists from build(): a schedule to measure, or the reason there is none.
+struct Built {
+  std::optional<Schedule> schedule;
+  std::string reason;
+  std::string detail;  // optional: which variant a grid search chose, how many candidates, ...
+
+  static Built fail(std::string why) { return Built{std::nullopt, std::move(why), {}}; }
+  static Built ok(Schedule s, std::string detail = {}) { return Built{std::move(s), {}, std::move(detail)}; }
+};
+
+class Heuristic {
+ public:
+  virtual ~Heuristic() = default;
+  virtual std::string name() const = 0;         // CLI name, e.g. "1f1b"
+  virtual std::string title() const = 0;        // display name, e.g. "1F1B"
+  virtual std::string description() const = 0;  // one line with the source it implements
+  virtual Built build(const Instance& instance) const = 0;
+};
+
+// A heuristic's outcome on one instance.
+struct HeuristicResult {
+  std::string name, title;
+  std::optional<Schedule> schedule;  // set when it produced a valid schedule that completes in memory
+  std::string reason;                // otherwise: why not
+  std::string detail;
+  SimResult sim;                     // the simulation of the schedule (when produced)
+  double seconds = 0;                // wall time spent
+
+  bool ok() const { return schedule.has_value(); }
+};
+
+// Builds, validates and simulates. The returned schedule carries makespan, bubble, peak memory,
+// status "feasible" and solver "heuristic <title>".
+HeuristicResult run_heuristic(const Heuristic& heuristic, const Instance& instance);
+
+// Why `schedule` (valid lists that deadlock for memory) does not fit, in the form above: it is
+// re-simulated without memory limits to find what each device would need.
+std::string memory_shortfall(const std::string& title, const Instance& instance, const Schedule& schedule);
+
+}  // namespace optpipe
