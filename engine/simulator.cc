@@ -153,7 +153,9 @@ SimResult Simulator::run(const Schedule& schedule, const SimOptions& options) {
     }
     if (next == kInf) {
       deadlocked = true;
-      result.reason = describe_deadlock(t);
+      result.stop_time = t;
+      result.stalls = find_stalls();
+      result.reason = describe_deadlock(t, result.stalls);
       break;
     }
     t = next;
@@ -167,7 +169,11 @@ SimResult Simulator::run(const Schedule& schedule, const SimOptions& options) {
     result.busy[d] = inst_.busy_time(d);
     total_busy += result.busy[d];
   }
-  result.bubble = makespan_ > 0 ? 1.0 - total_busy / (D_ * makespan_) : 0.0;
+  if (deadlocked) {
+    result.bubble = kNaN;  // the ops that never ran make a bubble meaningless
+  } else {
+    result.bubble = makespan_ > 0 ? 1.0 - total_busy / (D_ * makespan_) : 0.0;
+  }
   result.peak_memory = peak_;
   if (opt_.record_timeline) result.transfers = transfers_;
   out_ = nullptr;
@@ -373,45 +379,80 @@ std::string Simulator::op_name(int op) const {
   return to_string(a) + " (device " + std::to_string(inst_.stages[s].device) + ")";
 }
 
-std::string Simulator::describe_deadlock(double t) const {
-  std::ostringstream out;
-  out << "deadlock at t=" << fmt_ms(t) << " ms:";
-  bool first = true;
-  auto sep = [&]() {
-    out << (first ? " " : "; ");
-    first = false;
-  };
+std::vector<Stall> Simulator::find_stalls() const {
+  std::vector<Stall> out;
   for (int d = 0; d < D_; ++d) {
     const auto& list = sch_->devices[d];
     if (pc_[d] >= static_cast<int>(list.size())) continue;
     const Action& a = list[pc_[d]];
-    sep();
-    out << "device " << d << " waits at " << to_string(a) << " (position " << pc_[d] << ") ";
     bool ok = false;
     int waiting = -1;
     ready_time(a, &ok, &waiting);
-    if (!ok) {
-      out << "for " << op_name(waiting);
-      if (waiting >= 0 && inst_.stages[(waiting / m_) % S_].device == d) out << ", which comes later in its own list";
-    } else {
-      const double act = inst_.stages[a.stage].activation;
-      const double limit = inst_.devices[d].memory_limit;
-      out << "for memory: needs " << format_bytes(act) << ", " << format_bytes(std::max(0.0, limit - mem_[d]))
-          << " free of " << format_bytes(limit) << " and nothing in flight frees more";
+    Stall st;
+    st.device = d;
+    st.list_index = pc_[d];
+    if (ok) {
+      // Inputs are ready and no event is pending, so only memory can hold it (F).
+      st.kind = Stall::Kind::kForwardMemory;
+      st.needed = inst_.stages[a.stage].activation;
+      st.free = std::max(0.0, inst_.devices[d].memory_limit - mem_[d]);
     }
+    out.push_back(st);
   }
   for (int g = 0; g < G_; ++g) {
     const Channel& ch = h2d_[g];
     if (ch.busy || ch.head >= ch.queue.size()) continue;
     const Request& req = ch.queue[ch.head];
-    sep();
-    out << "the H2D channel of PCIe group " << g << " waits at the reload R" << req.sj / m_ << "." << req.sj % m_
-        << " of device " << req.device;
+    Stall st;
+    st.device = req.device;
+    st.list_index = req.list_index;
     if (!known(off_end_[req.sj])) {
-      out << " for its offload";
+      st.kind = Stall::Kind::kReloadOffload;
     } else {
-      out << " for memory (needs " << format_bytes(req.bytes) << ", "
-          << format_bytes(std::max(0.0, inst_.devices[req.device].memory_limit - mem_[req.device])) << " free)";
+      st.kind = Stall::Kind::kReloadMemory;
+      st.needed = req.bytes;
+      st.free = std::max(0.0, inst_.devices[req.device].memory_limit - mem_[req.device]);
+    }
+    out.push_back(st);
+  }
+  return out;
+}
+
+std::string Simulator::describe_deadlock(double t, const std::vector<Stall>& stalls) const {
+  std::ostringstream out;
+  out << "deadlock at t=" << fmt_ms(t) << " ms:";
+  bool first = true;
+  for (const Stall& st : stalls) {
+    out << (first ? " " : "; ");
+    first = false;
+    const Action& a = sch_->devices[st.device][st.list_index];
+    switch (st.kind) {
+      case Stall::Kind::kInput: {
+        bool ok = false;
+        int waiting = -1;
+        ready_time(a, &ok, &waiting);
+        out << "device " << st.device << " waits at " << to_string(a) << " (position " << st.list_index << ") for "
+            << op_name(waiting);
+        if (waiting >= 0 && inst_.stages[(waiting / m_) % S_].device == st.device) {
+          out << ", which comes later in its own list";
+        }
+        break;
+      }
+      case Stall::Kind::kForwardMemory:
+        out << "device " << st.device << " waits at " << to_string(a) << " (position " << st.list_index
+            << ") for memory: needs " << format_bytes(st.needed) << ", " << format_bytes(st.free) << " free of "
+            << format_bytes(inst_.devices[st.device].memory_limit) << " and nothing in flight frees more";
+        break;
+      case Stall::Kind::kReloadOffload:
+      case Stall::Kind::kReloadMemory:
+        out << "the H2D channel of PCIe group " << group_of_[st.device] << " waits at the reload " << to_string(a)
+            << " of device " << st.device;
+        if (st.kind == Stall::Kind::kReloadOffload) {
+          out << " for its offload";
+        } else {
+          out << " for memory (needs " << format_bytes(st.needed) << ", " << format_bytes(st.free) << " free)";
+        }
+        break;
     }
   }
   return out.str();

@@ -70,11 +70,28 @@ struct MemoryPoint {
   double bytes = 0;
 };
 
+// What a device or channel waits for when a simulation deadlocks.
+struct Stall {
+  enum class Kind : std::uint8_t {
+    kInput,           // a compute action waits for an op that never ends (a cycle, or a wait behind one)
+    kForwardMemory,   // an F waits for memory that nothing in flight frees
+    kReloadMemory,    // the head of an H2D channel waits for memory on its device
+    kReloadOffload,   // the head of an H2D channel waits for an offload that never comes
+  };
+  Kind kind = Kind::kInput;
+  int device = 0;
+  int list_index = 0;   // the waiting action in the device's list (for reloads: the R)
+  double needed = 0;    // memory kinds: bytes the action adds
+  double free = 0;      // memory kinds: bytes free under the limit at the stop
+};
+
 struct SimResult {
   bool feasible = false;
   std::string reason;                 // when infeasible: what deadlocked, in one line
-  double makespan = 0;                // latest end of a compute action (of those that ran)
-  double bubble = 0;                  // 1 - Σ busy / (D · makespan)
+  double stop_time = 0;               // when infeasible: the time the simulation stopped
+  std::vector<Stall> stalls;          // when infeasible: every waiting device and channel head
+  double makespan = 0;                // latest end of a compute action (when infeasible: of those that ran)
+  double bubble = 0;                  // 1 - Σ busy / (D · makespan); NaN when infeasible
   std::vector<double> busy;           // per device: sum of its compute durations
   std::vector<double> peak_memory;    // per device: peak bytes, static memory included
   std::vector<std::vector<ActionTiming>> timeline;  // [device][list index] (record_timeline)
@@ -118,7 +135,8 @@ class Simulator {
   void enqueue(Channel& ch, const Request& req);
   void change_memory(int d, double delta, double t);
   double ready_time(const Action& a, bool* known, int* waiting_op) const;
-  std::string describe_deadlock(double t) const;
+  std::vector<Stall> find_stalls() const;
+  std::string describe_deadlock(double t, const std::vector<Stall>& stalls) const;
   std::string op_name(int op) const;
 
   int op_id(OpType type, int s, int j) const { return (static_cast<int>(type) * S_ + s) * m_ + j; }
