@@ -1,0 +1,58 @@
+// An SVG Gantt chart of a simulated schedule: a self-contained SVG 1.1 picture for people.
+//
+// Layout, top to bottom:
+//   title line     options.title, or "<instance> — makespan 12.34 ms · bubble 5.6% · feasible";
+//                  with a custom title the default line follows it in small print. An infeasible
+//                  run has no makespan: the line says "stopped at <t> ms · INFEASIBLE", and a red
+//                  line gives sim.reason (truncated with "…", the full text in its tooltip).
+//                  A grey line lists GPUs, stages, placement, microbatches, backward, solver.
+//   legend         F / B / W (W only with a split backward), "lighter shade: the GPU's later
+//                  stage" when some device holds several stages, D2H offload and H2D reload (when
+//                  there are transfers), memory in use, memory limit, static memory, makespan.
+//   time axis      ms, round tick steps (1/2/5 × 10^k) with light vertical grid lines through all
+//                  rows; the makespan is a dashed vertical line labelled on top. The axis is
+//                  repeated under the last device.
+//   per device d   "GPU d" row: one rectangle per compute action (class "op F|B|W"), coloured
+//                  by type (blue F, orange B, green W), a device's later stages in lighter shades,
+//                  labelled with the microbatch when the box is wide enough; idle time shows as
+//                  the light grey row background; an F that offloads has a purple strip along
+//                  its bottom, as long as its offload fraction. Every box has a tooltip, e.g.
+//                  "F3.7 on GPU 1: 12.40–13.50 ms (stage 3, microbatch 7), offloads 50%".
+//                  Then, when the device has transfers: a thin D2H lane (purple, class
+//                  "xfer d2h") and H2D lane (teal, class "xfer h2d"); a transfer that was
+//                  requested but never started is a small hollow marker at its request time.
+//                  Then the memory chart: the step curve sim.memory[d] as a filled area (the
+//                  last value extends to the end of the axis), a red dashed limit line (class
+//                  "limit"; drawn at the top edge and marked "off scale" when the limit exceeds
+//                  4× the peak, e.g. an unlimited device), a faint static-memory line and a
+//                  caption "peak 71.2 GiB / limit 80.0 GiB · static 30.0 GiB". Its vertical
+//                  scale runs from 0 to max(limit, peak)·1.05, labelled at the left.
+//
+// Text uses font-family sans-serif; all text is XML-escaped. No scripts, no external resources.
+#pragma once
+
+#include <string>
+
+#include "engine/instance.h"
+#include "engine/schedule.h"
+#include "engine/simulator.h"
+
+namespace optpipe {
+
+struct SvgGanttOptions {
+  int width = 1400;       // px of the whole picture
+  bool memory = true;     // memory curve under each device row
+  bool transfers = true;  // D2H / H2D lanes under each device that has transfers
+  std::string title;      // shown on top; default: instance name, makespan, bubble
+};
+
+// `sim` must come from simulating `schedule` on `instance` with record_timeline (and, for the
+// memory charts, record_memory). An infeasible simulation renders what ran, and its reason.
+std::string render_svg_gantt(const Instance& instance, const Schedule& schedule, const SimResult& sim,
+                             const SvgGanttOptions& options = {});
+
+// The smallest step of the form {1, 2, 5} × 10^k with at most `max_ticks` steps in `span`
+// (span > 0, max_ticks ≥ 1); 1 for a span ≤ 0.
+double nice_tick_step(double span, int max_ticks);
+
+}  // namespace optpipe
