@@ -35,6 +35,9 @@ class Heuristic {
   virtual std::string title() const = 0;        // display name, e.g. "1F1B"
   virtual std::string description() const = 0;  // one line with the source it implements
   virtual Built build(const Instance& instance) const = 0;
+  // True for heuristics that plan around the memory limit (greedy, offload); false for fixed
+  // patterns, whose lists also serve as memory-oblivious starting points.
+  virtual bool memory_aware() const { return false; }
 };
 
 // A heuristic's outcome on one instance.

@@ -33,7 +33,7 @@ class Greedy {
       double largest = 0;
       for (int s : stages_[d]) largest = std::max(largest, inst.stages[s].activation);
       double cap = opt.ignore_memory ? kInf : inst.devices[d].memory_limit;
-      if (opt.cap_activations && !opt.ignore_memory) {
+      if (opt.cap_activations) {
         cap = std::min(cap, inst.devices[d].static_memory + *opt.cap_activations * largest);
       }
       cap_[d] = cap;

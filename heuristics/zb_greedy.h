@@ -32,7 +32,8 @@ struct ZbGreedyOptions {
   bool fill_small_gaps = false;
   // Activation budget in units of the device's largest activation; nullopt: the memory limit.
   std::optional<double> cap_activations;
-  // Ignore the memory limits altogether (used to build memory-oblivious starting points).
+  // Ignore the devices' memory limits (only the cap, if any, applies): memory-oblivious
+  // starting points for the offload heuristics, which then offload what does not fit.
   bool ignore_memory = false;
 };
 
@@ -48,6 +49,7 @@ class ZbGreedy final : public Heuristic {
     return "memory-aware greedy list scheduler, ZB-1p/2p style (Zero Bubble, arXiv 2401.10241, §3.1); any placement";
   }
   Built build(const Instance& instance) const override;
+  bool memory_aware() const override { return true; }
 };
 
 }  // namespace optpipe

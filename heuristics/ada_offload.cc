@@ -1,0 +1,272 @@
+#include "heuristics/ada_offload.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <sstream>
+
+#include "engine/bytes.h"
+#include "engine/simulator.h"
+#include "heuristics/base_schedules.h"
+#include "heuristics/offload_edit.h"
+
+namespace optpipe {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Violation {
+  int device = -1;
+  double time = kInf;
+  double excess = 0;
+};
+
+// The first moment a device's memory curve exceeds its limit (earliest time, then lowest id).
+Violation first_violation(const Instance& inst, const SimResult& r) {
+  Violation v;
+  for (int d = 0; d < inst.num_devices(); ++d) {
+    const double limit = inst.devices[d].memory_limit + kMemoryTolerance;
+    for (const MemoryPoint& p : r.memory[d]) {
+      if (p.bytes > limit) {
+        if (p.time < v.time - kTimeEps) v = {d, p.time, p.bytes - inst.devices[d].memory_limit};
+        break;
+      }
+    }
+  }
+  return v;
+}
+
+// Sum over devices of the bytes above the limit at the peak: 0 when everything fits.
+double overflow(const Instance& inst, const SimResult& r) {
+  double total = 0;
+  for (int d = 0; d < inst.num_devices(); ++d) total += std::max(0.0, r.peak_memory[d] - inst.devices[d].memory_limit - kMemoryTolerance);
+  return total;
+}
+
+struct Repaired {
+  std::optional<Schedule> schedule;
+  double makespan = kInf;
+  int offloads = 0;
+  std::string reason;
+};
+
+class Repairer {
+ public:
+  explicit Repairer(const Instance& inst) : inst_(inst), sim_(inst) {
+    free_.enforce_memory_limit = false;
+    probe_ = free_;
+    probe_.record_timeline = false;
+    probe_.record_memory = false;
+    fast_.record_timeline = false;
+    fast_.record_memory = false;
+  }
+
+  Repaired run(const BaseSchedule& base) {
+    Repaired out;
+    Schedule sch = base.schedule;
+    std::vector<std::tuple<int, int, int, double>> offloaded;  // device, stage, mb, lifespan
+    int budget = 1;
+    for (const Stage& st : inst_.stages) budget += st.offloadable() ? inst_.microbatches * static_cast<int>(inst_.offload_levels.size()) : 0;
+    SimResult final_run;
+    for (int step = 0; step <= budget; ++step) {
+      // With the limits enforced, waits for memory may already make the schedule fit.
+      final_run = sim_.run(sch, fast_);
+      if (final_run.feasible) break;
+      const SimResult r = sim_.run(sch, free_);
+      if (!r.feasible) {
+        out.reason = "order deadlocks: " + r.reason;
+        return out;
+      }
+      const Violation v = first_violation(inst_, r);
+      auto pick = v.device < 0 ? std::nullopt : choose(sch, r, r, v);
+      if (!pick) {
+        // The first overflow is absorbed by waiting; the deadlock is elsewhere. Target the
+        // memory the enforced run stalls on.
+        SimOptions with_timeline = fast_;
+        with_timeline.record_timeline = true;
+        const SimResult stuck = sim_.run(sch, with_timeline);
+        for (const Stall& st : stuck.stalls) {
+          if (st.kind != Stall::Kind::kForwardMemory && st.kind != Stall::Kind::kReloadMemory) continue;
+          pick = choose(sch, stuck, r, {st.device, stuck.stop_time, st.needed - st.free});
+          if (pick) {
+            const auto [ps, pj, pl, plife] = *pick;
+            place_reload(sch, r, st.device, ps, pj, pl);
+            offloaded.emplace_back(st.device, ps, pj, plife);
+            break;
+          }
+        }
+        if (pick) continue;
+      }
+      if (!pick) {
+        std::ostringstream why;
+        why << "AdaOffload on " << base.origin << ": ";
+        if (v.device < 0) {
+          why << "fits without waiting but deadlocks when waits apply: " << final_run.reason;
+        } else {
+          why << "device " << v.device << " needs " << format_bytes(v.excess + inst_.devices[v.device].memory_limit)
+              << " at t=" << v.time << " ms > limit " << format_bytes(inst_.devices[v.device].memory_limit)
+              << " and waiting for memory deadlocks (" << final_run.reason << ")";
+        }
+        out.reason = why.str();
+        return out;
+      }
+      const auto [s, j, level, lifespan] = *pick;
+      place_reload(sch, r, v.device, s, j, level);
+      offloaded.emplace_back(v.device, s, j, lifespan);
+    }
+    if (!final_run.feasible) {
+      out.reason = "AdaOffload on " + base.origin + ": no fit after offloading everything it could";
+      return out;
+    }
+    // Drop offloads that are not needed, shortest lifespans first.
+    std::sort(offloaded.begin(), offloaded.end(),
+              [](const auto& a, const auto& b) { return std::get<3>(a) < std::get<3>(b); });
+    double makespan = final_run.makespan;
+    for (const auto& [d, s, j, lifespan] : offloaded) {
+      (void)lifespan;
+      const double level = offload_level(sch, d, s, j);
+      if (level <= 0) continue;
+      Schedule trial = sch;
+      set_offload(trial, d, s, j, 0.0, 0);
+      const SimResult t = sim_.run(trial, fast_);
+      if (t.feasible && t.makespan <= makespan + kTimeEps) {
+        sch = std::move(trial);
+        makespan = t.makespan;
+      }
+    }
+    out.offloads = 0;
+    for (const auto& list : sch.devices) {
+      for (const Action& a : list) out.offloads += a.type == OpType::R ? 1 : 0;
+    }
+    out.makespan = makespan;
+    out.schedule = std::move(sch);
+    return out;
+  }
+
+ private:
+  // (stage, mb, new level, lifespan) of the activation to offload for violation v: resident on
+  // v.device at v.time in the run `at`; lifespans and hiding judged on the free run `free`.
+  std::optional<std::tuple<int, int, double, double>> choose(const Schedule& sch, const SimResult& at,
+                                                             const SimResult& free, const Violation& v) const {
+    const auto& list = sch.devices[v.device];
+    std::optional<std::tuple<int, int, double, double>> best_hidden, best_any;
+    double hidden_len = -1, any_len = -1;
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const Action& a = list[k];
+      if (a.type != OpType::F) continue;
+      const Stage& st = inst_.stages[a.stage];
+      if (!st.offloadable() || a.r >= inst_.offload_levels.back()) continue;
+      const int b = find_action(list, OpType::B, a.stage, a.mb);
+      const ActionTiming& af = at.timeline[v.device][k];
+      const ActionTiming& ab = at.timeline[v.device][b];
+      const bool resident = af.start == af.start && af.start <= v.time + kTimeEps && !(ab.done() && ab.end <= v.time + kTimeEps);
+      if (!resident) continue;
+      const ActionTiming& tf = free.timeline[v.device][k];
+      const ActionTiming& tb = free.timeline[v.device][b];
+      // Smallest level above the current one that covers the excess, else the largest.
+      double level = inst_.offload_levels.back();
+      for (double l : inst_.offload_levels) {
+        if (l > a.r && (l - a.r) * st.activation >= v.excess) {
+          level = l;
+          break;
+        }
+      }
+      const double lifespan = tb.start - tf.end;
+      const bool hidden = tf.end + level * *st.offload <= v.time + kTimeEps &&
+                          tb.start - level * *st.reload >= v.time - kTimeEps;
+      if (hidden && lifespan > hidden_len) {
+        hidden_len = lifespan;
+        best_hidden = std::make_tuple(a.stage, a.mb, level, lifespan);
+      }
+      if (lifespan > any_len) {
+        any_len = lifespan;
+        best_any = std::make_tuple(a.stage, a.mb, level, lifespan);
+      }
+    }
+    return best_hidden ? best_hidden : best_any;
+  }
+
+  // Offloads (s,j) at `level` and puts its reload where a simulation likes it best.
+  void place_reload(Schedule& sch, const SimResult& r, int d, int s, int j, double level) {
+    const auto& list = sch.devices[d];
+    const int b = find_action(list, OpType::B, s, j);
+    const double deadline = r.timeline[d][b].start;
+    // Positions computed on the list without this R (reload_range assumes R(s,j) absent).
+    Schedule without = sch;
+    set_offload(without, d, s, j, level, 0);
+    const int existing = find_action(without.devices[d], OpType::R, s, j);
+    without.devices[d].erase(without.devices[d].begin() + existing);
+    // Timeline indices of `r` refer to `sch`; rebuild a timeline for `without` by dropping R(s,j) if present.
+    std::vector<ActionTiming> timing = r.timeline[d];
+    const int old_r = find_action(list, OpType::R, s, j);
+    if (old_r >= 0) timing.erase(timing.begin() + old_r);
+    const auto [lo, hi] = reload_range(without, d, s, j);
+    const int latest = latest_hidden_position(without, timing, d, s, j, level * *inst_.stages[s].reload, deadline);
+    std::vector<int> positions{latest, latest - 1, lo};
+    Schedule best;
+    double best_over = kInf, best_ms = kInf;
+    for (int pos : positions) {
+      if (pos < lo || pos > hi) continue;
+      Schedule trial = without;
+      trial.devices[d].insert(trial.devices[d].begin() + pos, make_r(s, j));
+      const SimResult t = sim_.run(trial, probe_);
+      if (!t.feasible) continue;
+      const double over = overflow(inst_, t);
+      if (over < best_over - 1.0 || (std::fabs(over - best_over) <= 1.0 && t.makespan < best_ms - kTimeEps)) {
+        best_over = over;
+        best_ms = t.makespan;
+        best = std::move(trial);
+      }
+    }
+    if (best.devices.empty()) {
+      set_offload(sch, d, s, j, level, latest);
+    } else {
+      sch = std::move(best);
+    }
+  }
+
+  const Instance& inst_;
+  Simulator sim_;
+  SimOptions free_, probe_, fast_;
+};
+
+}  // namespace
+
+Built ada_offload_from(const Instance& inst, const Schedule& base, const std::string& origin) {
+  Repairer repair(inst);
+  Repaired r = repair.run(BaseSchedule{origin, base, 0.0});
+  if (!r.schedule) return Built::fail(r.reason);
+  return Built::ok(std::move(*r.schedule), std::to_string(r.offloads) + " offloads");
+}
+
+Built AdaOffload::build(const Instance& inst) const {
+  bool any = false;
+  for (const Stage& st : inst.stages) any = any || st.offloadable();
+  const auto bases = memory_oblivious_bases(inst);
+  if (bases.empty()) return Built::fail("AdaOffload: no memory-oblivious base schedule applies to this instance");
+  Repairer repair(inst);
+  Repaired best;
+  std::string origin;
+  std::string last_reason;
+  for (const BaseSchedule& base : bases) {
+    Repaired r = repair.run(base);
+    if (!r.schedule) {
+      last_reason = r.reason;
+      continue;
+    }
+    if (r.makespan < best.makespan - kTimeEps) {
+      best = std::move(r);
+      origin = base.origin;
+    }
+  }
+  if (!best.schedule) {
+    if (!any) return Built::fail("AdaOffload: no stage of this instance can be offloaded and no base schedule fits");
+    return Built::fail(last_reason);
+  }
+  std::ostringstream detail;
+  detail << "base " << origin << ", " << best.offloads << " offloads";
+  return Built::ok(std::move(*best.schedule), detail.str());
+}
+
+}  // namespace optpipe
