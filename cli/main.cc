@@ -1,0 +1,335 @@
+// `optpipe`: the command-line tool. A thin layer over the libraries: it parses flags, loads
+// files, calls engine/, heuristics/ and viz/, and prints. Exit codes: 0 success; 1 the answer
+// is negative (an invalid or infeasible schedule, no heuristic fits); 2 bad input (a wrong
+// flag, an unreadable or malformed file).
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/report.h"
+#include "engine/bytes.h"
+#include "engine/error.h"
+#include "engine/instance_io.h"
+#include "engine/schedule_io.h"
+#include "engine/simulator.h"
+#include "engine/validator.h"
+#include "heuristics/registry.h"
+#include "viz/gantt_svg.h"
+#include "viz/gantt_text.h"
+
+#ifndef OPTPIPE_VERSION
+#define OPTPIPE_VERSION "0.0.0"
+#endif
+
+namespace optpipe::cli {
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kNegative = 1;
+constexpr int kBadInput = 2;
+
+void warn_all(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) std::cerr << "optpipe: warning: " << w << "\n";
+}
+
+Instance load_instance_reporting(const std::string& path) {
+  std::vector<std::string> warnings;
+  Instance inst = load_instance(path, &warnings);
+  warn_all(warnings);
+  return inst;
+}
+
+int terminal_width() {
+  if (const char* cols = std::getenv("COLUMNS")) {
+    const int c = std::atoi(cols);
+    if (c > 40) return c;
+  }
+  return 120;
+}
+
+// Stages whose single activation cannot fit next to their device's static memory: no schedule
+// of such an instance can complete (spec §5).
+std::optional<std::string> impossible_reason(const Instance& inst) {
+  for (int s = 0; s < inst.num_stages(); ++s) {
+    const Stage& st = inst.stages[s];
+    const Device& dev = inst.devices[st.device];
+    if (dev.static_memory + st.activation > dev.memory_limit + kMemoryTolerance) {
+      return "no schedule can fit: stage " + std::to_string(s) + " needs static " + format_bytes(dev.static_memory) +
+             " + one activation " + format_bytes(st.activation) + " = " +
+             format_bytes(dev.static_memory + st.activation) + " on device " + std::to_string(st.device) +
+             " > limit " + format_bytes(dev.memory_limit);
+    }
+  }
+  return std::nullopt;
+}
+
+void print_gantt(const Instance& inst, const Schedule& sch, const SimResult& sim, int width) {
+  TextGanttOptions o;
+  o.width = std::max(20, width - 8);
+  o.ruler = true;
+  std::cout << "\n" << render_text_gantt(inst, sch, sim, o)
+            << "  (F forward, B backward, W weight; microbatch after the letter; > offload, < reload; "
+            << "lower case: a device's later stage)\n";
+}
+
+void write_svg(const Instance& inst, const Schedule& sch, const SimResult& sim, const std::string& path,
+               const SvgGanttOptions& o) {
+  write_text_file(path, render_svg_gantt(inst, sch, sim, o));
+  std::cout << "wrote " << path << "\n";
+}
+
+// ---- schedule ---------------------------------------------------------------------------------
+
+struct ScheduleArgs {
+  std::string instance, heuristic = "best", output, svg;
+  bool gantt = false, verbose = false, sequential = false;
+};
+
+int run_schedule(const ScheduleArgs& a) {
+  const Instance inst = load_instance_reporting(a.instance);
+  std::cout << describe_instance(inst) << "\n";
+  if (auto why = impossible_reason(inst)) {
+    std::cout << *why << "\n";
+    return kNegative;
+  }
+  BestResult best;
+  if (a.heuristic == "best") {
+    const bool tty = isatty(STDERR_FILENO) != 0;
+    std::size_t done = 0;
+    const std::size_t total = all_heuristics().size();
+    best = run_all_heuristics(inst, !a.sequential, [&](const HeuristicResult& r) {
+      ++done;
+      if (a.verbose) {
+        std::cerr << "  [" << done << "/" << total << "] " << r.name << " " << (r.ok() ? "done" : "no schedule")
+                  << " in " << r.seconds << " s\n";
+      } else if (tty) {
+        std::cerr << "\r  running heuristics: " << done << "/" << total << std::flush;
+        if (done == total) std::cerr << "\r" << std::string(40, ' ') << "\r";
+      }
+    });
+  } else {
+    const Heuristic* h = find_heuristic(a.heuristic);
+    best.results.push_back(run_heuristic(*h, inst));
+    best.best = best.results.back().ok() ? 0 : -1;
+  }
+  std::cout << "\n" << heuristic_table(inst, best, a.verbose);
+  const HeuristicResult* chosen = best.best_result();
+  if (!chosen) {
+    std::cout << "\nno heuristic found a schedule that fits in memory\n";
+    return kNegative;
+  }
+  std::cout << "\nbest: " << chosen->title << (chosen->detail.empty() ? "" : " (" + chosen->detail + ")") << "\n"
+            << summarize(inst, chosen->sim);
+  if (a.gantt) print_gantt(inst, *chosen->schedule, chosen->sim, terminal_width());
+  std::cout << "\n";
+  if (!a.output.empty()) {
+    save_schedule(*chosen->schedule, a.output);
+    std::cout << "wrote " << a.output << "\n";
+  }
+  if (!a.svg.empty()) write_svg(inst, *chosen->schedule, chosen->sim, a.svg, {});
+  if (a.output.empty() && a.svg.empty()) std::cout << "(use -o FILE.json to save the schedule, --svg FILE.svg for a chart)\n";
+  return kOk;
+}
+
+// ---- simulate ---------------------------------------------------------------------------------
+
+struct SimulateArgs {
+  std::string instance, schedule;
+  bool no_gantt = false, timeline = false;
+  int width = 0;
+};
+
+// Loads both files and checks the lists; prints violations and returns nullopt when invalid.
+std::optional<std::pair<Instance, Schedule>> load_pair(const std::string& ipath, const std::string& spath) {
+  Instance inst = load_instance_reporting(ipath);
+  Schedule sch = load_schedule(spath);
+  if (!sch.instance.empty() && !inst.name.empty() && sch.instance != inst.name) {
+    std::cerr << "optpipe: warning: " << spath << " is for instance \"" << sch.instance << "\", not \"" << inst.name
+              << "\"\n";
+  }
+  const auto violations = check_structure(inst, sch);
+  if (!violations.empty()) {
+    std::cout << "invalid schedule (" << violations.size() << (violations.size() >= 50 ? "+" : "")
+              << " problem" << (violations.size() == 1 ? "" : "s") << "):\n";
+    for (const auto& v : violations) std::cout << "  [" << to_string(v.rule) << "] " << v.message << "\n";
+    return std::nullopt;
+  }
+  return std::make_pair(std::move(inst), std::move(sch));
+}
+
+void print_timeline(const Instance& inst, const Schedule& sch, const SimResult& sim) {
+  std::cout << "\ndevice  position  action      start (ms)    end (ms)\n";
+  char line[256];
+  for (int d = 0; d < inst.num_devices(); ++d) {
+    for (std::size_t k = 0; k < sch.devices[d].size(); ++k) {
+      const ActionTiming& t = sim.timeline[d][k];
+      std::snprintf(line, sizeof line, "%6d  %8zu  %-10s  %10.4f  %10.4f%s\n", d, k, to_string(sch.devices[d][k]).c_str(),
+                    t.start, t.end, sch.devices[d][k].type == OpType::R ? "  (reload requested)" : "");
+      std::cout << (t.done() ? line : std::string(line).substr(0, 28) + "  did not run\n");
+    }
+  }
+  if (sim.transfers.empty()) return;
+  std::cout << "\ntransfer  device  group  of     bytes        request     start       end\n";
+  for (const Transfer& t : sim.transfers) {
+    std::snprintf(line, sizeof line, "%-8s  %6d  %5d  %d.%-3d  %-11s  %10.4f  %10.4f  %10.4f\n",
+                  t.kind == Transfer::Kind::kOffload ? "offload" : "reload", t.device, t.group, t.stage, t.mb,
+                  format_bytes(t.bytes).c_str(), t.request, t.start, t.end);
+    std::cout << line;
+  }
+}
+
+int run_simulate(const SimulateArgs& a) {
+  auto pair = load_pair(a.instance, a.schedule);
+  if (!pair) return kNegative;
+  const auto& [inst, sch] = *pair;
+  const SimResult sim = simulate(inst, sch);
+  std::cout << describe_instance(inst) << "\n" << summarize(inst, sim);
+  if (sim.feasible && sch.makespan && std::fabs(*sch.makespan - sim.makespan) > 1e-6) {
+    std::cout << "note: the file says makespan " << fmt_ms(*sch.makespan) << "; simulated " << fmt_ms(sim.makespan)
+              << "\n";
+  }
+  if (!a.no_gantt) print_gantt(inst, sch, sim, a.width > 0 ? a.width : terminal_width());
+  if (a.timeline) print_timeline(inst, sch, sim);
+  return sim.feasible ? kOk : kNegative;
+}
+
+// ---- validate ---------------------------------------------------------------------------------
+
+int run_validate(const std::string& ipath, const std::string& spath) {
+  const Instance inst = load_instance_reporting(ipath);
+  if (spath.empty()) {
+    std::cout << "instance OK: " << describe_instance(inst) << "\n";
+    if (auto why = impossible_reason(inst)) std::cout << "note: " << *why << "\n";
+    return kOk;
+  }
+  auto pair = load_pair(ipath, spath);
+  if (!pair) return kNegative;
+  const Validation v = validate(pair->first, pair->second);
+  if (!v.valid()) {
+    std::cout << "invalid schedule:\n";
+    for (const auto& x : v.violations) std::cout << "  [" << to_string(x.rule) << "] " << x.message << "\n";
+    return kNegative;
+  }
+  std::cout << "valid: makespan " << fmt_ms(v.sim->makespan) << ", bubble " << fmt_percent(v.sim->bubble)
+            << ", every device within its memory limit\n";
+  return kOk;
+}
+
+// ---- render -----------------------------------------------------------------------------------
+
+struct RenderArgs {
+  std::string instance, schedule, output, title;
+  int width = 1400;
+  bool no_memory = false, no_transfers = false;
+};
+
+int run_render(const RenderArgs& a) {
+  auto pair = load_pair(a.instance, a.schedule);
+  if (!pair) return kNegative;
+  const auto& [inst, sch] = *pair;
+  const SimResult sim = simulate(inst, sch);
+  SvgGanttOptions o;
+  o.width = a.width;
+  o.memory = !a.no_memory;
+  o.transfers = !a.no_transfers;
+  o.title = a.title;
+  write_svg(inst, sch, sim, a.output, o);
+  if (!sim.feasible) std::cout << "note: the schedule is infeasible; the chart shows what ran: " << sim.reason << "\n";
+  return sim.feasible ? kOk : kNegative;
+}
+
+int run_list() {
+  std::cout << "heuristics (optpipe schedule --heuristic NAME, or best to run all):\n";
+  for (const auto& h : all_heuristics()) {
+    char line[64];
+    std::snprintf(line, sizeof line, "  %-18s", h->name().c_str());
+    std::cout << line << h->description() << "\n";
+  }
+  return kOk;
+}
+
+int main_impl(int argc, char** argv) {
+  CLI::App app{
+      "optpipe: pipeline-parallel training schedules that fit in memory.\n"
+      "Instances and schedules are JSON files (formats optpipe-instance/1 and optpipe-schedule/1)."};
+  app.set_version_flag("--version", std::string("optpipe ") + OPTPIPE_VERSION);
+  app.require_subcommand(1);
+  app.footer("Exit codes: 0 success, 1 negative answer (invalid/infeasible schedule, nothing fits), 2 bad input.");
+
+  ScheduleArgs sa;
+  auto* schedule = app.add_subcommand("schedule", "Build a schedule with a baseline heuristic, or the best of them all");
+  schedule->add_option("INSTANCE", sa.instance, "instance file (optpipe-instance/1)")->required();
+  schedule->add_option("-H,--heuristic", sa.heuristic, "heuristic name, or best (default) to run them all")
+      ->check([](const std::string& name) -> std::string {
+        if (name == "best" || find_heuristic(name)) return {};
+        return "unknown heuristic \"" + name + "\" (choose best or one of: " + heuristic_names() + ")";
+      });
+  schedule->add_option("-o,--output", sa.output, "write the schedule here (optpipe-schedule/1 JSON)");
+  schedule->add_option("--svg", sa.svg, "write an SVG Gantt chart of the schedule here");
+  schedule->add_flag("--gantt", sa.gantt, "print a text Gantt chart");
+  schedule->add_flag("-v,--verbose", sa.verbose, "per-heuristic progress, time and choices");
+  schedule->add_flag("--sequential", sa.sequential, "run the heuristics one after another (default: in parallel)");
+
+  SimulateArgs ma;
+  auto* sim = app.add_subcommand("simulate", "Simulate a schedule: makespan, bubble, peak memory, a text Gantt chart");
+  sim->add_option("INSTANCE", ma.instance, "instance file")->required();
+  sim->add_option("SCHEDULE", ma.schedule, "schedule file")->required();
+  sim->add_flag("--no-gantt", ma.no_gantt, "do not print the text Gantt chart");
+  sim->add_option("--width", ma.width, "columns of the text Gantt chart (default: $COLUMNS or 120)");
+  sim->add_flag("--timeline", ma.timeline, "print the start and end of every action and transfer");
+
+  std::string vi, vs;
+  auto* val = app.add_subcommand("validate", "Check an instance file, or a schedule against every rule of the spec");
+  val->add_option("INSTANCE", vi, "instance file")->required();
+  val->add_option("SCHEDULE", vs, "schedule file (optional)");
+
+  RenderArgs ra;
+  auto* render = app.add_subcommand("render", "Draw an SVG Gantt chart of a schedule (ops, transfers, memory)");
+  render->add_option("INSTANCE", ra.instance, "instance file")->required();
+  render->add_option("SCHEDULE", ra.schedule, "schedule file")->required();
+  render->add_option("-o,--output", ra.output, "SVG file to write")->required();
+  render->add_option("--width", ra.width, "picture width in px (default 1400)")->check(CLI::Range(300, 20000));
+  render->add_option("--title", ra.title, "title line (default: instance, makespan, bubble)");
+  render->add_flag("--no-memory", ra.no_memory, "leave out the memory charts");
+  render->add_flag("--no-transfers", ra.no_transfers, "leave out the offload/reload lanes");
+
+  auto* list = app.add_subcommand("heuristics", "List the baseline heuristics");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kOk : kBadInput;
+  }
+  if (*schedule) return run_schedule(sa);
+  if (*sim) return run_simulate(ma);
+  if (*val) return run_validate(vi, vs);
+  if (*render) return run_render(ra);
+  if (*list) return run_list();
+  return kBadInput;
+}
+
+}  // namespace
+}  // namespace optpipe::cli
+
+int main(int argc, char** argv) {
+  try {
+    return optpipe::cli::main_impl(argc, argv);
+  } catch (const optpipe::InputError& e) {
+    std::cout.flush();
+    std::cerr << "optpipe: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::cerr << "optpipe: internal error: " << e.what() << "\n";
+    return 3;
+  }
+}
