@@ -11,23 +11,43 @@
 namespace optpipe::json_reader {
 
 json parse_text(std::string_view text) {
-  // Track the keys of each open object to reject duplicates, which nlohmann would otherwise
-  // resolve silently by keeping the last one.
-  std::vector<std::unordered_set<std::string>> open;
-  std::string duplicate;
+  // Track where the parser is (the current key of each open object, the current index of each
+  // open array) to reject duplicate keys naming their field path; nlohmann would otherwise
+  // resolve them silently by keeping the last one.
+  struct Frame {
+    bool is_object = false;
+    std::size_t index = 0;  // arrays: index of the element being read
+    std::string key;        // objects: the key being read
+    std::unordered_set<std::string> keys;
+  };
+  std::vector<Frame> open;
+  std::string duplicate;  // field path of the first duplicate key
+  auto element_done = [&] {
+    if (!open.empty() && !open.back().is_object) ++open.back().index;
+  };
   auto callback = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
     switch (event) {
-      case json::parse_event_t::object_start: open.emplace_back(); break;
+      case json::parse_event_t::object_start: open.push_back(Frame{true, 0, {}, {}}); break;
+      case json::parse_event_t::array_start: open.push_back(Frame{false, 0, {}, {}}); break;
       case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
         if (!open.empty()) open.pop_back();
+        element_done();
         break;
+      case json::parse_event_t::value: element_done(); break;
       case json::parse_event_t::key:
-        if (!open.empty() && !open.back().insert(parsed.get<std::string>()).second &&
-            duplicate.empty()) {
-          duplicate = parsed.get<std::string>();
+        if (!open.empty()) {
+          Frame& top = open.back();
+          top.key = parsed.get<std::string>();
+          if (!top.keys.insert(top.key).second && duplicate.empty()) {
+            std::string path;
+            for (std::size_t i = 0; i + 1 < open.size(); ++i) {
+              path = open[i].is_object ? join(path, open[i].key) : index(path, open[i].index);
+            }
+            duplicate = join(path, top.key);
+          }
         }
         break;
-      default: break;
     }
     return true;
   };
@@ -40,7 +60,9 @@ json parse_text(std::string_view text) {
     const auto pos = what.find("parse error");
     throw InputError("not valid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
   }
-  if (!duplicate.empty()) throw InputError("duplicate key \"" + duplicate + "\" (each field may appear only once per object)");
+  if (!duplicate.empty()) {
+    fail(duplicate, "duplicate key (each field may appear only once per object)");
+  }
   return result;
 }
 

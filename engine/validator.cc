@@ -90,12 +90,16 @@ std::vector<Violation> check_structure(const Instance& inst, const Schedule& sch
         continue;
       }
       s = {d, k};
-      if (a.mb < last_mb[t][a.stage]) {
-        add(Rule::kFifo, where(d, k) + ": " + name + " comes after " + std::string(1, type_letter(a.type)) +
-                             std::to_string(a.stage) + "." + std::to_string(last_mb[t][a.stage]) +
-                             " (microbatches of one stage and type must be in increasing order)");
+      // FIFO is about one list's order; an op on the wrong device is reported above and kept out
+      // of it (comparing it with ops of another list would report an order that no list has).
+      if (home == d) {
+        if (a.mb < last_mb[t][a.stage]) {
+          add(Rule::kFifo, where(d, k) + ": " + name + " comes after " + std::string(1, type_letter(a.type)) +
+                               std::to_string(a.stage) + "." + std::to_string(last_mb[t][a.stage]) +
+                               " (microbatches of one stage and type must be in increasing order)");
+        }
+        last_mb[t][a.stage] = std::max(last_mb[t][a.stage], a.mb);
       }
-      last_mb[t][a.stage] = std::max(last_mb[t][a.stage], a.mb);
       if (a.type == OpType::F && a.r != 0.0) {
         if (!inst.is_offload_level(a.r)) {
           std::ostringstream r;

@@ -1,0 +1,295 @@
+// The `optpipe` command end to end: runs the built binary, checks exit codes (0 success, 1 a
+// negative answer, 2 bad input), what it prints and the files it writes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/error.h"
+#include "engine/instance_io.h"
+#include "engine/schedule_io.h"
+#include "heuristics/registry.h"
+#include "tests/test_paths.h"
+
+namespace optpipe {
+namespace {
+
+#ifdef OPTPIPE_CLI_PATH
+constexpr const char* kCli = OPTPIPE_CLI_PATH;
+#define REQUIRE_CLI()                                                                           \
+  do {                                                                                          \
+    if (!std::filesystem::exists(kCli)) GTEST_SKIP() << "the optpipe binary is missing: " << kCli; \
+  } while (false)
+#else
+constexpr const char* kCli = "optpipe";
+#define REQUIRE_CLI() \
+  GTEST_SKIP() << "OPTPIPE_CLI_PATH is not defined: the optpipe target is not part of this build"
+#endif
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string temp_path(const std::string& name) { return ::testing::TempDir() + "optpipe-cli-" + name; }
+
+std::string instance_path(const std::string& name) {
+  return std::string(OPTPIPE_SOURCE_DIR) + "/instances/" + name + ".json";
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+struct CliRun {
+  int status = -1;     // exit status, -1 when it did not exit normally
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `optpipe ARGS` (ARGS already quoted), capturing stdout and stderr.
+CliRun run_cli(const std::string& args) {
+  static std::atomic<int> counter{0};
+  const std::string out = temp_path("output-" + std::to_string(counter++) + ".txt");
+  const std::string command =
+      "COLUMNS=100 " + quote(kCli) + " " + args + " > " + quote(out) + " 2>&1 < /dev/null";
+  const int rc = std::system(command.c_str());
+  CliRun r;
+  r.status = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.output = read_file(out);
+  std::filesystem::remove(out);
+  return r;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+#define EXPECT_CONTAINS(text, part) \
+  EXPECT_TRUE(contains(text, part)) << "\"" << (part) << "\" not in:\n" << (text)
+
+// Writes the 1F1B schedule of uniform-4x8 to `path` with `optpipe schedule`.
+void write_1f1b(const std::string& path) {
+  const CliRun r =
+      run_cli("schedule --heuristic 1f1b " + quote(instance_path("uniform-4x8")) + " -o " + quote(path));
+  ASSERT_EQ(r.status, 0) << r.output;
+}
+
+TEST(Cli, HelpListsSubcommands) {
+  REQUIRE_CLI();
+  const CliRun r = run_cli("--help");
+  EXPECT_EQ(r.status, 0) << r.output;
+  for (const char* sub : {"schedule", "simulate", "validate", "render", "heuristics"}) {
+    EXPECT_CONTAINS(r.output, sub);
+  }
+  EXPECT_CONTAINS(r.output, "Exit codes");
+  const CliRun sub = run_cli("schedule --help");
+  EXPECT_EQ(sub.status, 0) << sub.output;
+  EXPECT_CONTAINS(sub.output, "--heuristic");
+}
+
+TEST(Cli, WrongFlagIsBadInput) {
+  REQUIRE_CLI();
+  const CliRun r = run_cli("schedule --no-such-flag " + quote(instance_path("uniform-4x8")));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "--no-such-flag");
+  const CliRun none = run_cli("");
+  EXPECT_EQ(none.status, 2) << none.output;
+  const CliRun missing = run_cli("simulate " + quote(instance_path("uniform-4x8")));  // SCHEDULE is required
+  EXPECT_EQ(missing.status, 2) << missing.output;
+}
+
+TEST(Cli, UnknownHeuristicListsTheNames) {
+  REQUIRE_CLI();
+  const CliRun r = run_cli("schedule --heuristic nosuch " + quote(instance_path("uniform-4x8")));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "unknown heuristic \"nosuch\"");
+  for (const auto& h : all_heuristics()) EXPECT_CONTAINS(r.output, h->name());
+}
+
+TEST(Cli, MalformedInstanceNamesFileAndField) {
+  REQUIRE_CLI();
+  const std::string path = temp_path("malformed.json");
+  nlohmann::json doc = nlohmann::json::parse(read_file(instance_path("uniform-4x8")));
+  doc["stages"][1]["forward"] = "fast";
+  write_file(path, doc.dump(1));
+  for (const std::string sub : {"validate", "schedule"}) {
+    const CliRun r = run_cli(sub + " " + quote(path));
+    EXPECT_EQ(r.status, 2) << sub << ":\n" << r.output;
+    EXPECT_CONTAINS(r.output, "optpipe: error: " + path + ": stages[1].forward: must be a number");
+  }
+  std::filesystem::remove(path);
+
+  const CliRun missing = run_cli("validate " + quote(path));
+  EXPECT_EQ(missing.status, 2) << missing.output;
+  EXPECT_CONTAINS(missing.output, "optpipe: error: " + path + ": cannot open");
+}
+
+TEST(Cli, ScheduleWritesFilesAndValidates) {
+  REQUIRE_CLI();
+  const std::string inst = instance_path("uniform-4x8");
+  const std::string json_path = temp_path("1f1b.json");
+  const std::string svg_path = temp_path("1f1b.svg");
+  std::filesystem::remove(json_path);
+  std::filesystem::remove(svg_path);
+  const CliRun r = run_cli("schedule --heuristic 1f1b " + quote(inst) + " -o " + quote(json_path) +
+                           " --svg " + quote(svg_path));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "uniform-4x8");
+  EXPECT_CONTAINS(r.output, "makespan");
+  EXPECT_CONTAINS(r.output, "bubble");
+  EXPECT_CONTAINS(r.output, "peak memory");
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_CONTAINS(r.output, "\n  " + std::to_string(d) + "      ");  // one row per device
+  }
+  EXPECT_CONTAINS(r.output, "wrote " + json_path);
+  EXPECT_CONTAINS(r.output, "wrote " + svg_path);
+
+  ASSERT_TRUE(std::filesystem::exists(json_path));
+  const Schedule sch = load_schedule(json_path);
+  EXPECT_EQ(sch.instance, "uniform-4x8");
+  EXPECT_EQ(sch.num_devices(), 4);
+  EXPECT_EQ(sch.num_actions(), 4u * 8 * 3);
+  EXPECT_TRUE(sch.makespan.has_value());
+  const std::string svg = read_file(svg_path);
+  EXPECT_TRUE(svg.rfind("<svg", 0) == 0 || svg.rfind("<?xml", 0) == 0) << svg.substr(0, 80);
+
+  const CliRun v = run_cli("validate " + quote(inst) + " " + quote(json_path));
+  EXPECT_EQ(v.status, 0) << v.output;
+  EXPECT_CONTAINS(v.output, "valid: makespan");
+
+  const CliRun only = run_cli("validate " + quote(inst));
+  EXPECT_EQ(only.status, 0) << only.output;
+  EXPECT_CONTAINS(only.output, "instance OK");
+  std::filesystem::remove(json_path);
+  std::filesystem::remove(svg_path);
+}
+
+TEST(Cli, ValidateReportsDuplicate) {
+  REQUIRE_CLI();
+  const std::string path = temp_path("duplicate.json");
+  write_1f1b(path);
+  Schedule sch = load_schedule(path);
+  sch.devices[2].push_back(sch.devices[2].front());  // F2.0 again, at the end of device 2's list
+  save_schedule(sch, path);
+  const CliRun r = run_cli("validate " + quote(instance_path("uniform-4x8")) + " " + quote(path));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "invalid schedule");
+  EXPECT_CONTAINS(r.output, "[duplicate]");
+  EXPECT_CONTAINS(r.output, "F2.0 appears twice");
+  EXPECT_CONTAINS(r.output, "device 2, position " + std::to_string(sch.devices[2].size() - 1));
+  std::filesystem::remove(path);
+}
+
+TEST(Cli, SimulatePrintsTextGantt) {
+  REQUIRE_CLI();
+  const std::string path = temp_path("simulate.json");
+  write_1f1b(path);
+  const CliRun r = run_cli("simulate " + quote(instance_path("uniform-4x8")) + " " + quote(path));
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "makespan");
+  for (int d = 0; d < 4; ++d) EXPECT_CONTAINS(r.output, "\nd" + std::to_string(d) + " ");
+  EXPECT_CONTAINS(r.output, "|F0");  // device 0 starts with F of microbatch 0
+  EXPECT_CONTAINS(r.output, "F forward, B backward, W weight");
+
+  const CliRun quiet =
+      run_cli("simulate --no-gantt " + quote(instance_path("uniform-4x8")) + " " + quote(path));
+  EXPECT_EQ(quiet.status, 0) << quiet.output;
+  EXPECT_FALSE(contains(quiet.output, "|F0")) << quiet.output;
+  std::filesystem::remove(path);
+}
+
+TEST(Cli, SimulateInfeasibleIsANegativeAnswer) {
+  REQUIRE_CLI();
+  // Room for one activation: the second forward can never start.
+  const std::string inst = temp_path("one-activation.json");
+  const std::string sch = temp_path("one-activation-schedule.json");
+  write_file(inst, R"({"format": "optpipe-instance/1", "name": "one", "microbatches": 2,
+    "devices": [{"memory_limit": "1.5GiB"}],
+    "stages": [{"device": 0, "forward": 1, "backward": 1, "weight": 1, "activation": "1GiB"}]})");
+  write_file(sch, R"({"format": "optpipe-schedule/1", "instance": "one",
+    "devices": [["F0.0", "F0.1", "B0.0", "W0.0", "B0.1", "W0.1"]]})");
+  const CliRun r = run_cli("simulate " + quote(inst) + " " + quote(sch));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "infeasible");
+  EXPECT_CONTAINS(r.output, "F0.1");
+  const CliRun v = run_cli("validate " + quote(inst) + " " + quote(sch));
+  EXPECT_EQ(v.status, 1) << v.output;
+  EXPECT_CONTAINS(v.output, "[deadlock]");
+  std::filesystem::remove(inst);
+  std::filesystem::remove(sch);
+}
+
+TEST(Cli, WarnsWhenTheScheduleIsForAnotherInstance) {
+  REQUIRE_CLI();
+  const std::string sch = temp_path("other-schedule.json");
+  const std::string inst = temp_path("renamed.json");
+  write_1f1b(sch);
+  nlohmann::json doc = nlohmann::json::parse(read_file(instance_path("uniform-4x8")));
+  doc["name"] = "renamed";
+  write_file(inst, doc.dump(1));
+  const CliRun r = run_cli("validate " + quote(inst) + " " + quote(sch));
+  EXPECT_EQ(r.status, 0) << r.output;  // same shape: still valid
+  EXPECT_CONTAINS(r.output, "warning: " + sch + " is for instance \"uniform-4x8\", not \"renamed\"");
+  std::filesystem::remove(inst);
+  std::filesystem::remove(sch);
+}
+
+TEST(Cli, RenderWritesSvg) {
+  REQUIRE_CLI();
+  const std::string path = temp_path("render.json");
+  const std::string svg_path = temp_path("render.svg");
+  write_1f1b(path);
+  std::filesystem::remove(svg_path);
+  const CliRun r =
+      run_cli("render " + quote(instance_path("uniform-4x8")) + " " + quote(path) + " -o " + quote(svg_path));
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "wrote " + svg_path);
+  const std::string svg = read_file(svg_path);
+  EXPECT_TRUE(svg.rfind("<svg", 0) == 0 || svg.rfind("<?xml", 0) == 0) << svg.substr(0, 80);
+  EXPECT_CONTAINS(svg, "</svg>");
+  std::filesystem::remove(path);
+  std::filesystem::remove(svg_path);
+}
+
+TEST(Cli, NothingFitsIsANegativeAnswer) {
+  REQUIRE_CLI();
+  const std::string path = temp_path("too-small.json");
+  write_file(path, R"({"format": "optpipe-instance/1", "name": "too-small", "microbatches": 2,
+    "devices": [{"memory_limit": "10GiB", "static_memory": "9.5GiB"}, {"memory_limit": "10GiB"}],
+    "stages": [{"device": 0, "forward": 1, "backward": 1, "weight": 1, "activation": "1GiB"},
+               {"device": 1, "forward": 1, "backward": 1, "weight": 1, "activation": "1GiB"}]})");
+  const CliRun r = run_cli("schedule --heuristic best " + quote(path));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "no schedule can fit");
+  EXPECT_CONTAINS(r.output, "stage 0");
+  EXPECT_CONTAINS(r.output, "device 0");
+  EXPECT_FALSE(contains(r.output, "optpipe: error")) << r.output;  // a negative answer, not an error
+  std::filesystem::remove(path);
+}
+
+TEST(Cli, HeuristicsListsEveryName) {
+  REQUIRE_CLI();
+  const CliRun r = run_cli("heuristics");
+  EXPECT_EQ(r.status, 0) << r.output;
+  ASSERT_FALSE(all_heuristics().empty());
+  for (const auto& h : all_heuristics()) EXPECT_CONTAINS(r.output, "\n  " + h->name());
+}
+
+}  // namespace
+}  // namespace optpipe
