@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <sstream>
 
@@ -226,6 +228,24 @@ std::string read_text_file(const std::string& path) {
 }
 
 void write_text_file(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  // "-" is standard output; an existing non-regular file (a terminal, a pipe, /dev/stdout) is
+  // written in place: replacing it through a temporary and a rename would replace the device.
+  if (path == "-") {
+    std::cout << text << std::flush;
+    if (!std::cout) throw InputError("standard output: write failed");
+    return;
+  }
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (!ec && fs::exists(st) && !fs::is_regular_file(st)) {
+    std::ofstream out(path, std::ios::binary);
+    if (!out) throw InputError(path + ": cannot open for writing");
+    out << text;
+    out.flush();
+    if (!out) throw InputError(path + ": write failed");
+    return;
+  }
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

@@ -29,7 +29,8 @@ void save_instance(const Instance& instance, const std::string& path);
 
 // Reads a whole file; throws InputError naming the file when it cannot be read.
 std::string read_text_file(const std::string& path);
-// Writes a whole file (via a temporary and rename, so a failed write never leaves half a file).
+// Writes a whole file: a regular file via a temporary and a rename, so a failed write never
+// leaves half a file; "-" means standard output; devices and pipes are written in place.
 void write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace optpipe
