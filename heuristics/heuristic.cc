@@ -17,27 +17,37 @@ std::string memory_shortfall(const std::string& title, const Instance& inst, con
   const SimResult free_run = simulate(inst, schedule, opt);
   if (!free_run.feasible) return title + "'s order deadlocks on this instance: " + free_run.reason;
   const auto by_device = inst.stages_by_device();
-  std::ostringstream out;
-  bool first = true;
+  // Report the device that is furthest over its limit, and how many others are over too.
+  int worst = -1, over = 0;
+  double worst_excess = 0;
   for (int d = 0; d < inst.num_devices(); ++d) {
-    const Device& dev = inst.devices[d];
-    if (free_run.peak_memory[d] <= dev.memory_limit + kMemoryTolerance) continue;
-    double act = 0;
-    for (int s : by_device[d]) act = std::max(act, inst.stages[s].activation);
-    out << (first ? "" : "; ") << title << " needs " << format_bytes(free_run.peak_memory[d]) << " on device " << d
-        << " (static " << format_bytes(dev.static_memory);
-    if (act > 0) {
-      char count[32];
-      std::snprintf(count, sizeof count, "%.1f", (free_run.peak_memory[d] - dev.static_memory) / act);
-      out << " + " << count << " activations of " << format_bytes(act);
+    const double excess = free_run.peak_memory[d] - inst.devices[d].memory_limit;
+    if (excess <= kMemoryTolerance) continue;
+    ++over;
+    if (worst < 0 || excess > worst_excess) {
+      worst = d;
+      worst_excess = excess;
     }
-    out << ") > limit " << format_bytes(dev.memory_limit);
-    first = false;
   }
-  if (first) {
+  if (worst < 0) {
     // Every device fits when nothing waits; the deadlock comes from the waits themselves.
-    out << title << " deadlocks under the memory limits although its peaks fit without waiting";
+    return title + " deadlocks under the memory limits although its peaks fit without waiting";
   }
+  const Device& dev = inst.devices[worst];
+  double act = 0;
+  for (int s : by_device[worst]) act = std::max(act, inst.stages[s].activation);
+  std::ostringstream out;
+  out << title << " needs ";
+  if (act > 0) {
+    char count[32];
+    std::snprintf(count, sizeof count, "%.1f", (free_run.peak_memory[worst] - dev.static_memory) / act);
+    out << count << " activations on device " << worst << ": " << format_bytes(free_run.peak_memory[worst])
+        << " (static " << format_bytes(dev.static_memory) << " + " << count << " x " << format_bytes(act) << ")";
+  } else {
+    out << format_bytes(free_run.peak_memory[worst]) << " on device " << worst;
+  }
+  out << " > limit " << format_bytes(dev.memory_limit);
+  if (over > 1) out << "; " << over - 1 << " more device" << (over > 2 ? "s" : "") << " over the limit";
   return out.str();
 }
 
