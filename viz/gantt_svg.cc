@@ -542,7 +542,7 @@ void write_transfers(std::string& out, const Context& c, int d) {
 }
 
 struct MemoryScale {
-  double top = 1, peak = 0, limit = 0, statics = 0;
+  double top = 1, bottom = 0, peak = 0, limit = 0, statics = 0;
   bool limit_off_scale = false;
 };
 
@@ -554,10 +554,19 @@ MemoryScale memory_scale(const Context& c, int d) {
   if (d < static_cast<int>(c.sim.memory.size())) {
     for (const MemoryPoint& p : c.sim.memory[d]) m.peak = std::max(m.peak, p.bytes);
   }
+  // The scale starts a little below static memory: what changes over time is the activations
+  // above it, and that is what should fill the chart.
   const double base = std::max(m.peak, m.statics);
-  m.limit_off_scale = !std::isfinite(m.limit) || (base > 0 && m.limit > 4 * base);
-  m.top = 1.05 * (m.limit_off_scale ? base : std::max(m.limit, base));
-  if (!(m.top > 0)) m.top = 1;
+  const double above = base - m.statics;
+  m.limit_off_scale = !std::isfinite(m.limit) || (above > 0 && m.limit - m.statics > 20 * above) ||
+                      (above <= 0 && base > 0 && m.limit > 20 * base);
+  const double high = m.limit_off_scale ? base : std::max(m.limit, base);
+  m.bottom = std::max(0.0, m.statics - 0.1 * (high - m.statics));
+  m.top = high + 0.05 * (high - m.bottom);
+  if (!(m.top > m.bottom)) {
+    m.bottom = 0;
+    m.top = high > 0 ? 1.05 * high : 1;
+  }
   return m;
 }
 
@@ -584,7 +593,7 @@ void write_memory(std::string& out, const Context& c, int d) {
   const MemoryScale m = memory_scale(c, d);
   const double left = c.axis.left, right = c.axis.right, bottom = r.chart + kMemChart;
   const std::function<double(double)> y_of = [&](double bytes) {
-    return bottom - kMemChart * std::clamp(bytes / m.top, 0.0, 1.0);
+    return bottom - kMemChart * std::clamp((bytes - m.bottom) / (m.top - m.bottom), 0.0, 1.0);
   };
   const bool has_curve = d < static_cast<int>(c.sim.memory.size()) && !c.sim.memory[d].empty();
   if (has_curve) {
@@ -622,7 +631,8 @@ void write_memory(std::string& out, const Context& c, int d) {
   const double x = left - 8;
   text(out, x, r.chart + 8, escape(format_bytes(m.top)),
        "font-size=\"8.5\" fill=\"#666666\" text-anchor=\"end\"");
-  text(out, x, bottom, "0", "font-size=\"8.5\" fill=\"#666666\" text-anchor=\"end\"");
+  text(out, x, bottom, escape(m.bottom > 0 ? format_bytes(m.bottom) : std::string("0")),
+       "font-size=\"8.5\" fill=\"#666666\" text-anchor=\"end\"");
   text(out, x, r.chart + kMemChart / 2 + 3, "memory", "font-size=\"9\" fill=\"#666666\" text-anchor=\"end\"");
 }
 

@@ -23,10 +23,11 @@
 //                  requested but never started is a small hollow marker at its request time.
 //                  Then the memory chart: the step curve sim.memory[d] as a filled area (the
 //                  last value extends to the end of the axis), a red dashed limit line (class
-//                  "limit"; drawn at the top edge and marked "off scale" when the limit exceeds
-//                  4× the peak, e.g. an unlimited device), a faint static-memory line and a
+//                  "limit"; drawn at the top edge and marked "off scale" when the room above static
+//                  memory is over 20× what the peak uses, e.g. an unlimited device), a faint static-memory line and a
 //                  caption "peak 71.2 GiB / limit 80.0 GiB · static 30.0 GiB". Its vertical
-//                  scale runs from 0 to max(limit, peak)·1.05, labelled at the left.
+//                  scale runs from a little below static memory (what changes is the activations
+//                  above it) to a little above max(limit, peak), labelled at both ends.
 //
 // Text uses font-family sans-serif; all text is XML-escaped. No scripts, no external resources.
 #pragma once
