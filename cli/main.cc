@@ -10,9 +10,12 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include "cli/report.h"
 #include "engine/bytes.h"
@@ -22,6 +25,7 @@
 #include "engine/simulator.h"
 #include "engine/validator.h"
 #include "heuristics/registry.h"
+#include "kernels/cuda_devices.h"
 #include "viz/gantt_svg.h"
 #include "viz/gantt_text.h"
 
@@ -36,8 +40,16 @@ constexpr int kOk = 0;
 constexpr int kNegative = 1;
 constexpr int kBadInput = 2;
 
+// Diagnostics go to stderr as "optpipe: warning: ..." (and "optpipe: info: ..." with -v).
+void setup_logging() {
+  auto logger = spdlog::stderr_color_mt("optpipe");
+  logger->set_pattern("optpipe: %^%l%$: %v");
+  logger->set_level(spdlog::level::warn);
+  spdlog::set_default_logger(logger);
+}
+
 void warn_all(const std::vector<std::string>& warnings) {
-  for (const auto& w : warnings) std::cerr << "optpipe: warning: " << w << "\n";
+  for (const auto& w : warnings) spdlog::warn("{}", w);
 }
 
 Instance load_instance_reporting(const std::string& path) {
@@ -71,19 +83,19 @@ std::optional<std::string> impossible_reason(const Instance& inst) {
   return std::nullopt;
 }
 
-void print_gantt(const Instance& inst, const Schedule& sch, const SimResult& sim, int width) {
+void print_gantt(std::ostream& out, const Instance& inst, const Schedule& sch, const SimResult& sim, int width) {
   TextGanttOptions o;
   o.width = std::max(20, width - 8);
   o.ruler = true;
-  std::cout << "\n" << render_text_gantt(inst, sch, sim, o)
+  out << "\n" << render_text_gantt(inst, sch, sim, o)
             << "  (F forward, B backward, W weight; microbatch after the letter; > offload, < reload; "
             << "lower case: a device's later stage)\n";
 }
 
-void write_svg(const Instance& inst, const Schedule& sch, const SimResult& sim, const std::string& path,
-               const SvgGanttOptions& o) {
+void write_svg(std::ostream& out, const Instance& inst, const Schedule& sch, const SimResult& sim,
+               const std::string& path, const SvgGanttOptions& o) {
   write_text_file(path, render_svg_gantt(inst, sch, sim, o));
-  std::cout << "wrote " << path << "\n";
+  if (path != "-") out << "wrote " << path << "\n";
 }
 
 // ---- schedule ---------------------------------------------------------------------------------
@@ -94,10 +106,13 @@ struct ScheduleArgs {
 };
 
 int run_schedule(const ScheduleArgs& a) {
+  // With -o - the schedule goes to stdout, so the report goes to stderr.
+  std::ostream& out = a.output == "-" ? std::cerr : out;
+  if (a.verbose) spdlog::set_level(spdlog::level::info);
   const Instance inst = load_instance_reporting(a.instance);
-  std::cout << describe_instance(inst) << "\n";
+  out << describe_instance(inst) << "\n";
   if (auto why = impossible_reason(inst)) {
-    std::cout << *why << "\n";
+    out << *why << "\n";
     return kNegative;
   }
   BestResult best;
@@ -108,8 +123,7 @@ int run_schedule(const ScheduleArgs& a) {
     best = run_all_heuristics(inst, !a.sequential, [&](const HeuristicResult& r) {
       ++done;
       if (a.verbose) {
-        std::cerr << "  [" << done << "/" << total << "] " << r.name << " " << (r.ok() ? "done" : "no schedule")
-                  << " in " << r.seconds << " s\n";
+        spdlog::info("[{}/{}] {}: {} in {:.3f} s", done, total, r.name, r.ok() ? "schedule" : "no schedule", r.seconds);
       } else if (tty) {
         std::cerr << "\r  running heuristics: " << done << "/" << total << std::flush;
         if (done == total) std::cerr << "\r" << std::string(40, ' ') << "\r";
@@ -120,22 +134,22 @@ int run_schedule(const ScheduleArgs& a) {
     best.results.push_back(run_heuristic(*h, inst));
     best.best = best.results.back().ok() ? 0 : -1;
   }
-  std::cout << "\n" << heuristic_table(inst, best, a.verbose);
+  out << "\n" << heuristic_table(inst, best, a.verbose);
   const HeuristicResult* chosen = best.best_result();
   if (!chosen) {
-    std::cout << "\nno heuristic found a schedule that fits in memory\n";
+    out << "\nno heuristic found a schedule that fits in memory\n";
     return kNegative;
   }
-  std::cout << "\nbest: " << chosen->title << (chosen->detail.empty() ? "" : " (" + chosen->detail + ")") << "\n"
+  out << "\nbest: " << chosen->title << (chosen->detail.empty() ? "" : " (" + chosen->detail + ")") << "\n"
             << summarize(inst, chosen->sim);
-  if (a.gantt) print_gantt(inst, *chosen->schedule, chosen->sim, terminal_width());
-  std::cout << "\n";
+  if (a.gantt) print_gantt(out, inst, *chosen->schedule, chosen->sim, terminal_width());
+  out << "\n";
   if (!a.output.empty()) {
     save_schedule(*chosen->schedule, a.output);
-    std::cout << "wrote " << a.output << "\n";
+    if (a.output != "-") out << "wrote " << a.output << "\n";
   }
-  if (!a.svg.empty()) write_svg(inst, *chosen->schedule, chosen->sim, a.svg, {});
-  if (a.output.empty() && a.svg.empty()) std::cout << "(use -o FILE.json to save the schedule, --svg FILE.svg for a chart)\n";
+  if (!a.svg.empty()) write_svg(out, inst, *chosen->schedule, chosen->sim, a.svg, {});
+  if (a.output.empty() && a.svg.empty()) out << "(use -o FILE.json to save the schedule, --svg FILE.svg for a chart)\n";
   return kOk;
 }
 
@@ -152,8 +166,7 @@ std::optional<std::pair<Instance, Schedule>> load_pair(const std::string& ipath,
   Instance inst = load_instance_reporting(ipath);
   Schedule sch = load_schedule(spath);
   if (!sch.instance.empty() && !inst.name.empty() && sch.instance != inst.name) {
-    std::cerr << "optpipe: warning: " << spath << " is for instance \"" << sch.instance << "\", not \"" << inst.name
-              << "\"\n";
+    spdlog::warn("{} is for instance \"{}\", not \"{}\"", spath, sch.instance, inst.name);
   }
   const auto violations = check_structure(inst, sch);
   if (!violations.empty()) {
@@ -196,7 +209,7 @@ int run_simulate(const SimulateArgs& a) {
     std::cout << "note: the file says makespan " << fmt_ms(*sch.makespan) << "; simulated " << fmt_ms(sim.makespan)
               << "\n";
   }
-  if (!a.no_gantt) print_gantt(inst, sch, sim, a.width > 0 ? a.width : terminal_width());
+  if (!a.no_gantt) print_gantt(std::cout, inst, sch, sim, a.width > 0 ? a.width : terminal_width());
   if (a.timeline) print_timeline(inst, sch, sim);
   return sim.feasible ? kOk : kNegative;
 }
@@ -241,7 +254,7 @@ int run_render(const RenderArgs& a) {
   o.memory = !a.no_memory;
   o.transfers = !a.no_transfers;
   o.title = a.title;
-  write_svg(inst, sch, sim, a.output, o);
+  write_svg(std::cout, inst, sch, sim, a.output, o);
   if (!sim.feasible) std::cout << "note: the schedule is infeasible; the chart shows what ran: " << sim.reason << "\n";
   return sim.feasible ? kOk : kNegative;
 }
@@ -256,7 +269,20 @@ int run_list() {
   return kOk;
 }
 
+int run_devices() {
+  const CudaDevices info = query_cuda_devices();
+  std::cout << "CUDA: " << (info.built_with_cuda ? "built with CUDA (sm_90)" : "not built with CUDA") << "; "
+            << info.status << "\n";
+  for (const CudaDevice& d : info.devices) {
+    std::cout << "  GPU " << d.index << ": " << d.name << ", compute capability " << d.major << "." << d.minor << ", "
+              << format_bytes(d.memory_bytes) << ", " << d.multiprocessors << " SMs\n";
+  }
+  std::cout << "CPU threads available: " << std::thread::hardware_concurrency() << "\n";
+  return kOk;
+}
+
 int main_impl(int argc, char** argv) {
+  setup_logging();
   CLI::App app{
       "optpipe: pipeline-parallel training schedules that fit in memory.\n"
       "Instances and schedules are JSON files (formats optpipe-instance/1 and optpipe-schedule/1)."};
@@ -272,7 +298,7 @@ int main_impl(int argc, char** argv) {
         if (name == "best" || find_heuristic(name)) return {};
         return "unknown heuristic \"" + name + "\" (choose best or one of: " + heuristic_names() + ")";
       });
-  schedule->add_option("-o,--output", sa.output, "write the schedule here (optpipe-schedule/1 JSON)");
+  schedule->add_option("-o,--output", sa.output, "write the schedule here (optpipe-schedule/1 JSON; - for stdout)");
   schedule->add_option("--svg", sa.svg, "write an SVG Gantt chart of the schedule here");
   schedule->add_flag("--gantt", sa.gantt, "print a text Gantt chart");
   schedule->add_flag("-v,--verbose", sa.verbose, "per-heuristic progress, time and choices");
@@ -302,6 +328,7 @@ int main_impl(int argc, char** argv) {
   render->add_flag("--no-transfers", ra.no_transfers, "leave out the offload/reload lanes");
 
   auto* list = app.add_subcommand("heuristics", "List the baseline heuristics");
+  auto* devices = app.add_subcommand("devices", "Show the CUDA devices this build can use");
 
   try {
     app.parse(argc, argv);
@@ -314,6 +341,7 @@ int main_impl(int argc, char** argv) {
   if (*val) return run_validate(vi, vs);
   if (*render) return run_render(ra);
   if (*list) return run_list();
+  if (*devices) return run_devices();
   return kBadInput;
 }
 
