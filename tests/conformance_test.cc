@@ -1,5 +1,5 @@
-// Conformance vectors from ../shared/conformance (computed from the spec by an independent
-// implementation): simulated makespans, bubbles and peaks of given schedules, deadlocks, and
+// Conformance vectors (tests/data/conformance, a copy of ../shared/conformance, computed from
+// the spec by an independent implementation): simulated makespans, bubbles and peaks of given schedules, deadlocks, and
 // proven optima. A disagreement means one side misreads the spec.
 #include <gtest/gtest.h>
 
@@ -47,7 +47,7 @@ Schedule schedule_from_lists(const Instance& inst, const json& devices) {
 json load_json(const fs::path& p) { return json::parse(read_text_file(p.string())); }
 
 TEST(Conformance, SimulatedVectors) {
-  if (!have_conformance()) GTEST_SKIP() << "no conformance data at " << conformance_dir();
+  ASSERT_TRUE(have_conformance()) << "no conformance data at " << conformance_dir();
   const json vectors = load_json(conformance_dir() / "vectors.json");
   ASSERT_GE(vectors.size(), 40u);
   std::map<std::string, Instance> instances;
@@ -82,8 +82,23 @@ TEST(Conformance, SimulatedVectors) {
   EXPECT_GT(infeasible, 0);
 }
 
+TEST(ConformanceData, MatchesTheSharedCopy) {
+  const fs::path shared(OPTPIPE_SHARED_CONFORMANCE_DIR);
+  if (!fs::exists(shared / "vectors.json")) GTEST_SKIP() << "no shared conformance data at " << shared;
+  int compared = 0;
+  for (const auto& entry : fs::directory_iterator(shared)) {
+    if (entry.path().extension() != ".json") continue;
+    const fs::path mine = conformance_dir() / entry.path().filename();
+    ASSERT_TRUE(fs::exists(mine)) << mine << " is missing: copy " << entry.path() << " into the repository";
+    EXPECT_EQ(read_text_file(mine.string()), read_text_file(entry.path().string()))
+        << mine << " differs from " << entry.path() << ": the shared data changed, update the copy";
+    ++compared;
+  }
+  EXPECT_GT(compared, 5);
+}
+
 TEST(Conformance, OptimalSchedulesReachTheirOptimum) {
-  if (!have_conformance()) GTEST_SKIP() << "no conformance data at " << conformance_dir();
+  ASSERT_TRUE(have_conformance()) << "no conformance data at " << conformance_dir();
   const json optima = load_json(conformance_dir() / "optima.json");
   ASSERT_FALSE(optima.empty());
   for (const auto& [name, entry] : optima.items()) {
