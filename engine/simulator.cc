@@ -246,22 +246,26 @@ bool Simulator::complete_compute(int d) {
     change_memory(d, -inst_.freed_by_w(a.stage), t);
   } else if (a.type == OpType::F && a.r > 0) {
     const Stage& st = inst_.stages[a.stage];
-    const double dur = st.offload.value_or(0.0) * a.r;
-    Transfer tr;
-    tr.kind = Transfer::Kind::kOffload;
-    tr.device = d;
-    tr.group = group_of_[d];
-    tr.stage = a.stage;
-    tr.mb = a.mb;
-    tr.list_index = k;
-    tr.r = a.r;
-    tr.bytes = st.activation * a.r;
-    tr.request = t;
-    transfers_.push_back(tr);
-    enqueue(d2h_[group_of_[d]], {t, d, k, a.stage * m_ + a.mb, dur, tr.bytes, false,
-                                 static_cast<int>(transfers_.size()) - 1});
+    const int tr = record_transfer(Transfer::Kind::kOffload, d, k, a, a.r, t);
+    enqueue(d2h_[group_of_[d]], {t, d, k, a.stage * m_ + a.mb, st.offload.value_or(0.0) * a.r,
+                                 transfers_[tr].bytes, false, tr});
   }
   return true;
+}
+
+int Simulator::record_transfer(Transfer::Kind kind, int d, int k, const Action& a, double r, double request) {
+  Transfer tr;
+  tr.kind = kind;
+  tr.device = d;
+  tr.group = group_of_[d];
+  tr.stage = a.stage;
+  tr.mb = a.mb;
+  tr.list_index = k;
+  tr.r = r;
+  tr.bytes = inst_.stages[a.stage].activation * r;
+  tr.request = request;
+  transfers_.push_back(tr);
+  return static_cast<int>(transfers_.size()) - 1;
 }
 
 void Simulator::enqueue(Channel& ch, const Request& req) {
@@ -286,19 +290,9 @@ bool Simulator::advance_device(int d, double t) {
     const std::size_t sj = static_cast<std::size_t>(a.stage) * m_ + a.mb;
     const double r = level_[sj];
     const Stage& st = inst_.stages[a.stage];
-    Transfer tr;
-    tr.kind = Transfer::Kind::kReload;
-    tr.device = d;
-    tr.group = group_of_[d];
-    tr.stage = a.stage;
-    tr.mb = a.mb;
-    tr.list_index = pc_[d];
-    tr.r = r;
-    tr.bytes = st.activation * r;
-    tr.request = now_[d];
-    transfers_.push_back(tr);
+    const int tr = record_transfer(Transfer::Kind::kReload, d, pc_[d], a, r, now_[d]);
     enqueue(h2d_[group_of_[d]], {now_[d], d, pc_[d], static_cast<int>(sj), st.reload.value_or(0.0) * r,
-                                 tr.bytes, true, static_cast<int>(transfers_.size()) - 1});
+                                 transfers_[tr].bytes, true, tr});
     if (opt_.record_timeline) out_->timeline[d][pc_[d]] = {now_[d], now_[d]};
     ++pc_[d];
     progress = true;

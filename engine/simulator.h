@@ -132,6 +132,8 @@ class Simulator {
   bool advance_device(int d, double t);
   bool try_start_channel(Channel& ch, double t, bool reloads);
   void complete_transfer(Channel& ch);
+  // Appends a Transfer record for action `a` (list index k of device d); returns its index.
+  int record_transfer(Transfer::Kind kind, int d, int k, const Action& a, double r, double request);
   void enqueue(Channel& ch, const Request& req);
   void change_memory(int d, double delta, double t);
   double ready_time(const Action& a, bool* known, int* waiting_op) const;

@@ -13,6 +13,7 @@
 #include "engine/simulator.h"
 #include "engine/validator.h"
 #include "tests/test_paths.h"
+#include "tests/test_util.h"
 
 namespace optpipe {
 namespace {
@@ -29,19 +30,7 @@ Instance load_named(const std::string& name) {
 }
 
 Schedule schedule_from_lists(const Instance& inst, const json& devices) {
-  Schedule s;
-  s.instance = inst.name;
-  for (const auto& list : devices) {
-    std::vector<Action> actions;
-    for (const auto& text : list) {
-      std::string why;
-      auto a = parse_action(text.get<std::string>(), &why);
-      EXPECT_TRUE(a.has_value()) << why;
-      if (a) actions.push_back(*a);
-    }
-    s.devices.push_back(actions);
-  }
-  return s;
+  return testing::lists(inst, devices.get<std::vector<std::vector<std::string>>>());
 }
 
 json load_json(const fs::path& p) { return json::parse(read_text_file(p.string())); }
