@@ -6,6 +6,8 @@
 #include <optional>
 #include <sstream>
 
+#include <tbb/parallel_for.h>
+
 #include "engine/bytes.h"
 #include "engine/simulator.h"
 #include "heuristics/base_schedules.h"
@@ -44,6 +46,48 @@ double overflow(const Instance& inst, const SimResult& r) {
   return total;
 }
 
+// The memory offloading cannot remove, per device, under the base's own timing: static memory,
+// an activation while its F or B runs, the part of it above the largest offload level in
+// between (all of it for stages that cannot offload), and the weight activation from B's end to
+// W's end. When its peak is over the limit, no offload placement fits this order (up to the
+// timing shifts that waits cause, which do not change how many Ws are pending).
+std::optional<std::string> irreducible_overflow(const Instance& inst, const Schedule& sch, const SimResult& r) {
+  const double top = inst.offload_levels.back();
+  for (int d = 0; d < inst.num_devices(); ++d) {
+    std::vector<std::pair<double, double>> events;  // (time, delta); removals sort first at equal times
+    const auto& list = sch.devices[d];
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const Action& a = list[k];
+      if (a.type != OpType::F) continue;
+      const Stage& st = inst.stages[a.stage];
+      const int b = find_action(list, OpType::B, a.stage, a.mb);
+      const ActionTiming& tf = r.timeline[d][k];
+      const ActionTiming& tb = r.timeline[d][b];
+      const double kept = st.offloadable() ? (1.0 - top) * st.activation : st.activation;
+      events.emplace_back(tf.start, st.activation);
+      events.emplace_back(tf.end, kept - st.activation);
+      events.emplace_back(tb.start, st.activation - kept);
+      events.emplace_back(tb.end, -inst.freed_by_b(a.stage));
+      if (inst.split_backward) {
+        const int w = find_action(list, OpType::W, a.stage, a.mb);
+        events.emplace_back(r.timeline[d][w].end, -inst.freed_by_w(a.stage));
+      }
+    }
+    std::sort(events.begin(), events.end());
+    double mem = inst.devices[d].static_memory, peak = mem;
+    for (const auto& [t, delta] : events) {
+      mem += delta;
+      peak = std::max(peak, mem);
+    }
+    if (peak > inst.devices[d].memory_limit + kMemoryTolerance) {
+      return "device " + std::to_string(d) + " needs " + format_bytes(peak) +
+             " even with every activation offloaded between its F and B (weight activations waiting for W, "
+             "activations in use) > limit " + format_bytes(inst.devices[d].memory_limit);
+    }
+  }
+  return std::nullopt;
+}
+
 struct Repaired {
   std::optional<Schedule> schedule;
   double makespan = kInf;
@@ -68,6 +112,17 @@ class Repairer {
     std::vector<std::tuple<int, int, int, double>> offloaded;  // device, stage, mb, lifespan
     int budget = 1;
     for (const Stage& st : inst_.stages) budget += st.offloadable() ? inst_.microbatches * static_cast<int>(inst_.offload_levels.size()) : 0;
+    {
+      const SimResult first = sim_.run(sch, free_);
+      if (!first.feasible) {
+        out.reason = "AdaOffload on " + base.origin + ": order deadlocks: " + first.reason;
+        return out;
+      }
+      if (auto why = irreducible_overflow(inst_, sch, first)) {
+        out.reason = "AdaOffload on " + base.origin + ": " + *why;
+        return out;
+      }
+    }
     SimResult final_run;
     for (int step = 0; step <= budget; ++step) {
       // With the limits enforced, waits for memory may already make the schedule fit.
@@ -245,19 +300,25 @@ Built AdaOffload::build(const Instance& inst) const {
   for (const Stage& st : inst.stages) any = any || st.offloadable();
   const auto bases = memory_oblivious_bases(inst);
   if (bases.empty()) return Built::fail("AdaOffload: no memory-oblivious base schedule applies to this instance");
-  Repairer repair(inst);
+  // Bases are independent: repair them in parallel, then keep the fastest (ties: the earlier
+  // base), so the result does not depend on the thread count.
+  std::vector<Repaired> repaired(bases.size());
+  tbb::parallel_for(std::size_t{0}, bases.size(), [&](std::size_t i) {
+    Repairer repair(inst);
+    repaired[i] = repair.run(bases[i]);
+  });
   Repaired best;
   std::string origin;
   std::string last_reason;
-  for (const BaseSchedule& base : bases) {
-    Repaired r = repair.run(base);
+  for (std::size_t i = 0; i < bases.size(); ++i) {
+    Repaired& r = repaired[i];
     if (!r.schedule) {
       last_reason = r.reason;
       continue;
     }
     if (r.makespan < best.makespan - kTimeEps) {
       best = std::move(r);
-      origin = base.origin;
+      origin = bases[i].origin;
     }
   }
   if (!best.schedule) {

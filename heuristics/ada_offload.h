@@ -4,7 +4,9 @@
 // "AdaOffload", as the feasible initial schedule of its MILP; its algorithm is not public. This
 // is our reconstruction (../shared/background/optpipe-paper.md §3.1), in the PipeOffload
 // lineage (arXiv 2503.01328, §2: prefer the longest lifespans):
-//   1. Start from every memory-oblivious schedule (base_schedules.h; up to 16 distinct bases).
+//   1. Start from every memory-oblivious schedule (base_schedules.h; up to 16 distinct bases),
+//      skipping those whose memory that offload cannot remove (weight activations waiting for
+//      W, activations in use) is already over the limit in their own timing.
 //   2. Simulate without memory limits and find the first moment t a device d exceeds its limit.
 //   3. Among d's activations resident at t (F started, B not ended) whose stage can offload,
 //      pick one whose round trip fits around t (offload ends by t, reload can start after t),
@@ -16,7 +18,8 @@
 //   5. Repeat 2-4 until every device fits, then check with the limits enforced.
 //   6. Drop offloads that turn out unnecessary (shortest lifespans first) while the schedule
 //      stays feasible and no slower.
-// The best result over the bases wins.
+// The bases are repaired in parallel (TBB); the best result wins, ties to the earlier base, so
+// the result does not depend on the thread count.
 //
 // Complexity: each repair step is ≤ 4 simulations of O(E·(D+G)); the number of steps is at
 // most the number of offloadable forwards times the number of levels.

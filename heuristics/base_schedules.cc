@@ -41,8 +41,9 @@ std::vector<BaseSchedule> memory_oblivious_bases(const Instance& inst, std::size
       o.prioritize_b = prioritize_b;
       std::string why;
       if (auto s = zb_greedy_schedule(inst, o, &why)) {
-        consider(cap ? "ZB greedy (" + std::to_string(static_cast<int>(*cap)) + " activations, no memory limit)"
-                     : std::string("ZB greedy (no memory limit)"),
+        const std::string order = prioritize_b ? "B first" : "F first";
+        consider(cap ? "ZB greedy (" + std::to_string(static_cast<int>(*cap)) + " activations, " + order + ")"
+                     : "ZB greedy (no memory limit, " + order + ")",
                  std::move(*s));
       }
     }

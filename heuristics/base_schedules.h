@@ -13,7 +13,7 @@
 namespace optpipe {
 
 struct BaseSchedule {
-  std::string origin;      // e.g. "1F1B", "ZB greedy (no memory limit)"
+  std::string origin;      // e.g. "1F1B", "ZB greedy (no memory limit, B first)"
   Schedule schedule;       // no offload
   double free_makespan;    // makespan with memory limits ignored
 };

@@ -3,7 +3,7 @@
 // A heuristic turns an instance into per-device action lists (build), or says why it cannot
 // (wrong placement, unsplit backward, ...). run_heuristic() then measures the lists with the
 // simulator and turns a memory deadlock into a reason a person can act on, e.g.
-//   "1F1B needs 52.1 GiB on device 0 (static 20.0 GiB + 4.0 activations of 8.00 GiB) > limit 48.0 GiB".
+//   "1F1B needs 4.0 activations on device 0: 52.0 GiB (static 20.0 GiB + 4.0 x 8.00 GiB) > limit 48.0 GiB".
 // Heuristics are stateless and thread-safe; statistics of one run come back in the result.
 #pragma once
 

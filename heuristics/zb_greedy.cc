@@ -227,7 +227,7 @@ Built ZbGreedy::build(const Instance& inst) const {
           best_makespan = r.makespan;
           best = std::move(sch);
           std::ostringstream detail;
-          detail << "cap " << (cap ? std::to_string(static_cast<int>(*cap / p)) + "p activations" : std::string("= memory limit"))
+          detail << "budget " << (cap ? "min(limit, " + std::to_string(static_cast<int>(*cap / p)) + "p activations)" : std::string("= memory limit"))
                  << ", prioritize_b " << (prioritize_b ? "on" : "off") << ", fill small gaps "
                  << (fill ? "on" : "off");
           best_detail = detail.str();
