@@ -73,6 +73,14 @@ void Simulator::reset(const Schedule& schedule, const SimOptions& options) {
     }
   }
   transfers_.clear();
+  while (!events_.empty()) events_.pop();
+  device_dirty_.assign(D_, 0);
+  dirty_devices_.clear();
+  scratch_.clear();
+  d2h_dirty_.assign(G_, 0);
+  h2d_dirty_.assign(G_, 0);
+  dirty_d2h_.clear();
+  dirty_h2d_.clear();
   remaining_ = 0;
   makespan_ = 0;
   for (int d = 0; d < D_; ++d) {
@@ -104,62 +112,49 @@ SimResult Simulator::run(const Schedule& schedule, const SimOptions& options) {
     for (int d = 0; d < D_; ++d) result.memory[d].push_back({0.0, mem_[d]});
   }
 
+  // All devices and channels start dirty: everything may be able to start at t = 0.
+  for (int d = 0; d < D_; ++d) mark_device(d);
+  for (int g = 0; g < G_; ++g) mark_channel(g, false), mark_channel(g, true);
+
   double t = 0.0;
   bool deadlocked = false;
   while (true) {
     // Settle everything that happens at time t (see the header for the order).
-    bool progress = true;
-    while (progress) {
-      progress = false;
-      for (int d = 0; d < D_; ++d) {
-        if (running_[d] && run_end_[d] <= t + kTimeEps) progress |= complete_compute(d);
+    while (true) {
+      while (!events_.empty() && events_.top().time <= t + kTimeEps) {
+        const Event e = events_.top();
+        events_.pop();
+        handle(e);
       }
-      for (auto* chans : {&d2h_, &h2d_}) {
-        for (Channel& ch : *chans) {
-          if (ch.busy && ch.busy_end <= t + kTimeEps) {
-            complete_transfer(ch);
-            progress = true;
-          }
-        }
-      }
-      for (int d = 0; d < D_; ++d) {
+      bool progress = false;
+      // Devices in id order; only those whose situation changed can start something.
+      std::sort(dirty_devices_.begin(), dirty_devices_.end());
+      std::swap(dirty_devices_, scratch_);
+      dirty_devices_.clear();
+      for (int d : scratch_) {
+        device_dirty_[d] = 0;
         if (!running_[d]) progress |= advance_device(d, t);
       }
-      for (Channel& ch : d2h_) progress |= try_start_channel(ch, t, false);
-      if (progress) continue;
-      for (Channel& ch : h2d_) progress |= try_start_channel(ch, t, true);
+      scratch_.clear();
+      progress |= start_dirty_channels(t, false);
+      if (progress || (!events_.empty() && events_.top().time <= t + kTimeEps)) continue;
+      // Additions of reloads come last at an instant.
+      if (!start_dirty_channels(t, true) && (events_.empty() || events_.top().time > t + kTimeEps) &&
+          dirty_devices_.empty()) {
+        break;
+      }
     }
     if (remaining_ == 0) break;
-
-    // Advance to the next event.
-    double next = kInf;
-    for (int d = 0; d < D_; ++d) {
-      if (running_[d]) {
-        next = std::min(next, run_end_[d]);
-      } else if (pc_[d] < static_cast<int>(schedule.devices[d].size())) {
-        bool ok = false;
-        int waiting = -1;
-        const double ready = ready_time(schedule.devices[d][pc_[d]], &ok, &waiting);
-        if (ok) {
-          const double start = std::max(now_[d], ready);
-          if (start > t + kTimeEps) next = std::min(next, start);
-        }
-      }
-    }
-    for (auto* chans : {&d2h_, &h2d_}) {
-      for (const Channel& ch : *chans) {
-        if (ch.busy) next = std::min(next, ch.busy_end);
-      }
-    }
-    if (next == kInf) {
+    if (events_.empty()) {
       deadlocked = true;
       result.stop_time = t;
       result.stalls = find_stalls();
       result.reason = describe_deadlock(t, result.stalls);
       break;
     }
-    t = next;
+    t = events_.top().time;
   }
+  while (!events_.empty()) events_.pop();
 
   result.feasible = !deadlocked;
   result.makespan = makespan_;
@@ -178,6 +173,68 @@ SimResult Simulator::run(const Schedule& schedule, const SimOptions& options) {
   if (opt_.record_timeline) result.transfers = transfers_;
   out_ = nullptr;
   return result;
+}
+
+void Simulator::mark_device(int d) {
+  if (device_dirty_[d]) return;
+  device_dirty_[d] = 1;
+  dirty_devices_.push_back(d);
+}
+
+void Simulator::mark_channel(int g, bool reload) {
+  auto& dirty = reload ? h2d_dirty_ : d2h_dirty_;
+  if (dirty[g]) return;
+  dirty[g] = 1;
+  (reload ? dirty_h2d_ : dirty_d2h_).push_back(g);
+}
+
+// Everything whose wait may end when device d's memory or inputs change.
+void Simulator::mark_around(int d, int stage) {
+  mark_device(d);
+  if (stage > 0) mark_device(inst_.stages[stage - 1].device);
+  if (stage + 1 < S_) mark_device(inst_.stages[stage + 1].device);
+  mark_channel(group_of_[d], true);
+}
+
+void Simulator::handle(const Event& e) {
+  switch (e.kind) {
+    case Event::Kind::kCompute: {
+      const Action& a = sch_->devices[e.id][run_index_[e.id]];
+      complete_compute(e.id);
+      mark_around(e.id, a.stage);
+      break;
+    }
+    case Event::Kind::kTransfer: {
+      Channel& ch = e.reload ? h2d_[e.id] : d2h_[e.id];
+      const int device = ch.queue[ch.head].device;
+      complete_transfer(ch);
+      mark_device(device);
+      mark_channel(e.id, e.reload);
+      mark_channel(e.id, true);  // an offload's end frees memory and unblocks its reload
+      break;
+    }
+    case Event::Kind::kWake: mark_device(e.id); break;
+  }
+}
+
+bool Simulator::start_dirty_channels(double t, bool reloads) {
+  auto& dirty = reloads ? h2d_dirty_ : d2h_dirty_;
+  auto& list = reloads ? dirty_h2d_ : dirty_d2h_;
+  auto& chans = reloads ? h2d_ : d2h_;
+  if (list.empty()) return false;
+  std::sort(list.begin(), list.end());  // channels are independent; sorted only for a fixed order
+  std::swap(list, scratch_);
+  list.clear();
+  bool progress = false;
+  for (int g : scratch_) {
+    dirty[g] = 0;
+    if (try_start_channel(chans[g], t, reloads)) {
+      progress = true;
+      events_.push({chans[g].busy_end, Event::Kind::kTransfer, g, reloads});
+    }
+  }
+  scratch_.clear();
+  return progress;
 }
 
 double Simulator::ready_time(const Action& a, bool* ok, int* waiting_op) const {
@@ -249,6 +306,7 @@ bool Simulator::complete_compute(int d) {
     const int tr = record_transfer(Transfer::Kind::kOffload, d, k, a, a.r, t);
     enqueue(d2h_[group_of_[d]], {t, d, k, a.stage * m_ + a.mb, st.offload.value_or(0.0) * a.r,
                                  transfers_[tr].bytes, false, tr});
+    mark_channel(group_of_[d], false);
   }
   return true;
 }
@@ -293,6 +351,7 @@ bool Simulator::advance_device(int d, double t) {
     const int tr = record_transfer(Transfer::Kind::kReload, d, pc_[d], a, r, now_[d]);
     enqueue(h2d_[group_of_[d]], {now_[d], d, pc_[d], static_cast<int>(sj), st.reload.value_or(0.0) * r,
                                  transfers_[tr].bytes, true, tr});
+    mark_channel(group_of_[d], true);
     if (opt_.record_timeline) out_->timeline[d][pc_[d]] = {now_[d], now_[d]};
     ++pc_[d];
     progress = true;
@@ -304,7 +363,10 @@ bool Simulator::advance_device(int d, double t) {
   const double ready = ready_time(a, &ok, &waiting);
   if (!ok) return progress;
   const double start = std::max({now_[d], ready, t});
-  if (start > t + kTimeEps) return progress;
+  if (start > t + kTimeEps) {
+    events_.push({start, Event::Kind::kWake, d, false});  // inputs arrive later
+    return progress;
+  }
   if (a.type == OpType::F) {
     const double act = inst_.stages[a.stage].activation;
     if (opt_.enforce_memory_limit && mem_[d] + act > inst_.devices[d].memory_limit + kMemoryTolerance) {
@@ -317,6 +379,7 @@ bool Simulator::advance_device(int d, double t) {
   running_[d] = 1;
   run_index_[d] = pc_[d];
   run_end_[d] = start + dur_[static_cast<int>(a.type) * S_ + a.stage];
+  events_.push({run_end_[d], Event::Kind::kCompute, d, false});
   if (opt_.record_timeline) out_->timeline[d][pc_[d]].start = start;
   ++pc_[d];
   return true;

@@ -20,13 +20,18 @@
 // Memory is in bytes (doubles, fractional bytes allowed); a fit test tolerates kMemoryTolerance
 // (1 byte) of floating-point rounding.
 //
-// Complexity: O(E · (D + G)) for E distinct event times, D devices and G PCIe groups, with
-// E ≤ number of actions + transfers. No allocation per event; a Simulator object keeps its
-// buffers between runs, so repeated runs on one instance allocate nothing after the first.
+// Events (compute ends, transfer ends, input-ready wake-ups) wait in a binary heap; an event
+// marks only the devices and channels whose waits it can end (the device itself, the devices of
+// the neighbouring stages, the PCIe group's channels), and only marked ones are re-examined.
+// Complexity: O(N log N) for N actions and transfers.
+// A Simulator object keeps its buffers between runs, so repeated runs on one instance allocate
+// almost nothing after the first.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <queue>
 #include <string>
 #include <vector>
 
@@ -120,6 +125,15 @@ class Simulator {
     bool reload;
     int transfer;  // index into transfers_ (always recorded internally)
   };
+  // A pending event: a compute or transfer end, or a device whose inputs arrive at `time`.
+  struct Event {
+    enum class Kind : std::uint8_t { kCompute, kTransfer, kWake };
+    double time;
+    Kind kind;
+    int id;       // device (compute, wake) or PCIe group (transfer)
+    bool reload;  // transfer: on the H2D channel
+    bool operator>(const Event& o) const { return time > o.time; }
+  };
   struct Channel {
     std::vector<Request> queue;
     std::size_t head = 0;
@@ -128,6 +142,11 @@ class Simulator {
   };
 
   void reset(const Schedule& schedule, const SimOptions& options);
+  void mark_device(int d);
+  void mark_channel(int g, bool reload);
+  void mark_around(int d, int stage);
+  void handle(const Event& e);
+  bool start_dirty_channels(double t, bool reloads);
   bool complete_compute(int d);
   bool advance_device(int d, double t);
   bool try_start_channel(Channel& ch, double t, bool reloads);
@@ -161,6 +180,9 @@ class Simulator {
   std::vector<double> off_end_, rel_end_;     // [sj]
   std::vector<Channel> d2h_, h2d_;            // [group]
   std::vector<Transfer> transfers_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  std::vector<char> device_dirty_, d2h_dirty_, h2d_dirty_;
+  std::vector<int> dirty_devices_, dirty_d2h_, dirty_h2d_, scratch_;
   int remaining_ = 0;
   double makespan_ = 0;
   SimResult* out_ = nullptr;
