@@ -1,5 +1,7 @@
 // The `optpipe` command end to end: runs the built binary, checks exit codes (0 success, 1 a
 // negative answer, 2 bad input), what it prints and the files it writes.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -39,7 +41,10 @@ std::string quote(const std::string& s) {
   return out + "'";
 }
 
-std::string temp_path(const std::string& name) { return ::testing::TempDir() + "optpipe-cli-" + name; }
+// Unique per process: CTest runs the tests in parallel, each in its own process.
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "optpipe-cli-" + std::to_string(::getpid()) + "-" + name;
+}
 
 std::string instance_path(const std::string& name) {
   return std::string(OPTPIPE_SOURCE_DIR) + "/instances/" + name + ".json";

@@ -1,5 +1,7 @@
 // Schedule files (spec §5): shape errors name their place, informational fields are kept, and
 // text and file round trips are lossless.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -202,7 +204,7 @@ TEST(ScheduleIo, TextRoundTrip) {
 }
 
 TEST(ScheduleIo, SaveAndLoad) {
-  const std::string path = ::testing::TempDir() + "optpipe-schedule-io-test.json";
+  const std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "-optpipe-schedule-io-test.json";
   const Schedule sch = full_schedule();
   save_schedule(sch, path);
   expect_same(sch, load_schedule(path));
