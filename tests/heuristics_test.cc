@@ -60,22 +60,6 @@ Schedule build_or_fail(const Heuristic& h, const Instance& inst) {
   return b.schedule ? *b.schedule : Schedule{};
 }
 
-// The Zero Bubble paper's bubble: max over devices of (end of its last compute op - start of its
-// first) - its busy time.
-double span_bubble(const Schedule& sch, const SimResult& sim) {
-  double worst = 0;
-  for (int d = 0; d < sch.num_devices(); ++d) {
-    double first = kInf, last = -kInf;
-    for (std::size_t k = 0; k < sch.devices[d].size(); ++k) {
-      if (!sch.devices[d][k].is_compute()) continue;
-      first = std::min(first, sim.timeline[d][k].start);
-      last = std::max(last, sim.timeline[d][k].end);
-    }
-    if (first <= last) worst = std::max(worst, last - first - sim.busy[d]);
-  }
-  return worst;
-}
-
 // ---------------------------------------------------------------------------------------------
 // 1. Closed forms.
 
@@ -152,7 +136,7 @@ TEST(Heuristics, OneFOneBFusedBackwardBubble) {
       const Schedule sch = build_or_fail(OneFOneB(), inst);
       const SimResult r = run_sim(inst, sch);
       ASSERT_TRUE(r.feasible) << r.reason;
-      EXPECT_NEAR(span_bubble(sch, r), (p - 1) * 3.0, 1e-9) << "p=" << p << " m=" << m;
+      EXPECT_NEAR(testing::span_bubble(sch, r), (p - 1) * 3.0, 1e-9) << "p=" << p << " m=" << m;
       EXPECT_NEAR(r.makespan, (m + p - 1) * 3.0, 1e-9) << "p=" << p << " m=" << m;
     }
   }
@@ -174,7 +158,7 @@ TEST(Heuristics, ZbH1BubbleClosedForm) {
         const Schedule sch = build_or_fail(ZbH1(), inst);
         const SimResult r = run_sim(inst, sch);
         ASSERT_TRUE(r.feasible) << r.reason;
-        EXPECT_NEAR(span_bubble(sch, r), expected, 1e-9)
+        EXPECT_NEAR(testing::span_bubble(sch, r), expected, 1e-9)
             << "p=" << p << " m=" << m << " F=" << t.f << " B=" << t.b << " W=" << t.w;
       }
     }
@@ -191,7 +175,7 @@ TEST(Heuristics, ZbH2BubbleClosedForm) {
         const Schedule sch = build_or_fail(ZbH2(), inst);
         const SimResult r = run_sim(inst, sch);
         ASSERT_TRUE(r.feasible) << r.reason;
-        EXPECT_NEAR(span_bubble(sch, r), expected, 1e-9)
+        EXPECT_NEAR(testing::span_bubble(sch, r), expected, 1e-9)
             << "p=" << p << " m=" << m << " F=" << t.f << " B=" << t.b << " W=" << t.w;
       }
     }
@@ -205,9 +189,9 @@ TEST(Heuristics, ZbH1AndH2BeatOneFOneBAtEqualTimes) {
     const Instance inst = testing::uniform_instance(p, 3 * p, 1, 1, 1);
     const Schedule a = build_or_fail(OneFOneB(), inst), h1 = build_or_fail(ZbH1(), inst),
                    h2 = build_or_fail(ZbH2(), inst);
-    EXPECT_NEAR(span_bubble(a, run_sim(inst, a)), 2.0 * (p - 1), 1e-9);
-    EXPECT_NEAR(span_bubble(h1, run_sim(inst, h1)), 1.0 * (p - 1), 1e-9);
-    EXPECT_NEAR(span_bubble(h2, run_sim(inst, h2)), 0.0, 1e-9);
+    EXPECT_NEAR(testing::span_bubble(a, run_sim(inst, a)), 2.0 * (p - 1), 1e-9);
+    EXPECT_NEAR(testing::span_bubble(h1, run_sim(inst, h1)), 1.0 * (p - 1), 1e-9);
+    EXPECT_NEAR(testing::span_bubble(h2, run_sim(inst, h2)), 0.0, 1e-9);
   }
 }
 

@@ -166,20 +166,6 @@ TEST(Interleaved1F1B, RankZeroPeak) {
   }
 }
 
-double span_bubble(const SimResult& sim) {
-  double worst = 0;
-  for (std::size_t d = 0; d < sim.timeline.size(); ++d) {
-    double first = 1e300, last = -1e300;
-    for (const ActionTiming& t : sim.timeline[d]) {
-      if (!t.done()) continue;
-      first = std::min(first, t.start);
-      last = std::max(last, t.end);
-    }
-    worst = std::max(worst, last - first - sim.busy[d]);
-  }
-  return worst;
-}
-
 TEST(Interleaved1F1B, BubbleIsOneVthOfOneFOneB) {
   // [PO] Table 1 / Narayanan et al. §2.2.2: with per-chunk times the interleaved bubble is
   // (p-1)(T_F+T_B+T_W), against v·(p-1)(T_F+T_B+T_W) for 1F1B on the same model (per-device
@@ -194,13 +180,13 @@ TEST(Interleaved1F1B, BubbleIsOneVthOfOneFOneB) {
         ASSERT_TRUE(built.schedule);
         SimOptions opt;
         opt.enforce_memory_limit = false;
-        const double bubble = span_bubble(simulate(inst, *built.schedule, opt));
+        const double bubble = testing::span_bubble(*built.schedule, simulate(inst, *built.schedule, opt));
 
         Instance one = testing::uniform_instance(p, m, v, v, v);
         one.split_backward = false;
         const Built ref = OneFOneB().build(one);
         ASSERT_TRUE(ref.schedule);
-        const double ref_bubble = span_bubble(simulate(one, *ref.schedule, opt));
+        const double ref_bubble = testing::span_bubble(*ref.schedule, simulate(one, *ref.schedule, opt));
         EXPECT_NEAR(ref_bubble, 3.0 * v * (p - 1), 1e-9);
         EXPECT_NEAR(bubble, ref_bubble / v, 1.0) << "p=" << p << " v=" << v << " m=" << m;
       }

@@ -1,6 +1,7 @@
 #include "tests/test_util.h"
 
 #include <algorithm>
+#include <limits>
 
 #include <gtest/gtest.h>
 
@@ -176,6 +177,20 @@ Schedule random_valid_schedule(const Instance& inst, std::mt19937& rng, double o
     }
   }
   return sch;
+}
+
+double span_bubble(const Schedule& sch, const SimResult& sim) {
+  double worst = 0;
+  for (int d = 0; d < sch.num_devices(); ++d) {
+    double first = std::numeric_limits<double>::infinity(), last = -first;
+    for (std::size_t k = 0; k < sch.devices[d].size(); ++k) {
+      if (!sch.devices[d][k].is_compute() || !sim.timeline[d][k].done()) continue;
+      first = std::min(first, sim.timeline[d][k].start);
+      last = std::max(last, sim.timeline[d][k].end);
+    }
+    if (first <= last) worst = std::max(worst, last - first - sim.busy[d]);
+  }
+  return worst;
 }
 
 }  // namespace optpipe::testing

@@ -9,6 +9,7 @@
 
 #include "engine/instance.h"
 #include "engine/schedule.h"
+#include "engine/simulator.h"
 
 namespace optpipe::testing {
 
@@ -39,5 +40,10 @@ Instance random_instance(std::mt19937& rng, const RandomInstanceOptions& options
 // with probability `offload_probability`, and each R is put at a random place between its F
 // and its B.
 Schedule random_valid_schedule(const Instance& instance, std::mt19937& rng, double offload_probability = 0.3);
+
+// The Zero Bubble paper's bubble ([ZB] §5.3: cost = the longest device span): the largest, over
+// devices, of (end of its last compute op - start of its first) - its busy time. R entries are
+// requests, not compute, and do not count.
+double span_bubble(const Schedule& schedule, const SimResult& sim);
 
 }  // namespace optpipe::testing

@@ -353,20 +353,6 @@ TEST(VSchedules, ControllableMemoryOrdering) {
 // ---------------------------------------------------------------------------------------------
 // Bubbles, in the per-device-span sense of [ZB] §5.3 (cost = the longest device span).
 
-double span_bubble(const SimResult& sim) {
-  double worst = 0;
-  for (std::size_t d = 0; d < sim.timeline.size(); ++d) {
-    double first = 1e300, last = -1e300;
-    for (const ActionTiming& t : sim.timeline[d]) {
-      if (!t.done()) continue;
-      first = std::min(first, t.start);
-      last = std::max(last, t.end);
-    }
-    worst = std::max(worst, last - first - sim.busy[d]);
-  }
-  return worst;
-}
-
 // 1F1B's bubble time on the one-stage-per-device version of the model: p stages, times and
 // activation multiplied by `v` (each device's chunks merged), fused backward as in [ZB] Table 2.
 double one_f_one_b_bubble(int p, int m, int v, double f, double b, double w) {
@@ -374,7 +360,7 @@ double one_f_one_b_bubble(int p, int m, int v, double f, double b, double w) {
   one.split_backward = false;
   const Built built = OneFOneB().build(one);
   EXPECT_TRUE(built.schedule);
-  return span_bubble(run_free(one, *built.schedule));
+  return testing::span_bubble(*built.schedule, run_free(one, *built.schedule));
 }
 
 TEST(VSchedules, OneFOneBReferenceBubble) {
@@ -394,11 +380,11 @@ TEST(VSchedules, ZeroBubbleSchedulesAtEqualTimes) {
       const Instance inst = multi_stage_instance(Layout::kV, p, 2, m, spec);
       const Built bz = ZbV().build(inst);
       ASSERT_TRUE(bz.schedule);
-      EXPECT_NEAR(span_bubble(run_free(inst, *bz.schedule)), 0.0, 1e-9) << "ZB-V p=" << p << " m=" << m;
+      EXPECT_NEAR(testing::span_bubble(*bz.schedule, run_free(inst, *bz.schedule)), 0.0, 1e-9) << "ZB-V p=" << p << " m=" << m;
       if (m < 3 * p) continue;
       const Built bv = VZb().build(inst);
       ASSERT_TRUE(bv.schedule);
-      EXPECT_NEAR(span_bubble(run_free(inst, *bv.schedule)), 0.0, 1e-9) << "V-ZB p=" << p << " m=" << m;
+      EXPECT_NEAR(testing::span_bubble(*bv.schedule, run_free(inst, *bv.schedule)), 0.0, 1e-9) << "V-ZB p=" << p << " m=" << m;
     }
   }
 }
@@ -424,7 +410,7 @@ TEST(VSchedules, VHalfAndVMinBubbles) {
       std::string why;
       const auto sch = v_shape_schedule(inst, c.shape, true, &why);
       EXPECT_TRUE(sch) << why;
-      return span_bubble(run_free(inst, *sch));
+      return testing::span_bubble(*sch, run_free(inst, *sch));
     };
     for (int p : {4, 6, 8, 12, 16}) {
       const double b = bubble(p, 3 * p);
@@ -446,9 +432,11 @@ TEST(VSchedules, ReorderHelpsTheBubble) {
     const Instance inst = multi_stage_instance(Layout::kV, p, 2, 3 * p, spec);
     for (VShape shape : {VShape::kMin, VShape::kHalf, VShape::kZb}) {
       std::string why;
-      const SimResult plain = run_free(inst, *v_shape_schedule(inst, shape, false, &why));
-      const SimResult reordered = run_free(inst, *v_shape_schedule(inst, shape, true, &why));
-      EXPECT_LE(span_bubble(reordered), span_bubble(plain) + 1e-9);
+      const Schedule plain_lists = *v_shape_schedule(inst, shape, false, &why);
+      const Schedule reordered_lists = *v_shape_schedule(inst, shape, true, &why);
+      const SimResult plain = run_free(inst, plain_lists);
+      const SimResult reordered = run_free(inst, reordered_lists);
+      EXPECT_LE(testing::span_bubble(reordered_lists, reordered), testing::span_bubble(plain_lists, plain) + 1e-9);
       EXPECT_LE(peak_units(reordered, 1.0), peak_units(plain, 1.0) + 1e-9);
     }
   }
@@ -472,7 +460,7 @@ TEST(VSchedules, PrintSmallCases) {
     EXPECT_FALSE(chart.empty());
     if (print) {
       std::cout << h->title() << " (d=4, m=8, unit times): makespan " << r.sim.makespan << ", span bubble "
-                << span_bubble(r.sim) << "\n" << chart << "\n";
+                << testing::span_bubble(*r.schedule, r.sim) << "\n" << chart << "\n";
     }
   }
 }
