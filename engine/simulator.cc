@@ -42,29 +42,24 @@ Simulator::Simulator(const Instance& instance)
   for (int s = 0; s + 1 < S_; ++s) comm_after_[s] = instance.comm_after(s);
 }
 
-void Simulator::reset(const Schedule& schedule, const SimOptions& options) {
-  sch_ = &schedule;
-  opt_ = options;
-  if (schedule.num_devices() != D_) {
-    throw InputError("schedule has " + std::to_string(schedule.num_devices()) + " device lists, the instance " +
-                     std::to_string(D_) + " devices");
-  }
-  pc_.assign(D_, 0);
-  running_.assign(D_, 0);
-  run_end_.assign(D_, 0.0);
-  run_index_.assign(D_, -1);
-  now_.assign(D_, 0.0);
-  mem_.resize(D_);
-  peak_.resize(D_);
-  for (int d = 0; d < D_; ++d) mem_[d] = peak_[d] = inst_.devices[d].static_memory;
-  start_.assign(static_cast<std::size_t>(3) * S_ * m_, kNaN);
-  end_.assign(static_cast<std::size_t>(3) * S_ * m_, kNaN);
-  level_.assign(static_cast<std::size_t>(S_) * m_, 0.0);
-  off_end_.assign(static_cast<std::size_t>(S_) * m_, kNaN);
-  rel_end_.assign(static_cast<std::size_t>(S_) * m_, kNaN);
-  d2h_.resize(G_);
-  h2d_.resize(G_);
-  for (auto* chans : {&d2h_, &h2d_}) {
+void Simulator::reset_state(const SimOptions& options) {
+  s_.opt = options;
+  s_.pc.assign(D_, 0);
+  s_.running.assign(D_, 0);
+  s_.run_end.assign(D_, 0.0);
+  s_.run_index.assign(D_, -1);
+  s_.now.assign(D_, 0.0);
+  s_.mem.resize(D_);
+  s_.peak.resize(D_);
+  for (int d = 0; d < D_; ++d) s_.mem[d] = s_.peak[d] = inst_.devices[d].static_memory;
+  s_.start.assign(static_cast<std::size_t>(3) * S_ * m_, kNaN);
+  s_.end.assign(static_cast<std::size_t>(3) * S_ * m_, kNaN);
+  s_.level.assign(static_cast<std::size_t>(S_) * m_, 0.0);
+  s_.off_end.assign(static_cast<std::size_t>(S_) * m_, kNaN);
+  s_.rel_end.assign(static_cast<std::size_t>(S_) * m_, kNaN);
+  s_.d2h.resize(G_);
+  s_.h2d.resize(G_);
+  for (auto* chans : {&s_.d2h, &s_.h2d}) {
     for (Channel& ch : *chans) {
       ch.queue.clear();
       ch.head = 0;
@@ -72,92 +67,133 @@ void Simulator::reset(const Schedule& schedule, const SimOptions& options) {
       ch.busy_end = ch.free_at = 0;
     }
   }
-  transfers_.clear();
-  while (!events_.empty()) events_.pop();
-  device_dirty_.assign(D_, 0);
-  dirty_devices_.clear();
-  scratch_.clear();
-  d2h_dirty_.assign(G_, 0);
-  h2d_dirty_.assign(G_, 0);
-  dirty_d2h_.clear();
-  dirty_h2d_.clear();
-  remaining_ = 0;
-  makespan_ = 0;
+  s_.transfers.clear();
+  while (!s_.events.empty()) s_.events.pop();
+  s_.device_dirty.assign(D_, 0);
+  s_.dirty_devices.clear();
+  s_.scratch.clear();
+  s_.d2h_dirty.assign(G_, 0);
+  s_.h2d_dirty.assign(G_, 0);
+  s_.dirty_d2h.clear();
+  s_.dirty_h2d.clear();
+  s_.remaining = 0;
+  s_.makespan = 0;
+  s_.t = 0;
+  s_.open = false;
+  s_.owned.devices.clear();
+  s_.unlisted.assign(D_, 0);
+  s_.next_mb.clear();
+  // Everything may be able to start at t = 0.
+  for (int d = 0; d < D_; ++d) mark_device(d);
+  for (int g = 0; g < G_; ++g) {
+    mark_channel(g, false);
+    mark_channel(g, true);
+  }
+}
+
+void Simulator::reset(const Schedule& schedule, const SimOptions& options) {
+  if (schedule.num_devices() != D_) {
+    throw InputError("schedule has " + std::to_string(schedule.num_devices()) + " device lists, the instance " +
+                     std::to_string(D_) + " devices");
+  }
+  sch_ = &schedule;
+  reset_state(options);
   for (int d = 0; d < D_; ++d) {
-    const auto& list = schedule.devices[d];
-    for (std::size_t k = 0; k < list.size(); ++k) {
-      const Action& a = list[k];
+    const auto& lst = schedule.devices[d];
+    for (std::size_t k = 0; k < lst.size(); ++k) {
+      const Action& a = lst[k];
       if (a.stage < 0 || a.stage >= S_ || a.mb < 0 || a.mb >= m_) {
         throw InputError("devices[" + std::to_string(d) + "][" + std::to_string(k) + "]: " + to_string(a) +
                          " refers to a stage or microbatch the instance does not have");
       }
-      if (a.type == OpType::F) level_[static_cast<std::size_t>(a.stage) * m_ + a.mb] = a.r;
-      if (a.is_compute()) ++remaining_;
+      if (a.type == OpType::F) s_.level[static_cast<std::size_t>(a.stage) * m_ + a.mb] = a.r;
+      if (a.is_compute()) ++s_.remaining;
     }
+  }
+}
+
+void Simulator::start_open() {
+  SimOptions quiet;
+  quiet.record_timeline = false;
+  quiet.record_memory = false;
+  sch_ = nullptr;
+  s_.out = nullptr;
+  reset_state(quiet);
+  s_.open = true;
+  s_.owned.devices.assign(D_, {});
+  s_.next_mb.assign(static_cast<std::size_t>(4) * S_, 0);
+  const int types = inst_.num_compute_types();
+  for (int st = 0; st < S_; ++st) s_.unlisted[inst_.stages[st].device] += types * m_;
+  for (int d = 0; d < D_; ++d) s_.remaining += s_.unlisted[d];
+}
+
+void Simulator::append(int d, const Action& a) {
+  s_.owned.devices[d].push_back(a);
+  if (a.type == OpType::F) s_.level[static_cast<std::size_t>(a.stage) * m_ + a.mb] = a.r;
+  if (a.is_compute()) --s_.unlisted[d];
+  s_.next_mb[static_cast<std::size_t>(a.type) * S_ + a.stage] = a.mb + 1;
+  mark_device(d);
+}
+
+Simulator::Step Simulator::advance() {
+  auto due = [&]() { return !s_.events.empty() && s_.events.top().time <= s_.t + kTimeEps; };
+  while (true) {
+    // Settle everything that happens at time t (see the header for the order).
+    while (true) {
+      while (due()) {
+        const Event e = s_.events.top();
+        s_.events.pop();
+        handle(e);
+      }
+      bool progress = false;
+      // Only devices whose situation changed can start something; their order does not matter
+      // (a device's starts touch only its own memory, and requests are queued by time, device
+      // and list position whatever order they arrive in).
+      while (!s_.dirty_devices.empty()) {
+        const int d = s_.dirty_devices.back();
+        s_.dirty_devices.pop_back();
+        s_.device_dirty[d] = 0;
+        if (s_.running[d]) continue;
+        const DeviceStep r = advance_device(d, s_.t);
+        if (r == DeviceStep::kNeedsDecision) return {Step::Kind::kDecision, d, s_.t};
+        progress |= r == DeviceStep::kProgress;
+      }
+      progress |= start_dirty_channels(s_.t, false);
+      if (progress || due()) continue;
+      // Additions of reloads come last at an instant.
+      if (!start_dirty_channels(s_.t, true) && !due() && s_.dirty_devices.empty()) break;
+    }
+    if (s_.remaining == 0) return {Step::Kind::kDone, -1, s_.t};
+    if (s_.events.empty()) return {Step::Kind::kDeadlock, -1, s_.t};
+    s_.t = s_.events.top().time;
   }
 }
 
 SimResult Simulator::run(const Schedule& schedule, const SimOptions& options) {
   SimResult result;
-  out_ = &result;
+  s_.out = &result;
   reset(schedule, options);
   result.group_of_device = group_of_;
   result.num_groups = G_;
-  if (opt_.record_timeline) {
+  if (s_.opt.record_timeline) {
     result.timeline.resize(D_);
     for (int d = 0; d < D_; ++d) result.timeline[d].assign(schedule.devices[d].size(), ActionTiming{});
   }
-  if (opt_.record_memory) {
+  if (s_.opt.record_memory) {
     result.memory.resize(D_);
-    for (int d = 0; d < D_; ++d) result.memory[d].push_back({0.0, mem_[d]});
+    for (int d = 0; d < D_; ++d) result.memory[d].push_back({0.0, s_.mem[d]});
   }
-
-  // All devices and channels start dirty: everything may be able to start at t = 0.
-  for (int d = 0; d < D_; ++d) mark_device(d);
-  for (int g = 0; g < G_; ++g) mark_channel(g, false), mark_channel(g, true);
-
-  double t = 0.0;
-  bool deadlocked = false;
-  while (true) {
-    // Settle everything that happens at time t (see the header for the order).
-    while (true) {
-      while (!events_.empty() && events_.top().time <= t + kTimeEps) {
-        const Event e = events_.top();
-        events_.pop();
-        handle(e);
-      }
-      bool progress = false;
-      // Devices in id order; only those whose situation changed can start something.
-      std::sort(dirty_devices_.begin(), dirty_devices_.end());
-      std::swap(dirty_devices_, scratch_);
-      dirty_devices_.clear();
-      for (int d : scratch_) {
-        device_dirty_[d] = 0;
-        if (!running_[d]) progress |= advance_device(d, t);
-      }
-      scratch_.clear();
-      progress |= start_dirty_channels(t, false);
-      if (progress || (!events_.empty() && events_.top().time <= t + kTimeEps)) continue;
-      // Additions of reloads come last at an instant.
-      if (!start_dirty_channels(t, true) && (events_.empty() || events_.top().time > t + kTimeEps) &&
-          dirty_devices_.empty()) {
-        break;
-      }
-    }
-    if (remaining_ == 0) break;
-    if (events_.empty()) {
-      deadlocked = true;
-      result.stop_time = t;
-      result.stalls = find_stalls();
-      result.reason = describe_deadlock(t, result.stalls);
-      break;
-    }
-    t = events_.top().time;
+  const Step step = advance();
+  const bool deadlocked = step.kind == Step::Kind::kDeadlock;
+  if (deadlocked) {
+    result.stop_time = s_.t;
+    result.stalls = find_stalls();
+    result.reason = describe_deadlock(s_.t, result.stalls);
   }
-  while (!events_.empty()) events_.pop();
+  while (!s_.events.empty()) s_.events.pop();
 
   result.feasible = !deadlocked;
-  result.makespan = makespan_;
+  result.makespan = s_.makespan;
   result.busy.resize(D_);
   double total_busy = 0;
   for (int d = 0; d < D_; ++d) {
@@ -167,25 +203,25 @@ SimResult Simulator::run(const Schedule& schedule, const SimOptions& options) {
   if (deadlocked) {
     result.bubble = kNaN;  // the ops that never ran make a bubble meaningless
   } else {
-    result.bubble = makespan_ > 0 ? 1.0 - total_busy / (D_ * makespan_) : 0.0;
+    result.bubble = s_.makespan > 0 ? 1.0 - total_busy / (D_ * s_.makespan) : 0.0;
   }
-  result.peak_memory = peak_;
-  if (opt_.record_timeline) result.transfers = transfers_;
-  out_ = nullptr;
+  result.peak_memory = s_.peak;
+  if (s_.opt.record_timeline) result.transfers = s_.transfers;
+  s_.out = nullptr;
   return result;
 }
 
 void Simulator::mark_device(int d) {
-  if (device_dirty_[d]) return;
-  device_dirty_[d] = 1;
-  dirty_devices_.push_back(d);
+  if (s_.device_dirty[d]) return;
+  s_.device_dirty[d] = 1;
+  s_.dirty_devices.push_back(d);
 }
 
 void Simulator::mark_channel(int g, bool reload) {
-  auto& dirty = reload ? h2d_dirty_ : d2h_dirty_;
+  auto& dirty = reload ? s_.h2d_dirty : s_.d2h_dirty;
   if (dirty[g]) return;
   dirty[g] = 1;
-  (reload ? dirty_h2d_ : dirty_d2h_).push_back(g);
+  (reload ? s_.dirty_h2d : s_.dirty_d2h).push_back(g);
 }
 
 // Everything whose wait may end when device d's memory or inputs change.
@@ -199,13 +235,13 @@ void Simulator::mark_around(int d, int stage) {
 void Simulator::handle(const Event& e) {
   switch (e.kind) {
     case Event::Kind::kCompute: {
-      const Action& a = sch_->devices[e.id][run_index_[e.id]];
+      const Action& a = list(e.id)[s_.run_index[e.id]];
       complete_compute(e.id);
       mark_around(e.id, a.stage);
       break;
     }
     case Event::Kind::kTransfer: {
-      Channel& ch = e.reload ? h2d_[e.id] : d2h_[e.id];
+      Channel& ch = e.reload ? s_.h2d[e.id] : s_.d2h[e.id];
       const int device = ch.queue[ch.head].device;
       complete_transfer(ch);
       mark_device(device);
@@ -218,22 +254,22 @@ void Simulator::handle(const Event& e) {
 }
 
 bool Simulator::start_dirty_channels(double t, bool reloads) {
-  auto& dirty = reloads ? h2d_dirty_ : d2h_dirty_;
-  auto& list = reloads ? dirty_h2d_ : dirty_d2h_;
-  auto& chans = reloads ? h2d_ : d2h_;
+  auto& dirty = reloads ? s_.h2d_dirty : s_.d2h_dirty;
+  auto& list = reloads ? s_.dirty_h2d : s_.dirty_d2h;
+  auto& chans = reloads ? s_.h2d : s_.d2h;
   if (list.empty()) return false;
   std::sort(list.begin(), list.end());  // channels are independent; sorted only for a fixed order
-  std::swap(list, scratch_);
+  std::swap(list, s_.scratch);
   list.clear();
   bool progress = false;
-  for (int g : scratch_) {
+  for (int g : s_.scratch) {
     dirty[g] = 0;
     if (try_start_channel(chans[g], t, reloads)) {
       progress = true;
-      events_.push({chans[g].busy_end, Event::Kind::kTransfer, g, reloads});
+      s_.events.push({chans[g].busy_end, Event::Kind::kTransfer, g, reloads});
     }
   }
-  scratch_.clear();
+  s_.scratch.clear();
   return progress;
 }
 
@@ -242,7 +278,7 @@ double Simulator::ready_time(const Action& a, bool* ok, int* waiting_op) const {
   double ready = 0.0;
   *ok = true;
   auto need = [&](int op, double extra) {
-    const double e = end_[op];
+    const double e = s_.end[op];
     if (!known(e)) {
       *ok = false;
       *waiting_op = op;
@@ -258,12 +294,12 @@ double Simulator::ready_time(const Action& a, bool* ok, int* waiting_op) const {
       need(op_id(OpType::F, s, j), 0.0);
       if (*ok && s + 1 < S_) need(op_id(OpType::B, s + 1, j), comm_after_[s]);
       const std::size_t sj = static_cast<std::size_t>(s) * m_ + j;
-      if (*ok && level_[sj] > 0) {
-        if (!known(rel_end_[sj])) {
+      if (*ok && s_.level[sj] > 0) {
+        if (!known(s_.rel_end[sj])) {
           *ok = false;
           *waiting_op = -1 - static_cast<int>(sj);  // negative: waits for the reload of sj
         } else {
-          ready = std::max(ready, rel_end_[sj]);
+          ready = std::max(ready, s_.rel_end[sj]);
         }
       }
       break;
@@ -275,28 +311,28 @@ double Simulator::ready_time(const Action& a, bool* ok, int* waiting_op) const {
 }
 
 void Simulator::change_memory(int d, double delta, double t) {
-  mem_[d] += delta;
-  if (mem_[d] > peak_[d]) peak_[d] = mem_[d];
-  if (opt_.record_memory) {
-    auto& curve = out_->memory[d];
+  s_.mem[d] += delta;
+  if (s_.mem[d] > s_.peak[d]) s_.peak[d] = s_.mem[d];
+  if (s_.opt.record_memory) {
+    auto& curve = s_.out->memory[d];
     if (!curve.empty() && std::fabs(curve.back().time - t) <= kTimeEps) {
-      curve.back().bytes = mem_[d];
+      curve.back().bytes = s_.mem[d];
     } else {
-      curve.push_back({t, mem_[d]});
+      curve.push_back({t, s_.mem[d]});
     }
   }
 }
 
 bool Simulator::complete_compute(int d) {
-  const int k = run_index_[d];
-  const Action& a = sch_->devices[d][k];
-  const double t = run_end_[d];
-  running_[d] = 0;
-  now_[d] = t;
-  end_[op_id(a.type, a.stage, a.mb)] = t;
-  makespan_ = std::max(makespan_, t);
-  --remaining_;
-  if (opt_.record_timeline) out_->timeline[d][k].end = t;
+  const int k = s_.run_index[d];
+  const Action& a = list(d)[k];
+  const double t = s_.run_end[d];
+  s_.running[d] = 0;
+  s_.now[d] = t;
+  s_.end[op_id(a.type, a.stage, a.mb)] = t;
+  s_.makespan = std::max(s_.makespan, t);
+  --s_.remaining;
+  if (s_.opt.record_timeline) s_.out->timeline[d][k].end = t;
   if (a.type == OpType::B) {
     change_memory(d, -inst_.freed_by_b(a.stage), t);
   } else if (a.type == OpType::W) {
@@ -304,8 +340,8 @@ bool Simulator::complete_compute(int d) {
   } else if (a.type == OpType::F && a.r > 0) {
     const Stage& st = inst_.stages[a.stage];
     const int tr = record_transfer(Transfer::Kind::kOffload, d, k, a, a.r, t);
-    enqueue(d2h_[group_of_[d]], {t, d, k, a.stage * m_ + a.mb, st.offload.value_or(0.0) * a.r,
-                                 transfers_[tr].bytes, false, tr});
+    enqueue(s_.d2h[group_of_[d]], {t, d, k, a.stage * m_ + a.mb, st.offload.value_or(0.0) * a.r,
+                                 s_.transfers[tr].bytes, false, tr});
     mark_channel(group_of_[d], false);
   }
   return true;
@@ -322,8 +358,8 @@ int Simulator::record_transfer(Transfer::Kind kind, int d, int k, const Action& 
   tr.r = r;
   tr.bytes = inst_.stages[a.stage].activation * r;
   tr.request = request;
-  transfers_.push_back(tr);
-  return static_cast<int>(transfers_.size()) - 1;
+  s_.transfers.push_back(tr);
+  return static_cast<int>(s_.transfers.size()) - 1;
 }
 
 void Simulator::enqueue(Channel& ch, const Request& req) {
@@ -338,51 +374,56 @@ void Simulator::enqueue(Channel& ch, const Request& req) {
   ch.queue.insert(pos, req);
 }
 
-bool Simulator::advance_device(int d, double t) {
-  const auto& list = sch_->devices[d];
+Simulator::DeviceStep Simulator::advance_device(int d, double t) {
+  const auto& lst = list(d);
   bool progress = false;
-  const int n = static_cast<int>(list.size());
+  const int n = static_cast<int>(lst.size());
   // Reloads reached in the list are requested at now[d].
-  while (pc_[d] < n && list[pc_[d]].type == OpType::R) {
-    const Action& a = list[pc_[d]];
+  while (s_.pc[d] < n && lst[s_.pc[d]].type == OpType::R) {
+    const Action& a = lst[s_.pc[d]];
     const std::size_t sj = static_cast<std::size_t>(a.stage) * m_ + a.mb;
-    const double r = level_[sj];
+    const double r = s_.level[sj];
     const Stage& st = inst_.stages[a.stage];
-    const int tr = record_transfer(Transfer::Kind::kReload, d, pc_[d], a, r, now_[d]);
-    enqueue(h2d_[group_of_[d]], {now_[d], d, pc_[d], static_cast<int>(sj), st.reload.value_or(0.0) * r,
-                                 transfers_[tr].bytes, true, tr});
+    const int tr = record_transfer(Transfer::Kind::kReload, d, s_.pc[d], a, r, s_.now[d]);
+    enqueue(s_.h2d[group_of_[d]], {s_.now[d], d, s_.pc[d], static_cast<int>(sj), st.reload.value_or(0.0) * r,
+                                   s_.transfers[tr].bytes, true, tr});
     mark_channel(group_of_[d], true);
-    if (opt_.record_timeline) out_->timeline[d][pc_[d]] = {now_[d], now_[d]};
-    ++pc_[d];
+    if (s_.opt.record_timeline) s_.out->timeline[d][s_.pc[d]] = {s_.now[d], s_.now[d]};
+    ++s_.pc[d];
     progress = true;
   }
-  if (pc_[d] >= n) return progress;
-  const Action& a = list[pc_[d]];
+  if (s_.pc[d] >= n) {
+    // An open list used up while the device still has ops: the search decides what comes next.
+    if (s_.open && s_.unlisted[d] > 0) return DeviceStep::kNeedsDecision;
+    return progress ? DeviceStep::kProgress : DeviceStep::kNone;
+  }
+  const Action& a = lst[s_.pc[d]];
   bool ok = false;
   int waiting = -1;
   const double ready = ready_time(a, &ok, &waiting);
-  if (!ok) return progress;
-  const double start = std::max({now_[d], ready, t});
+  if (!ok) return progress ? DeviceStep::kProgress : DeviceStep::kNone;
+  const double start = std::max({s_.now[d], ready, t});
   if (start > t + kTimeEps) {
-    events_.push({start, Event::Kind::kWake, d, false});  // inputs arrive later
-    return progress;
+    s_.events.push({start, Event::Kind::kWake, d, false});  // inputs arrive later
+    return progress ? DeviceStep::kProgress : DeviceStep::kNone;
   }
   if (a.type == OpType::F) {
     const double act = inst_.stages[a.stage].activation;
-    if (opt_.enforce_memory_limit && mem_[d] + act > inst_.devices[d].memory_limit + kMemoryTolerance) {
-      return progress;  // waits for memory; only offload ends can free it
+    if (s_.opt.enforce_memory_limit && s_.mem[d] + act > inst_.devices[d].memory_limit + kMemoryTolerance) {
+      // Waits for memory; only offload ends can free it.
+      return progress ? DeviceStep::kProgress : DeviceStep::kNone;
     }
     change_memory(d, act, start);
   }
   const int op = op_id(a.type, a.stage, a.mb);
-  start_[op] = start;
-  running_[d] = 1;
-  run_index_[d] = pc_[d];
-  run_end_[d] = start + dur_[static_cast<int>(a.type) * S_ + a.stage];
-  events_.push({run_end_[d], Event::Kind::kCompute, d, false});
-  if (opt_.record_timeline) out_->timeline[d][pc_[d]].start = start;
-  ++pc_[d];
-  return true;
+  s_.start[op] = start;
+  s_.running[d] = 1;
+  s_.run_index[d] = s_.pc[d];
+  s_.run_end[d] = start + dur_[static_cast<int>(a.type) * S_ + a.stage];
+  s_.events.push({s_.run_end[d], Event::Kind::kCompute, d, false});
+  if (s_.opt.record_timeline) s_.out->timeline[d][s_.pc[d]].start = start;
+  ++s_.pc[d];
+  return DeviceStep::kProgress;
 }
 
 bool Simulator::try_start_channel(Channel& ch, double t, bool reloads) {
@@ -391,18 +432,18 @@ bool Simulator::try_start_channel(Channel& ch, double t, bool reloads) {
   if (req.time > t + kTimeEps) return false;
   double start = std::max({req.time, ch.free_at, t});
   if (reloads) {
-    const double off = off_end_[req.sj];
+    const double off = s_.off_end[req.sj];
     if (!known(off) || off > t + kTimeEps) return false;  // waits for its offload
     start = std::max(start, off);
-    if (opt_.enforce_memory_limit &&
-        mem_[req.device] + req.bytes > inst_.devices[req.device].memory_limit + kMemoryTolerance) {
+    if (s_.opt.enforce_memory_limit &&
+        s_.mem[req.device] + req.bytes > inst_.devices[req.device].memory_limit + kMemoryTolerance) {
       return false;  // waits for memory, holding the channel
     }
     change_memory(req.device, req.bytes, start);
   }
   ch.busy = true;
   ch.busy_end = start + req.duration;
-  Transfer& tr = transfers_[req.transfer];
+  Transfer& tr = s_.transfers[req.transfer];
   tr.start = start;
   tr.end = ch.busy_end;
   tr.started = true;
@@ -414,11 +455,11 @@ void Simulator::complete_transfer(Channel& ch) {
   const double t = ch.busy_end;
   ch.busy = false;
   ch.free_at = t;
-  transfers_[req.transfer].finished = true;
+  s_.transfers[req.transfer].finished = true;
   if (req.reload) {
-    rel_end_[req.sj] = t;
+    s_.rel_end[req.sj] = t;
   } else {
-    off_end_[req.sj] = t;
+    s_.off_end[req.sj] = t;
     change_memory(req.device, -req.bytes, t);
   }
   ++ch.head;
@@ -439,36 +480,36 @@ std::string Simulator::op_name(int op) const {
 std::vector<Stall> Simulator::find_stalls() const {
   std::vector<Stall> out;
   for (int d = 0; d < D_; ++d) {
-    const auto& list = sch_->devices[d];
-    if (pc_[d] >= static_cast<int>(list.size())) continue;
-    const Action& a = list[pc_[d]];
+    const auto& lst = list(d);
+    if (s_.pc[d] >= static_cast<int>(lst.size())) continue;
+    const Action& a = lst[s_.pc[d]];
     bool ok = false;
     int waiting = -1;
     ready_time(a, &ok, &waiting);
     Stall st;
     st.device = d;
-    st.list_index = pc_[d];
+    st.list_index = s_.pc[d];
     if (ok) {
       // Inputs are ready and no event is pending, so only memory can hold it (F).
       st.kind = Stall::Kind::kForwardMemory;
       st.needed = inst_.stages[a.stage].activation;
-      st.free = std::max(0.0, inst_.devices[d].memory_limit - mem_[d]);
+      st.free = std::max(0.0, inst_.devices[d].memory_limit - s_.mem[d]);
     }
     out.push_back(st);
   }
   for (int g = 0; g < G_; ++g) {
-    const Channel& ch = h2d_[g];
+    const Channel& ch = s_.h2d[g];
     if (ch.busy || ch.head >= ch.queue.size()) continue;
     const Request& req = ch.queue[ch.head];
     Stall st;
     st.device = req.device;
     st.list_index = req.list_index;
-    if (!known(off_end_[req.sj])) {
+    if (!known(s_.off_end[req.sj])) {
       st.kind = Stall::Kind::kReloadOffload;
     } else {
       st.kind = Stall::Kind::kReloadMemory;
       st.needed = req.bytes;
-      st.free = std::max(0.0, inst_.devices[req.device].memory_limit - mem_[req.device]);
+      st.free = std::max(0.0, inst_.devices[req.device].memory_limit - s_.mem[req.device]);
     }
     out.push_back(st);
   }
@@ -482,7 +523,7 @@ std::string Simulator::describe_deadlock(double t, const std::vector<Stall>& sta
   for (const Stall& st : stalls) {
     out << (first ? " " : "; ");
     first = false;
-    const Action& a = sch_->devices[st.device][st.list_index];
+    const Action& a = list(st.device)[st.list_index];
     switch (st.kind) {
       case Stall::Kind::kInput: {
         bool ok = false;

@@ -117,13 +117,20 @@ class Simulator {
 
   const Instance& instance() const { return inst_; }
 
- private:
+  // ---- Incremental use: schedule generation in time order (the search) ----------------------
+  // start_open() begins a simulation whose lists are open: they start empty and grow while it
+  // runs. advance() simulates until a device is idle with its list used up while it still has
+  // ops; that device's next action is then a decision (Step::kDecision, at the current time):
+  // append() it and advance() again. An R appended is requested at once, so several Rs and then
+  // a compute action may be appended at one decision time. Everything that started before a
+  // decision is final: later decisions only add actions after it. The state is a value:
+  // state() and restore() snapshot and resume it (nodes of a search tree). No recording.
   struct Request {
     double time;
     int device, list_index, sj;
     double duration, bytes;
     bool reload;
-    int transfer;  // index into transfers_ (always recorded internally)
+    int transfer;  // index into State::transfers
   };
   // A pending event: a compute or transfer end, or a device whose inputs arrive at `time`.
   struct Event {
@@ -140,15 +147,59 @@ class Simulator {
     bool busy = false;
     double busy_end = 0, free_at = 0;
   };
+  // Everything a run changes. Op arrays are indexed by op_id(type, s, j); sj = s*m + j.
+  struct State {
+    SimOptions opt;
+    double t = 0;                            // the instant being settled
+    std::vector<int> pc;                     // per device: next list index to process
+    std::vector<char> running;               // per device: a compute action is running
+    std::vector<double> run_end, now;        // per device: its end; end of the previous compute
+    std::vector<double> mem, peak;           // per device, bytes
+    std::vector<int> run_index;              // per device: list index of the running action
+    std::vector<double> start, end;          // per op; NaN until known
+    std::vector<double> level;               // per sj: offload fraction of F(s,j)
+    std::vector<double> off_end, rel_end;    // per sj; NaN until done
+    std::vector<Channel> d2h, h2d;           // per PCIe group
+    std::vector<Transfer> transfers;
+    std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
+    std::vector<char> device_dirty, d2h_dirty, h2d_dirty;
+    std::vector<int> dirty_devices, dirty_d2h, dirty_h2d, scratch;
+    int remaining = 0;                       // compute actions not finished
+    double makespan = 0;                     // latest compute end so far
+    SimResult* out = nullptr;                // recording target of run(); null otherwise
+    // Open lists (start_open):
+    bool open = false;
+    Schedule owned;                          // the lists so far
+    std::vector<int> unlisted;               // per device: compute ops not yet in its list
+    std::vector<int> next_mb;                // [type*S + s]: next microbatch to append
+  };
+  struct Step {
+    enum class Kind : std::uint8_t { kDecision, kDone, kDeadlock };
+    Kind kind;
+    int device;   // kDecision: the device that needs its next action
+    double time;  // the current time
+  };
 
+  void start_open();
+  Step advance();
+  void append(int device, const Action& action);
+  const State& state() const { return s_; }
+  void restore(const State& state) { s_ = state; }
+  int op_id(OpType type, int s, int j) const { return (static_cast<int>(type) * S_ + s) * m_ + j; }
+
+ private:
+  enum class DeviceStep : std::uint8_t { kNone, kProgress, kNeedsDecision };
+
+  void reset_state(const SimOptions& options);
   void reset(const Schedule& schedule, const SimOptions& options);
+  const std::vector<Action>& list(int d) const { return s_.open ? s_.owned.devices[d] : sch_->devices[d]; }
   void mark_device(int d);
   void mark_channel(int g, bool reload);
   void mark_around(int d, int stage);
   void handle(const Event& e);
   bool start_dirty_channels(double t, bool reloads);
   bool complete_compute(int d);
-  bool advance_device(int d, double t);
+  DeviceStep advance_device(int d, double t);
   bool try_start_channel(Channel& ch, double t, bool reloads);
   void complete_transfer(Channel& ch);
   // Appends a Transfer record for action `a` (list index k of device d); returns its index.
@@ -160,32 +211,13 @@ class Simulator {
   std::string describe_deadlock(double t, const std::vector<Stall>& stalls) const;
   std::string op_name(int op) const;
 
-  int op_id(OpType type, int s, int j) const { return (static_cast<int>(type) * S_ + s) * m_ + j; }
-
   const Instance& inst_;
   int D_, S_, m_, G_;
   std::vector<int> group_of_;                 // device -> group index
   std::vector<double> dur_;                   // [type*S + s]
   std::vector<double> comm_after_;            // [s]
-
-  // per-run state
-  const Schedule* sch_ = nullptr;
-  SimOptions opt_;
-  std::vector<int> pc_;
-  std::vector<char> running_;
-  std::vector<double> run_end_, now_, mem_, peak_;
-  std::vector<int> run_index_;
-  std::vector<double> start_, end_;           // [op]
-  std::vector<double> level_;                 // [sj] offload fraction of F(s,j)
-  std::vector<double> off_end_, rel_end_;     // [sj]
-  std::vector<Channel> d2h_, h2d_;            // [group]
-  std::vector<Transfer> transfers_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
-  std::vector<char> device_dirty_, d2h_dirty_, h2d_dirty_;
-  std::vector<int> dirty_devices_, dirty_d2h_, dirty_h2d_, scratch_;
-  int remaining_ = 0;
-  double makespan_ = 0;
-  SimResult* out_ = nullptr;
+  const Schedule* sch_ = nullptr;             // run(): the closed lists
+  State s_;
 };
 
 // Convenience: one-shot simulation.
