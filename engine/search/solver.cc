@@ -1,0 +1,599 @@
+#include "engine/search/solver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cmath>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <sstream>
+#include <thread>
+
+#include <tbb/task_arena.h>
+#include <tbb/task_group.h>
+
+#include "engine/bounds/bound_problem.h"
+#include "engine/bounds/critical_path_bound.h"
+#include "engine/bounds/heads.h"
+#include "engine/bounds/one_machine_bound.h"
+#include "engine/bytes.h"
+#include "engine/search/candidates.h"
+#include "engine/simulator.h"
+#include "engine/validator.h"
+
+namespace optpipe {
+
+const char* to_string(SolveResult::Status status) {
+  switch (status) {
+    case SolveResult::Status::kOptimal: return "optimal";
+    case SolveResult::Status::kFeasible: return "feasible";
+    case SolveResult::Status::kInfeasible: return "infeasible";
+    case SolveResult::Status::kUnknown: return "unknown";
+  }
+  return "?";
+}
+
+std::optional<std::string> obviously_infeasible(const Instance& inst) {
+  for (int s = 0; s < inst.num_stages(); ++s) {
+    const Stage& st = inst.stages[s];
+    const Device& dev = inst.devices[st.device];
+    if (dev.static_memory + st.activation > dev.memory_limit + kMemoryTolerance) {
+      return "stage " + std::to_string(s) + " needs static " + format_bytes(dev.static_memory) + " + one activation " +
+             format_bytes(st.activation) + " = " + format_bytes(dev.static_memory + st.activation) + " on device " +
+             std::to_string(st.device) + " > limit " + format_bytes(dev.memory_limit) +
+             ": no schedule can run its forward";
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// An open node: a simulation stopped at a decision, with its lower bound.
+struct Node {
+  Simulator::State state;
+  int device = 0;
+  double time = 0;
+  double bound = 0;
+  int depth = 0;
+  double priority = 0;  // dive order: smaller first (see dive())
+};
+using NodePtr = std::unique_ptr<Node>;
+
+struct NodeOrder {  // the pool's top is the smallest bound; ties: the deeper node
+  bool operator()(const NodePtr& a, const NodePtr& b) const {
+    if (a->bound != b->bound) return a->bound > b->bound;
+    return a->depth < b->depth;
+  }
+};
+
+enum StopCode { kNotStopped = 0, kTimeLimit, kInterrupted, kNodeLimit, kGapReached };
+
+const char* stop_text(int code) {
+  switch (code) {
+    case kTimeLimit: return "time limit";
+    case kInterrupted: return "interrupted";
+    case kNodeLimit: return "node limit";
+    case kGapReached: return "gap reached";
+    default: return "";
+  }
+}
+
+void atomic_min(std::atomic<double>& x, double v) {
+  double cur = x.load();
+  while (v < cur && !x.compare_exchange_weak(cur, v)) {
+  }
+}
+
+// Per-worker scratch and counters.
+struct Worker {
+  explicit Worker(const Instance& inst) : sim(inst) {}
+  Simulator sim;
+  NodeTimes times;
+  std::vector<double> head, finish;
+  std::vector<OneMachineJob> jobs;
+  std::vector<Candidate> candidates;
+  SolveStats stats;
+  CandidateStats candidate_stats;
+};
+
+class Search {
+ public:
+  Search(const Instance& inst, const SolveOptions& opt)
+      : inst_(inst), opt_(opt), problem_(inst), start_(Clock::now()) {
+    for (const Stage& st : inst.stages) {
+      can_offload_ = can_offload_ || (st.offloadable() && inst.offload_levels.size() > 1);
+    }
+    threads_ = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    working_bound_ = std::vector<std::atomic<double>>(static_cast<std::size_t>(threads_));
+    for (auto& wb : working_bound_) wb.store(kInf);
+    // About 2 GiB of open nodes at most: a node is a simulator state of O(S·m) numbers.
+    const double node_bytes = 1024.0 + 80.0 * problem_.S * problem_.m;
+    max_open_ = static_cast<std::size_t>(std::clamp(2.0 * 1073741824.0 / node_bytes, 1000.0, 5e6));
+  }
+
+  void offer_incumbent(const Schedule& sch, double makespan, const std::string& origin) {
+    std::lock_guard<std::mutex> lock(best_mu_);
+    if (makespan < incumbent_.load() - kTimeEps) {
+      best_ = sch;
+      best_origin_ = origin;
+      incumbent_.store(makespan);
+    }
+  }
+
+  SolveResult run(const std::vector<Schedule>& warm_starts) {
+    SolveResult res;
+    // Warm starts: the best valid, feasible one is the first incumbent.
+    for (const Schedule& ws : warm_starts) {
+      if (ws.num_devices() != inst_.num_devices() || !check_structure(inst_, ws).empty()) continue;
+      SimOptions quiet;
+      quiet.record_timeline = false;
+      quiet.record_memory = false;
+      const SimResult r = simulate(inst_, ws, quiet);
+      if (!r.feasible) continue;
+      const std::string origin = ws.solver.empty() ? "warm start" : ws.solver;
+      if (r.makespan < res.warm_start_makespan) {
+        res.warm_start_makespan = r.makespan;
+        res.warm_start = origin;
+      }
+      offer_incumbent(ws, r.makespan, origin);
+    }
+    if (auto why = obviously_infeasible(inst_)) {
+      res.status = SolveResult::Status::kInfeasible;
+      res.reason = *why;
+      finish(res, false);
+      return res;
+    }
+    // The root.
+    Worker root_worker(inst_);
+    root_worker.sim.start_open();
+    const Simulator::Step step = root_worker.sim.advance();
+    if (step.kind != Simulator::Step::Kind::kDecision) {
+      // Only possible for an instance without ops, which the file format excludes.
+      res.status = SolveResult::Status::kInfeasible;
+      res.reason = "no decision to make";
+      finish(res, false);
+      return res;
+    }
+    auto root = std::make_unique<Node>();
+    root->state = root_worker.sim.state();
+    root->device = step.device;
+    root->time = step.time;
+    root->bound = bound(root_worker, root->state, root->time);
+    root_bound_ = root->bound;
+    if (opt_.on_root_bound) opt_.on_root_bound(root_bound_);
+    push(std::move(root));
+
+    // Workers in a TBB arena; a monitor thread reports progress and enforces the limits.
+    if (opt_.time_limit <= 0) request_stop(kTimeLimit);
+    std::thread monitor([&] { monitor_loop(); });
+    tbb::task_arena arena(threads_);
+    arena.execute([&] {
+      tbb::task_group group;
+      for (int w = 0; w < threads_; ++w) group.run([&, w] { work(w); });
+      group.wait();
+    });
+    {
+      std::lock_guard<std::mutex> lock(done_mu_);
+      done_ = true;
+    }
+    done_cv_.notify_all();
+    monitor.join();
+    finish(res, true);
+    return res;
+  }
+
+ private:
+  // ---- bounds ------------------------------------------------------------------------------
+
+  double bound(Worker& w, const Simulator::State& st, double t) {
+    fill_times(st, t, w.times);
+    compute_heads(problem_, w.times, w.head, w.finish);
+    const double cp = critical_path_bound(problem_, w.times, w.finish);
+    const double om = one_machine_bound(problem_, w.head, w.jobs);
+    ++w.stats.bound_calls;
+    if (cp >= om) {
+      ++w.stats.critical_path_best;
+    } else {
+      ++w.stats.one_machine_best;
+    }
+    return std::max(cp, om);
+  }
+
+  void fill_times(const Simulator::State& st, double t, NodeTimes& out) const {
+    const int n = problem_.num_ops();
+    out.end.resize(n);
+    out.makespan_so_far = st.makespan;
+    for (int o = 0; o < n; ++o) {
+      const double e = st.end[o];
+      if (e == e) {
+        out.end[o] = e;
+      } else if (st.start[o] == st.start[o]) {
+        const int type = o / (problem_.S * problem_.m);
+        const int s = (o / problem_.m) % problem_.S;
+        out.end[o] = st.start[o] + problem_.dur[type * problem_.S + s];
+        out.makespan_so_far = std::max(out.makespan_so_far, out.end[o]);
+      } else {
+        out.end[o] = std::numeric_limits<double>::quiet_NaN();
+      }
+    }
+    out.device_free.resize(problem_.D);
+    for (int d = 0; d < problem_.D; ++d) {
+      out.device_free[d] = std::max(t, st.running[d] ? st.run_end[d] : st.now[d]);
+    }
+  }
+
+  // ---- the pool ----------------------------------------------------------------------------
+
+  void push(NodePtr n) {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    pool_.push(std::move(n));
+  }
+
+  // The open node with the smallest bound, or nullptr. Marks the worker busy with its bound.
+  NodePtr pop(int w) {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    if (pool_.empty()) return nullptr;
+    NodePtr n = std::move(const_cast<NodePtr&>(pool_.top()));
+    pool_.pop();
+    working_bound_[w].store(n->bound);
+    ++busy_;
+    return n;
+  }
+
+  void release(int w) {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    working_bound_[w].store(kInf);
+    --busy_;
+  }
+
+  // Proven lower bound on the optimum: the smallest bound of the open nodes, of the subtrees
+  // being explored, and of nodes cut only because of the gap tolerance; capped by the incumbent.
+  double global_bound() {
+    double b = incumbent_.load();
+    {
+      std::lock_guard<std::mutex> lock(pool_mu_);
+      if (!pool_.empty()) b = std::min(b, pool_.top()->bound);
+      for (const auto& wb : working_bound_) b = std::min(b, wb.load());
+    }
+    return std::min(b, gap_cut_bound_.load());
+  }
+
+  // A node can only improve the incumbent by more than the gap tolerance if its bound is below
+  // this.
+  double cutoff() const {
+    const double inc = incumbent_.load();
+    return inc == kInf ? kInf : inc * (1.0 - opt_.gap) - kTimeEps;
+  }
+
+  bool stopping() const { return stop_.load(std::memory_order_relaxed); }
+  void request_stop(int code) {
+    int none = kNotStopped;
+    stop_code_.compare_exchange_strong(none, code);
+    stop_.store(true);
+  }
+
+  // ---- workers -----------------------------------------------------------------------------
+
+  void work(int w) {
+    Worker worker(inst_);
+    while (!stopping()) {
+      NodePtr n = pop(w);
+      if (!n) {
+        bool finished;
+        {
+          std::lock_guard<std::mutex> lock(pool_mu_);
+          finished = pool_.empty() && busy_ == 0;
+        }
+        if (finished) break;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        continue;
+      }
+      dive(worker, std::move(n), w);
+      release(w);
+    }
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    merge(worker);
+  }
+
+  // Depth-first from n: expand, keep the most promising child, send its siblings to the pool.
+  // Bounds are made monotone along a path (a child's subtree lies inside its parent's), so the
+  // bound the worker reports for the node it holds never hides a smaller one.
+  void dive(Worker& w, NodePtr n, int wi) {
+    std::vector<NodePtr> children;
+    while (n && !stopping()) {
+      if (n->bound >= cutoff()) {
+        note_cut(n->bound);
+        ++w.stats.pruned_bound;
+        return;
+      }
+      count_node(w);
+      expand(w, *n, children);
+      if (children.empty()) return;
+      // The dive follows a list-scheduling rule, which finds schedules that fit: the child whose
+      // action can start first, B before W before R before F at equal times (expand() returns
+      // children in candidate order, annotated); the bound orders the pool.
+      std::stable_sort(children.begin(), children.end(), [](const NodePtr& a, const NodePtr& b) {
+        if (a->priority != b->priority) return a->priority < b->priority;
+        return a->bound < b->bound;
+      });
+      if (pool_size() > max_open_) {
+        // Too many open nodes: finish these children depth-first here, keeping them out of the pool.
+        local_dfs(w, children);
+        return;
+      }
+      for (std::size_t i = 1; i < children.size(); ++i) push(std::move(children[i]));
+      n = std::move(children.front());
+      working_bound_[wi].store(n->bound);
+      children.clear();
+    }
+    if (n) push(std::move(n));  // stopped mid-dive: keep it open for the bound
+  }
+
+  // Explores the subtrees of `stack` depth-first without the pool; when stopped, what is left
+  // goes back to the pool so that the bound stays proven.
+  void local_dfs(Worker& w, std::vector<NodePtr>& stack) {
+    std::reverse(stack.begin(), stack.end());  // the best child on top
+    std::vector<NodePtr> children;
+    while (!stack.empty()) {
+      if (stopping()) {
+        for (auto& n : stack) push(std::move(n));
+        stack.clear();
+        return;
+      }
+      NodePtr n = std::move(stack.back());
+      stack.pop_back();
+      if (n->bound >= cutoff()) {
+        note_cut(n->bound);
+        ++w.stats.pruned_bound;
+        continue;
+      }
+      count_node(w);
+      expand(w, *n, children);
+      std::sort(children.begin(), children.end(), [](const NodePtr& a, const NodePtr& b) {
+        return a->bound > b->bound;  // the best child last, on top of the stack
+      });
+      for (auto& c : children) stack.push_back(std::move(c));
+      children.clear();
+    }
+  }
+
+  void count_node(Worker& w) {
+    ++w.stats.nodes;
+    const std::int64_t k = ++nodes_;
+    if (opt_.node_limit >= 0 && k >= opt_.node_limit) request_stop(kNodeLimit);
+  }
+
+  std::size_t pool_size() {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    return pool_.size();
+  }
+
+  void expand(Worker& w, const Node& n, std::vector<NodePtr>& children) {
+    // Heads of this node for candidate ordering and rule 2.
+    fill_times(n.state, n.time, w.times);
+    compute_heads(problem_, w.times, w.head, w.finish);
+    branch_candidates(inst_, problem_, n.state, n.device, n.time, w.head, !can_offload_, w.candidates,
+                      w.candidate_stats);
+    for (const Candidate& c : w.candidates) {
+      w.sim.restore(n.state);
+      w.sim.append(n.device, c.action);
+      const Simulator::Step step = w.sim.advance();
+      if (step.kind == Simulator::Step::Kind::kDeadlock) {
+        ++w.stats.pruned_deadlock;
+        continue;
+      }
+      if (step.kind == Simulator::Step::Kind::kDone) {
+        ++w.stats.leaves;
+        const double makespan = w.sim.state().makespan;
+        if (makespan < incumbent_.load() - kTimeEps) {
+          Schedule sch;
+          sch.instance = inst_.name;
+          sch.devices = w.sim.state().owned.devices;
+          std::lock_guard<std::mutex> lock(best_mu_);
+          if (makespan < incumbent_.load() - kTimeEps) {
+            best_ = std::move(sch);
+            best_origin_ = "branch-and-bound";
+            incumbent_.store(makespan);
+            ++w.stats.incumbent_updates;
+            seconds_to_best_ = seconds();
+          }
+        }
+        continue;
+      }
+      if (doomed(w.sim.state())) {
+        ++w.stats.pruned_deadlock;
+        continue;
+      }
+      const double b = bound(w, w.sim.state(), step.time);
+      if (b >= cutoff()) {
+        note_cut(b);
+        ++w.stats.pruned_bound;
+        continue;
+      }
+      auto child = std::make_unique<Node>();
+      child->state = w.sim.state();
+      child->device = step.device;
+      child->time = step.time;
+      child->bound = std::max(b, n.bound);
+      child->depth = n.depth + 1;
+      static constexpr double kTypeRank[] = {3, 0, 1, 2};  // F, B, W, R
+      child->priority = c.earliest_start + 1e-6 * kTypeRank[static_cast<int>(c.action.type)];
+      children.push_back(std::move(child));
+    }
+  }
+
+  // A wait that can never end, seen before the simulation gets stuck everywhere: a device whose
+  // next action is an F with its inputs done but no room, while the device cannot run anything
+  // else (its list is in order) and its pending offloads cannot free enough. Only offload ends
+  // free memory on a device whose compute stream waits, so no continuation can start the F.
+  bool doomed(const Simulator::State& st) const {
+    for (int d = 0; d < problem_.D; ++d) {
+      if (st.running[d]) continue;
+      const auto& list = st.owned.devices[d];
+      if (st.pc[d] >= static_cast<int>(list.size())) continue;
+      const Action& a = list[st.pc[d]];
+      if (a.type != OpType::F) continue;
+      if (a.stage > 0) {
+        const double e = st.end[problem_.op(0, a.stage - 1, a.mb)];
+        if (!(e == e)) continue;  // inputs not done: it may still be waiting for them
+      }
+      const double need = inst_.stages[a.stage].activation;
+      const double limit = inst_.devices[d].memory_limit + kMemoryTolerance;
+      if (st.mem[d] + need <= limit) continue;
+      double pending = 0;
+      for (const auto& ch : st.d2h) {
+        for (std::size_t k = ch.head; k < ch.queue.size(); ++k) {
+          if (ch.queue[k].device == d) pending += ch.queue[k].bytes;
+        }
+      }
+      if (st.mem[d] - pending + need > limit) return true;
+    }
+    return false;
+  }
+
+  // A node cut with bound b: if it was cut only thanks to the gap tolerance, the proven bound
+  // must not exceed b.
+  void note_cut(double b) {
+    if (opt_.gap > 0 && b < incumbent_.load() - kTimeEps) atomic_min(gap_cut_bound_, b);
+  }
+
+  void merge(const Worker& w) {
+    stats_.nodes += w.stats.nodes;
+    stats_.leaves += w.stats.leaves;
+    stats_.pruned_bound += w.stats.pruned_bound;
+    stats_.pruned_deadlock += w.stats.pruned_deadlock;
+    stats_.pruned_dominance += w.candidate_stats.dominated;
+    stats_.bound_calls += w.stats.bound_calls;
+    stats_.critical_path_best += w.stats.critical_path_best;
+    stats_.one_machine_best += w.stats.one_machine_best;
+    stats_.incumbent_updates += w.stats.incumbent_updates;
+  }
+
+  // ---- monitoring --------------------------------------------------------------------------
+
+  double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+  SolveProgress progress() {
+    SolveProgress p;
+    p.seconds = seconds();
+    p.nodes = nodes_.load();
+    {
+      std::lock_guard<std::mutex> lock(pool_mu_);
+      p.open = static_cast<std::int64_t>(pool_.size());
+    }
+    p.incumbent = incumbent_.load();
+    p.bound = global_bound();
+    p.gap = p.incumbent == kInf ? kInf : std::max(0.0, (p.incumbent - p.bound) / p.incumbent);
+    return p;
+  }
+
+  void monitor_loop() {
+    double next_report = opt_.progress_interval;
+    std::unique_lock<std::mutex> lock(done_mu_);
+    while (!done_) {
+      done_cv_.wait_for(lock, std::chrono::milliseconds(10));
+      if (done_) break;
+      const double now = seconds();
+      if (now >= opt_.time_limit) request_stop(kTimeLimit);
+      if (opt_.stop && opt_.stop->load()) request_stop(kInterrupted);
+      const bool report = opt_.on_progress && now >= next_report;
+      if (report || opt_.gap > 0) {
+        const SolveProgress p = progress();
+        if (opt_.gap > 0 && p.incumbent < kInf && p.gap <= opt_.gap) request_stop(kGapReached);
+        if (report) {
+          opt_.on_progress(p);
+          next_report = now + opt_.progress_interval;
+        }
+      }
+    }
+  }
+
+  // ---- result ------------------------------------------------------------------------------
+
+  void finish(SolveResult& res, bool searched) {
+    res.root_bound = root_bound_;
+    res.stats = stats_;
+    res.stats.seconds = seconds();
+    res.stats.seconds_to_best = seconds_to_best_;
+    res.stats.pruned_dominance = stats_.pruned_dominance;
+    const double inc = incumbent_.load();
+    if (searched) {
+      // Every open node is in the pool once the workers have returned.
+      const bool exhausted = pool_.empty();
+      res.bound = global_bound();
+      const std::string why = stop_text(stop_code_.load());
+      if (inc == kInf) {
+        res.status = exhausted ? SolveResult::Status::kInfeasible : SolveResult::Status::kUnknown;
+        res.reason = exhausted ? "every schedule deadlocks (search space exhausted)"
+                               : "stopped (" + why + ") before finding a schedule";
+      } else {
+        res.status = res.bound >= inc - kTimeEps ? SolveResult::Status::kOptimal : SolveResult::Status::kFeasible;
+        res.reason = res.status == SolveResult::Status::kOptimal ? "proven optimal" : "stopped: " + why;
+      }
+    } else if (inc < kInf) {
+      res.status = SolveResult::Status::kFeasible;
+    }
+    if (inc < kInf) {
+      res.makespan = inc;
+      res.gap = std::max(0.0, (inc - res.bound) / inc);
+      Schedule sch = best_;
+      SimOptions quiet;
+      quiet.record_timeline = false;
+      quiet.record_memory = false;
+      const SimResult r = simulate(inst_, sch, quiet);
+      sch.instance = inst_.name;
+      sch.makespan = r.makespan;
+      sch.bubble = r.bubble;
+      sch.peak_memory = r.peak_memory;
+      sch.status = to_string(res.status);
+      sch.bound = res.bound;
+      sch.gap = res.gap;
+      sch.solver = "optpipe solve (" + best_origin_ + ")";
+      res.schedule = std::move(sch);
+    }
+  }
+
+  const Instance& inst_;
+  SolveOptions opt_;
+  BoundProblem problem_;
+  Clock::time_point start_;
+  bool can_offload_ = false;
+  int threads_ = 1;
+
+  std::mutex pool_mu_;
+  std::priority_queue<NodePtr, std::vector<NodePtr>, NodeOrder> pool_;
+  int busy_ = 0;
+  std::vector<std::atomic<double>> working_bound_;
+  std::size_t max_open_ = 0;  // pool size beyond which workers explore depth-first locally
+  std::mutex done_mu_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+
+  std::atomic<double> incumbent_{kInf};
+  std::atomic<double> gap_cut_bound_{kInf};
+  std::mutex best_mu_;
+  Schedule best_;
+  std::string best_origin_;
+  double seconds_to_best_ = 0;
+  double root_bound_ = 0;
+
+  std::atomic<bool> stop_{false};
+  std::atomic<int> stop_code_{0};  // why the search stopped early (StopCode)
+  std::atomic<std::int64_t> nodes_{0};
+  std::mutex stats_mu_;
+  SolveStats stats_;
+};
+
+}  // namespace
+
+SolveResult solve(const Instance& instance, const std::vector<Schedule>& warm_starts, const SolveOptions& options) {
+  Search search(instance, options);
+  return search.run(warm_starts);
+}
+
+}  // namespace optpipe

@@ -1,0 +1,89 @@
+// The exact solver: parallel branch-and-bound over the spec's schedules (issue 3).
+//
+// Schedules are generated in time order (schedule generation scheme): the simulator runs with
+// open lists (Simulator::start_open) and stops whenever a device is idle with its list used up;
+// the search branches over that device's next action (the next F of one of its stages with
+// each allowed offload level, the next B, the next W, or the next reload R). Every valid
+// schedule of spec §3 is a path in this tree, so the search space is exactly the spec's; only
+// branches proven dominated are cut (search.cc documents each rule and its proof). Nodes are
+// bounded by the maximum of the critical-path bound and a one-machine (Jackson preemptive)
+// bound per device (engine/bounds/); a node whose bound reaches the incumbent is pruned.
+//
+// Workers (TBB) take the open node with the smallest bound and dive depth-first from it,
+// returning the siblings they pass to the shared pool; they share the incumbent. A search that
+// runs out of open nodes has proven its incumbent optimal (or the instance infeasible), and
+// then the makespan does not depend on the thread count; the node count may.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/instance.h"
+#include "engine/schedule.h"
+
+namespace optpipe {
+
+struct SolveProgress {
+  double seconds = 0;
+  std::int64_t nodes = 0;        // nodes expanded
+  std::int64_t open = 0;         // open nodes in the pool
+  double incumbent = std::numeric_limits<double>::infinity();
+  double bound = 0;              // proven lower bound on the optimum
+  double gap = std::numeric_limits<double>::infinity();  // (incumbent - bound) / incumbent
+};
+
+struct SolveOptions {
+  double time_limit = std::numeric_limits<double>::infinity();  // seconds
+  std::int64_t node_limit = -1;        // < 0: none
+  double gap = 0.0;                    // stop when (incumbent - bound) / incumbent <= gap
+  int threads = 0;                     // 0: all hardware threads
+  const std::atomic<bool>* stop = nullptr;   // set from outside (e.g. Ctrl-C) to stop early
+  std::function<void(const SolveProgress&)> on_progress;  // called about every progress_interval s
+  std::function<void(double)> on_root_bound;              // called once with the root node's bound
+  double progress_interval = 1.0;
+};
+
+struct SolveStats {
+  std::int64_t nodes = 0;            // expanded (a decision point branched on)
+  std::int64_t leaves = 0;           // complete schedules reached
+  std::int64_t pruned_bound = 0;     // children cut by the bound
+  std::int64_t pruned_deadlock = 0;  // children whose lists deadlock
+  std::int64_t pruned_dominance = 0; // children cut by a dominance rule
+  std::int64_t bound_calls = 0;
+  std::int64_t critical_path_best = 0;  // bound calls where the critical path was the maximum
+  std::int64_t one_machine_best = 0;    // ... where a one-machine bound was
+  std::int64_t incumbent_updates = 0;
+  double seconds = 0, seconds_to_best = 0;
+};
+
+struct SolveResult {
+  enum class Status { kOptimal, kFeasible, kInfeasible, kUnknown };
+  Status status = Status::kUnknown;
+  std::optional<Schedule> schedule;  // the best schedule found (with makespan, bubble, peaks, status, bound, gap)
+  double makespan = std::numeric_limits<double>::infinity();
+  double bound = 0;                  // proven lower bound (= makespan when optimal)
+  double gap = std::numeric_limits<double>::infinity();
+  double root_bound = 0;
+  std::string warm_start;            // which warm start was best ("" if none)
+  double warm_start_makespan = std::numeric_limits<double>::infinity();
+  std::string reason;                // kInfeasible: why; otherwise why the search stopped
+  SolveStats stats;
+};
+
+const char* to_string(SolveResult::Status status);
+
+// Solves `instance`. `warm_starts` (e.g. heuristic schedules; invalid or infeasible ones are
+// ignored) give the first incumbent. Thread-safe for distinct calls.
+SolveResult solve(const Instance& instance, const std::vector<Schedule>& warm_starts = {},
+                  const SolveOptions& options = {});
+
+// A quick sufficient check that no schedule can fit (some stage's one activation plus its
+// device's static memory exceeds the limit); the reason, or nullopt.
+std::optional<std::string> obviously_infeasible(const Instance& instance);
+
+}  // namespace optpipe
