@@ -1,0 +1,437 @@
+// Correctness tests of the exact solver (engine/search/solver.h).
+//
+// The expectations come from outside the solver: the proven optima of the shared conformance
+// data (an independent implementation of the spec), the brute-force oracle (brute_force.h, which
+// simulates every valid schedule of tiny instances), the validator and the simulator.
+//
+// 1. The conformance optima: status optimal, the same makespan, bound = makespan, a schedule
+//    that validates, re-simulates to the same makespan, carries its informational fields and
+//    survives a save / load round trip.
+// 2. ~30 random tiny instances (2 devices, 2-3 microbatches, with and without tight memory and
+//    offload, at most 200k schedules each): the same optimum and the same feasibility as brute
+//    force; instances without a feasible schedule give kInfeasible.
+// 3. Warm starts: never worse than the best one given; invalid and infeasible ones are ignored;
+//    the root bound never exceeds the optimum.
+// 4. One and two threads give the same makespan.
+// 5. A node limit of 1 or a time limit of 0 stop at once with the warm start, a bound below it
+//    and a gap >= 0.
+// 6. Infeasible instances: obviously (one activation does not fit) and after a search.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/instance_io.h"
+#include "engine/schedule_io.h"
+#include "engine/search/solver.h"
+#include "engine/simulator.h"
+#include "engine/validator.h"
+#include "heuristics/gpipe.h"
+#include "heuristics/heuristic.h"
+#include "heuristics/one_f_one_b.h"
+#include "heuristics/registry.h"
+#include "tests/brute_force.h"
+#include "tests/test_paths.h"
+#include "tests/test_util.h"
+
+namespace optpipe {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::GiB;
+using Status = SolveResult::Status;
+
+constexpr double kEps = 1e-9;
+
+struct Optimum {
+  std::string name;
+  Instance instance;
+  double makespan;
+  Schedule schedule;  // one optimal schedule
+};
+
+std::vector<Optimum> conformance_optima() {
+  const fs::path dir(OPTPIPE_CONFORMANCE_DIR);
+  std::vector<Optimum> out;
+  if (!fs::exists(dir / "optima.json")) {
+    ADD_FAILURE() << "no conformance data at " << dir;
+    return out;
+  }
+  const json optima = json::parse(read_text_file((dir / "optima.json").string()));
+  for (const auto& [name, entry] : optima.items()) {
+    Instance inst = load_instance((dir / (name + ".json")).string());
+    const auto lists = entry["an_optimal_schedule"].get<std::vector<std::vector<std::string>>>();
+    Schedule sch = testing::lists(inst, lists);
+    out.push_back({name, std::move(inst), entry["optimal_makespan"].get<double>(), std::move(sch)});
+  }
+  EXPECT_FALSE(out.empty());
+  return out;
+}
+
+// A safety net so that a broken search fails instead of hanging the suite.
+SolveOptions options(int threads = 0) {
+  SolveOptions o;
+  o.time_limit = 60;
+  o.threads = threads;
+  return o;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string schedule_text(const Schedule& sch) {
+  std::string out;
+  for (int d = 0; d < sch.num_devices(); ++d) {
+    out += "\n  device " + std::to_string(d) + ":";
+    for (const Action& a : sch.devices[d]) out += " " + to_string(a);
+  }
+  return out;
+}
+
+// The schedule of a result: valid, completes, and re-simulates to the result's makespan.
+void expect_schedule_matches(const Instance& inst, const SolveResult& r) {
+  ASSERT_TRUE(r.schedule.has_value());
+  const Validation v = validate(inst, *r.schedule);
+  ASSERT_TRUE(v.valid()) << v.violations.front().message << schedule_text(*r.schedule);
+  EXPECT_NEAR(v.sim->makespan, r.makespan, kEps) << schedule_text(*r.schedule);
+  ASSERT_TRUE(r.schedule->makespan.has_value());
+  EXPECT_NEAR(*r.schedule->makespan, r.makespan, kEps);
+}
+
+// The status agrees with the numbers: bound <= makespan, gap >= 0, optimal exactly when closed.
+void expect_consistent(const SolveResult& r) {
+  EXPECT_LE(r.bound, r.makespan + kEps);
+  EXPECT_GE(r.gap, 0.0);
+  EXPECT_LE(r.root_bound, r.makespan + kEps);
+  if (std::isfinite(r.makespan)) {
+    EXPECT_NEAR(r.gap, (r.makespan - r.bound) / r.makespan, 1e-9);
+  }
+}
+
+// Feasible schedules of every heuristic that produces one.
+std::vector<Schedule> heuristic_schedules(const Instance& inst, double* best) {
+  std::vector<Schedule> out;
+  *best = std::numeric_limits<double>::infinity();
+  const BestResult all = run_all_heuristics(inst, /*parallel=*/false);
+  for (const HeuristicResult& h : all.results) {
+    if (!h.ok()) continue;
+    out.push_back(*h.schedule);
+    *best = std::min(*best, h.sim.makespan);
+  }
+  return out;
+}
+
+TEST(Solver, ProvesTheConformanceOptima) {
+  for (const Optimum& o : conformance_optima()) {
+    SCOPED_TRACE(o.name);
+    const auto t0 = std::chrono::steady_clock::now();
+    const SolveResult r = solve(o.instance, {}, options());
+    std::printf("[ solver   ] %-22s %s %.15g in %.3f s, %lld nodes, root bound %.6g\n", o.name.c_str(),
+                to_string(r.status), r.makespan, seconds_since(t0), static_cast<long long>(r.stats.nodes),
+                r.root_bound);
+    if (r.status != Status::kOptimal) {
+      ADD_FAILURE() << "status " << to_string(r.status) << ": " << r.reason;
+      continue;
+    }
+    EXPECT_NEAR(r.makespan, o.makespan, kEps);
+    EXPECT_EQ(r.bound, r.makespan);
+    EXPECT_EQ(r.gap, 0.0);
+    EXPECT_LE(r.root_bound, o.makespan + kEps);
+    expect_consistent(r);
+    expect_schedule_matches(o.instance, r);
+    const Schedule& sch = *r.schedule;
+    EXPECT_EQ(sch.instance, o.instance.name);
+    EXPECT_EQ(sch.status, "optimal");
+    ASSERT_TRUE(sch.bound.has_value());
+    EXPECT_NEAR(*sch.bound, r.makespan, kEps);
+    ASSERT_TRUE(sch.gap.has_value());
+    EXPECT_EQ(*sch.gap, 0.0);
+
+    // Round trip through a file: the loaded lists re-simulate to the same optimum.
+    const std::string path = (fs::path(::testing::TempDir()) /
+                              ("optpipe-solver-" + std::to_string(getpid()) + "-" + o.name + ".json"))
+                                 .string();
+    save_schedule(sch, path);
+    const Schedule loaded = load_schedule(path);
+    fs::remove(path);
+    EXPECT_EQ(loaded.devices, sch.devices);
+    EXPECT_EQ(loaded.status, "optimal");
+    const Validation v = validate(o.instance, loaded);
+    ASSERT_TRUE(v.valid()) << v.violations.front().message;
+    EXPECT_NEAR(v.sim->makespan, o.makespan, kEps);
+  }
+}
+
+// Tiny random instances within reach of brute force (fixed seed, so always the same ones).
+struct TinyCase {
+  std::string label;
+  Instance instance;
+};
+
+std::vector<TinyCase> tiny_random_instances(int wanted, std::int64_t max_schedules) {
+  std::mt19937 rng(20240611);
+  std::vector<TinyCase> out;
+  for (int i = 0; i < 5000 && static_cast<int>(out.size()) < wanted; ++i) {
+    testing::RandomInstanceOptions o;
+    o.min_devices = i % 5 == 4 ? 1 : 2;
+    o.max_devices = 2;
+    o.min_microbatches = 2;
+    o.max_microbatches = i % 3 == 0 ? 3 : 2;
+    o.tight_memory = i % 2 == 1;
+    o.offloadable_probability = (i / 2) % 2 == 0 ? 0.6 : 0.0;
+    Instance inst = testing::random_instance(rng, o);
+    if (i % 4 == 3) {
+      // Tighter still: room for little more than the device's largest activation.
+      for (int d = 0; d < inst.num_devices(); ++d) {
+        double act = 0;
+        for (const Stage& st : inst.stages) {
+          if (st.device == d) act = std::max(act, st.activation);
+        }
+        inst.devices[d].memory_limit = inst.devices[d].static_memory + 1.05 * act;
+      }
+    }
+    if (testing::count_schedules(inst, max_schedules) > max_schedules) continue;
+    inst.name = "random-" + std::to_string(i);
+    const std::string label = inst.name + " (D=" + std::to_string(inst.num_devices()) + " S=" +
+                              std::to_string(inst.num_stages()) + " m=" + std::to_string(inst.microbatches) +
+                              (inst.split_backward ? " split" : " fused") + (o.tight_memory ? " tight" : "") +
+                              (o.offloadable_probability > 0 ? " offload" : "") + ")";
+    out.push_back({label, std::move(inst)});
+  }
+  EXPECT_EQ(static_cast<int>(out.size()), wanted);
+  return out;
+}
+
+TEST(Solver, MatchesBruteForceOnTinyRandomInstances) {
+  int infeasible = 0;
+  for (const TinyCase& c : tiny_random_instances(30, 200'000)) {
+    SCOPED_TRACE(c.label);
+    const testing::BruteForceResult bf = testing::brute_force_optimum(c.instance, 200'000);
+    ASSERT_FALSE(bf.aborted);
+    const SolveResult r = solve(c.instance, {}, options());
+    if (!bf.feasible) {
+      ++infeasible;
+      EXPECT_EQ(r.status, Status::kInfeasible) << "brute force: no schedule of " << bf.schedules_enumerated
+                                               << " completes; solver: " << r.makespan;
+      EXPECT_FALSE(r.reason.empty());
+      continue;
+    }
+    if (r.status != Status::kOptimal) {
+      ADD_FAILURE() << "status " << to_string(r.status) << ": " << r.reason << "; brute force " << bf.optimum
+                    << schedule_text(bf.best);
+      continue;
+    }
+    EXPECT_NEAR(r.makespan, bf.optimum, kEps) << "brute force's best:" << schedule_text(bf.best)
+                                              << "\nsolver's:" << schedule_text(*r.schedule);
+    EXPECT_LE(r.root_bound, bf.optimum + kEps);
+    EXPECT_EQ(r.bound, r.makespan);
+    expect_consistent(r);
+    expect_schedule_matches(c.instance, r);
+  }
+  std::printf("[ solver   ] %d of the random instances have no feasible schedule\n", infeasible);
+}
+
+TEST(Solver, NeverWorseThanItsWarmStarts) {
+  std::vector<std::pair<std::string, Instance>> cases;
+  std::vector<double> optimum;
+  for (const Optimum& o : conformance_optima()) {
+    cases.emplace_back(o.name, o.instance);
+    optimum.push_back(o.makespan);
+  }
+  for (const TinyCase& c : tiny_random_instances(30, 20'000)) {
+    const testing::BruteForceResult bf = testing::brute_force_optimum(c.instance, 20'000);
+    if (!bf.feasible) continue;
+    cases.emplace_back(c.label, c.instance);
+    optimum.push_back(bf.optimum);
+  }
+  int with_warm_start = 0;
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const auto& [label, inst] = cases[k];
+    SCOPED_TRACE(label);
+    double best_heuristic = 0;
+    const std::vector<Schedule> warm = heuristic_schedules(inst, &best_heuristic);
+    if (warm.empty()) continue;
+    ++with_warm_start;
+    const SolveResult r = solve(inst, warm, options());
+    if (r.status != Status::kOptimal) {
+      ADD_FAILURE() << "status " << to_string(r.status) << ": " << r.reason;
+      continue;
+    }
+    EXPECT_LE(r.makespan, best_heuristic + kEps);
+    EXPECT_NEAR(r.makespan, optimum[k], kEps);
+    EXPECT_NEAR(r.warm_start_makespan, best_heuristic, kEps);
+    EXPECT_FALSE(r.warm_start.empty());
+    EXPECT_LE(r.root_bound, optimum[k] + kEps);
+    expect_consistent(r);
+    expect_schedule_matches(inst, r);
+  }
+  EXPECT_GE(with_warm_start, 10);
+
+  // A single warm start, the 1F1B lists, on the plain conformance instance.
+  for (const Optimum& o : conformance_optima()) {
+    if (o.name != "c-uni-2x3") continue;
+    Built b = OneFOneB().build(o.instance);
+    ASSERT_TRUE(b.schedule) << b.reason;
+    const SimResult ws = simulate(o.instance, *b.schedule);
+    ASSERT_TRUE(ws.feasible) << ws.reason;
+    const SolveResult r = solve(o.instance, {*b.schedule}, options());
+    ASSERT_EQ(r.status, Status::kOptimal) << r.reason;
+    EXPECT_LE(r.makespan, ws.makespan + kEps);
+    EXPECT_NEAR(r.makespan, o.makespan, kEps);
+  }
+}
+
+TEST(Solver, IgnoresInvalidAndInfeasibleWarmStarts) {
+  for (const Optimum& o : conformance_optima()) {
+    if (o.name != "c-v-2x2") continue;
+    // GPipe keeps all four activations of a device: more than the limit, so it deadlocks.
+    Built gpipe = GPipe().build(o.instance);
+    ASSERT_TRUE(gpipe.schedule) << gpipe.reason;
+    ASSERT_FALSE(simulate(o.instance, *gpipe.schedule).feasible);
+    Schedule broken = o.schedule;
+    broken.devices[0].pop_back();  // an op is missing
+    Schedule wrong_count = o.schedule;
+    wrong_count.devices.pop_back();  // a device is missing
+    const SolveResult r = solve(o.instance, {*gpipe.schedule, broken, wrong_count, Schedule{}}, options());
+    ASSERT_EQ(r.status, Status::kOptimal) << r.reason;
+    EXPECT_NEAR(r.makespan, o.makespan, kEps);
+    EXPECT_TRUE(r.warm_start.empty()) << r.warm_start;
+    EXPECT_FALSE(std::isfinite(r.warm_start_makespan));
+    expect_schedule_matches(o.instance, r);
+  }
+}
+
+TEST(Solver, SameMakespanWithOneAndTwoThreads) {
+  std::vector<std::pair<std::string, Instance>> cases;
+  for (const Optimum& o : conformance_optima()) cases.emplace_back(o.name, o.instance);
+  for (const TinyCase& c : tiny_random_instances(10, 200'000)) cases.emplace_back(c.label, c.instance);
+  for (const auto& [label, inst] : cases) {
+    SCOPED_TRACE(label);
+    const SolveResult one = solve(inst, {}, options(1));
+    const SolveResult two = solve(inst, {}, options(2));
+    EXPECT_EQ(one.status, two.status) << one.reason << " / " << two.reason;
+    if (one.status != Status::kOptimal || two.status != Status::kOptimal) {
+      EXPECT_TRUE(one.status == Status::kInfeasible && two.status == Status::kInfeasible)
+          << to_string(one.status) << ": " << one.reason << " / " << to_string(two.status) << ": "
+          << two.reason;
+      continue;
+    }
+    EXPECT_NEAR(one.makespan, two.makespan, kEps);
+    EXPECT_EQ(one.bound, one.makespan);
+    EXPECT_EQ(two.bound, two.makespan);
+    expect_schedule_matches(inst, one);
+    expect_schedule_matches(inst, two);
+  }
+}
+
+TEST(Solver, NodeAndTimeLimitsReturnTheWarmStartAtOnce) {
+  for (const Optimum& o : conformance_optima()) {
+    Schedule warm;
+    if (o.name == "c-uni-2x3") {
+      Built b = OneFOneB().build(o.instance);
+      ASSERT_TRUE(b.schedule) << b.reason;
+      warm = *b.schedule;
+    } else if (o.name == "c-v-2x2") {
+      warm = o.schedule;
+    } else {
+      continue;
+    }
+    const SimResult ws = simulate(o.instance, warm);
+    ASSERT_TRUE(ws.feasible) << ws.reason;
+    for (int which = 0; which < 2; ++which) {
+      SCOPED_TRACE(o.name + (which == 0 ? ", node_limit = 1" : ", time_limit = 0"));
+      SolveOptions opt;
+      if (which == 0) opt.node_limit = 1;
+      else opt.time_limit = 0;
+      const auto t0 = std::chrono::steady_clock::now();
+      const SolveResult r = solve(o.instance, {warm}, opt);
+      EXPECT_LT(seconds_since(t0), 5.0);
+      std::printf("[ solver   ] %s, %s: %s %.6g, bound %.6g (warm start %.6g)\n", o.name.c_str(),
+                  which == 0 ? "node_limit = 1" : "time_limit = 0", to_string(r.status), r.makespan, r.bound,
+                  ws.makespan);
+      ASSERT_TRUE(r.schedule.has_value());
+      EXPECT_LE(r.makespan, ws.makespan + kEps);
+      EXPECT_GE(r.makespan, o.makespan - kEps);
+      EXPECT_LE(r.bound, o.makespan + kEps);
+      expect_consistent(r);
+      expect_schedule_matches(o.instance, r);
+      // Stopped early, the search has proven nothing unless its bound already meets the
+      // incumbent (then the warm start is optimal and kOptimal is right).
+      if (r.bound < r.makespan - kEps) {
+        EXPECT_EQ(r.status, Status::kFeasible) << r.reason;
+        EXPECT_GT(r.gap, 0.0);
+        EXPECT_EQ(r.schedule->status, "feasible");
+        EXPECT_FALSE(r.reason.empty());
+      } else {
+        EXPECT_EQ(r.status, Status::kOptimal) << r.reason;
+      }
+    }
+  }
+}
+
+TEST(Solver, ObviouslyInfeasibleInstanceAtOnce) {
+  // One activation (1 GiB) is more than the memory left beside the static footprint.
+  Instance inst = testing::uniform_instance(2, 3, 1.0, 1.0, 1.0, 0.0, GiB, GiB / 2, 12 * GiB);
+  inst.devices[1].static_memory = 11.5 * GiB;
+  const std::optional<std::string> why = obviously_infeasible(inst);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_FALSE(why->empty());
+  const auto t0 = std::chrono::steady_clock::now();
+  const SolveResult r = solve(inst, {}, options());
+  EXPECT_LT(seconds_since(t0), 1.0);
+  EXPECT_EQ(r.status, Status::kInfeasible);
+  EXPECT_FALSE(r.reason.empty());
+  EXPECT_FALSE(r.schedule.has_value());
+  // A warm start does not change that (it cannot complete either).
+  Built b = OneFOneB().build(inst);
+  ASSERT_TRUE(b.schedule) << b.reason;
+  EXPECT_EQ(solve(inst, {*b.schedule}, options()).status, Status::kInfeasible);
+  // A feasible instance is not obviously infeasible.
+  EXPECT_FALSE(obviously_infeasible(testing::uniform_instance(2, 3, 1.0, 1.0, 1.0)).has_value());
+}
+
+TEST(Solver, ProvesInfeasibilityThatNeedsASearch) {
+  // Every activation fits alone, but no order fits: with both stages on one device, B(0,j) needs
+  // B(1,j), which needs F(1,j), so F(0,j)'s and F(1,j)'s activations are held together, and
+  // there is room for 1.5 activations. The same on a V placement with a fused backward.
+  Instance one = testing::uniform_instance(2, 2, 1.0, 1.0, 1.0, 0.0, GiB, GiB / 2, 1.5 * GiB);
+  one.name = "two-stages-one-device";
+  one.devices.pop_back();
+  one.stages[1].device = 0;
+  Instance v = testing::uniform_instance(2, 2, 1.0, 1.0, 0.0, 0.1, GiB, 0.0, 1.5 * GiB);
+  v.name = "v-fused";
+  v.split_backward = false;
+  v.comm.assign(3, 0.1);
+  v.stages.push_back(v.stages[1]);
+  v.stages.push_back(v.stages[0]);
+  v.stages[3].device = 0;
+  for (const Instance& inst : {one, v}) {
+    SCOPED_TRACE(inst.name);
+    const testing::BruteForceResult bf = testing::brute_force_optimum(inst, 1'000'000);
+    ASSERT_FALSE(bf.aborted);
+    ASSERT_FALSE(bf.feasible) << "brute force found" << schedule_text(bf.best);
+    const auto t0 = std::chrono::steady_clock::now();
+    const SolveResult r = solve(inst, {}, options());
+    EXPECT_LT(seconds_since(t0), 10.0);
+    EXPECT_EQ(r.status, Status::kInfeasible) << "makespan " << r.makespan;
+    EXPECT_FALSE(r.reason.empty());
+    EXPECT_FALSE(r.schedule.has_value());
+  }
+}
+
+}  // namespace
+}  // namespace optpipe
