@@ -17,6 +17,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "cli/cmd_solve.h"
 #include "cli/report.h"
 #include "engine/bytes.h"
 #include "engine/error.h"
@@ -327,6 +328,22 @@ int main_impl(int argc, char** argv) {
   render->add_flag("--no-memory", ra.no_memory, "leave out the memory charts");
   render->add_flag("--no-transfers", ra.no_transfers, "leave out the offload/reload lanes");
 
+  SolveArgs va;
+  auto* solve_cmd = app.add_subcommand("solve", "Find the optimal schedule (branch-and-bound), or the best within the limits");
+  solve_cmd->add_option("INSTANCE", va.instance, "instance file")->required();
+  solve_cmd->add_option("-o,--output", va.output, "write the schedule here (with status, bound and gap)");
+  solve_cmd->add_option("--svg", va.svg, "write an SVG Gantt chart of the schedule here");
+  solve_cmd->add_option("--time-limit", va.time_limit, "seconds (default 60)")->check(CLI::NonNegativeNumber);
+  solve_cmd->add_option("--node-limit", va.node_limit, "stop after this many nodes")->check(CLI::NonNegativeNumber);
+  solve_cmd->add_option("--gap", va.gap, "stop at this relative gap, e.g. 0.01 for 1% (default 0: prove optimality)")
+      ->check(CLI::Range(0.0, 1.0));
+  solve_cmd->add_option("--threads", va.threads, "worker threads (default: all)")->check(CLI::NonNegativeNumber);
+  solve_cmd->add_option("--log-format", va.log_format, "text (default) or json (one object per line)")
+      ->check(CLI::IsMember({"text", "json"}));
+  solve_cmd->add_flag("-q,--quiet", va.quiet, "no header and no progress lines");
+  solve_cmd->add_flag("-v,--verbose", va.verbose, "search statistics (prunes, bound calls)");
+  solve_cmd->footer("Ctrl-C stops the search and still writes the best schedule with its bound.");
+
   auto* list = app.add_subcommand("heuristics", "List the baseline heuristics");
   auto* devices = app.add_subcommand("devices", "Show the CUDA devices this build can use");
 
@@ -340,6 +357,7 @@ int main_impl(int argc, char** argv) {
   if (*sim) return run_simulate(ma);
   if (*val) return run_validate(vi, vs);
   if (*render) return run_render(ra);
+  if (*solve_cmd) return run_solve(va);
   if (*list) return run_list();
   if (*devices) return run_devices();
   return kBadInput;

@@ -1,0 +1,18 @@
+// `optpipe solve`: the exact solver with a MILP-solver-style log.
+#pragma once
+
+#include <string>
+
+namespace optpipe::cli {
+
+struct SolveArgs {
+  std::string instance, output, svg, log_format = "text";
+  double time_limit = 60, gap = 0;
+  long long node_limit = -1;
+  int threads = 0;
+  bool quiet = false, verbose = false;
+};
+
+int run_solve(const SolveArgs& args);
+
+}  // namespace optpipe::cli
