@@ -301,8 +301,11 @@ class Search {
   }
 
   // Depth-first from n: expand, keep the most promising child, send its siblings to the pool.
-  // Bounds are made monotone along a path (a child's subtree lies inside its parent's), so the
-  // bound the worker reports for the node it holds never hides a smaller one.
+  // Each node's bound is valid for its own subtree; bounds need not grow along a path, so the
+  // bound the worker reports for what it holds is the running minimum over its dive (it may
+  // understate, never overstate). Keeping children's raw bounds (rather than raising them to
+  // their parent's) orders the pool better: v-4x8 is proven in 1.5 s this way, not at all in 10 s
+  // with raised bounds, which tie.
   void dive(Worker& w, NodePtr n, int wi) {
     std::vector<NodePtr> children;
     while (n && !stopping()) {
@@ -314,12 +317,12 @@ class Search {
       count_node(w);
       expand(w, *n, children);
       if (children.empty()) return;
-      // The dive follows a list-scheduling rule, which finds schedules that fit: the child whose
-      // action can start first, B before W before R before F at equal times (expand() returns
-      // children in candidate order, annotated); the bound orders the pool.
+      // The dive follows the smallest bound; at equal bounds a list-scheduling rule: the child
+      // whose action can start first, B before W before R before F at equal times. (Following
+      // the rule first was tried: it proved v-4x8 no more, and found no better leaves elsewhere.)
       std::stable_sort(children.begin(), children.end(), [](const NodePtr& a, const NodePtr& b) {
-        if (a->priority != b->priority) return a->priority < b->priority;
-        return a->bound < b->bound;
+        if (a->bound != b->bound) return a->bound < b->bound;
+        return a->priority < b->priority;
       });
       if (pool_size() > max_open_) {
         // Too many open nodes: finish these children depth-first here, keeping them out of the pool.
@@ -328,7 +331,7 @@ class Search {
       }
       for (std::size_t i = 1; i < children.size(); ++i) push(std::move(children[i]));
       n = std::move(children.front());
-      working_bound_[wi].store(n->bound);
+      working_bound_[wi].store(std::min(working_bound_[wi].load(), n->bound));
       children.clear();
     }
     if (n) push(std::move(n));  // stopped mid-dive: keep it open for the bound
@@ -419,7 +422,7 @@ class Search {
       child->state = w.sim.state();
       child->device = step.device;
       child->time = step.time;
-      child->bound = std::max(b, n.bound);
+      child->bound = b;
       child->depth = n.depth + 1;
       static constexpr double kTypeRank[] = {3, 0, 1, 2};  // F, B, W, R
       child->priority = c.earliest_start + 1e-6 * kTypeRank[static_cast<int>(c.action.type)];
