@@ -7,20 +7,20 @@ namespace optpipe {
 
 namespace {
 
-// The earliest time `need` microbatches of stage s (among 0..) can have released their
-// activations: b of them by B's end (FIFO: microbatches 0..b-1, by finish of B(s, b-1)) and
-// o = need - b by full offloads. Offloads run one at a time on the device's D2H channel, each
-// after its forward: the o-th ends no earlier than the first forward's end + o·offload, nor
-// than the o-th forward's end + offload. Minimised over the split b + o = need.
+// The earliest time `need` microbatches of stage s can have released their activations: b of
+// them by B's end (FIFO: exactly microbatches 0..b-1, by the end of B(s, b-1)) and o = need - b
+// others by full offloads. Those others are among microbatches b.. (each counts once), and
+// offloads run one at a time on the device's D2H channel, each after its forward: the o-th ends
+// no earlier than F(s, b)'s end + o·offload, nor than F(s, b+o-1)'s end + offload. Minimised
+// over the split b + o = need.
 double memory_release(const BoundProblem& p, const std::vector<double>& finish, int s, int need) {
   const double off = p.offload_release[s];
   const double by_b_only = finish[p.op(1, s, need - 1)];
   if (!(off < std::numeric_limits<double>::infinity())) return by_b_only;
-  const double first_f = finish[p.op(0, s, 0)];
   double best = by_b_only;
   for (int o = 1; o <= need; ++o) {
-    const double offloads = std::max(first_f + o * off, finish[p.op(0, s, o - 1)] + off);
     const int b = need - o;
+    const double offloads = std::max(finish[p.op(0, s, b)] + o * off, finish[p.op(0, s, need - 1)] + off);
     const double bs = b > 0 ? finish[p.op(1, s, b - 1)] : 0.0;
     best = std::min(best, std::max(offloads, bs));
   }
