@@ -8,6 +8,7 @@
 #include <mutex>
 #include <queue>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include <tbb/task_arena.h>
@@ -53,14 +54,15 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// An open node: a simulation stopped at a decision, with its lower bound.
+// An open node: the decisions that lead to it (each action packed in 32 bits, in the order they
+// were taken) and its lower bound. Replaying the decisions on an open-list simulation, which is
+// deterministic, restores its state; a path costs 4 bytes a decision where a simulator snapshot
+// costs kilobytes, so the pool can hold millions of nodes.
 struct Node {
-  Simulator::State state;
-  int device = 0;
-  double time = 0;
+  std::vector<std::uint32_t> path;
   double bound = 0;
   int depth = 0;
-  double priority = 0;  // dive order: smaller first (see dive())
+  double priority = 0;  // dive order at equal bounds: smaller first (see dive())
 };
 using NodePtr = std::unique_ptr<Node>;
 
@@ -71,7 +73,7 @@ struct NodeOrder {  // the pool's top is the smallest bound; ties: the deeper no
   }
 };
 
-enum StopCode { kNotStopped = 0, kTimeLimit, kInterrupted, kNodeLimit, kGapReached };
+enum StopCode { kNotStopped = 0, kTimeLimit, kInterrupted, kNodeLimit, kGapReached, kProven };
 
 const char* stop_text(int code) {
   switch (code) {
@@ -79,9 +81,11 @@ const char* stop_text(int code) {
     case kInterrupted: return "interrupted";
     case kNodeLimit: return "node limit";
     case kGapReached: return "gap reached";
+    case kProven: return "proven optimal";
     default: return "";
   }
 }
+
 
 void atomic_min(std::atomic<double>& x, double v) {
   double cur = x.load();
@@ -93,6 +97,7 @@ void atomic_min(std::atomic<double>& x, double v) {
 struct Worker {
   explicit Worker(const Instance& inst) : sim(inst) {}
   Simulator sim;
+  Simulator::State parent;  // the state of the node being expanded
   NodeTimes times;
   std::vector<double> head, finish;
   std::vector<OneMachineJob> jobs;
@@ -109,11 +114,11 @@ class Search {
       can_offload_ = can_offload_ || (st.offloadable() && inst.offload_levels.size() > 1);
     }
     threads_ = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (inst.num_stages() > 1024 || inst.microbatches > 16384 || inst.offload_levels.size() > 64) {
+      throw std::invalid_argument("the solver handles at most 1024 stages, 16384 microbatches and 64 offload levels");
+    }
     working_bound_ = std::vector<std::atomic<double>>(static_cast<std::size_t>(threads_));
     for (auto& wb : working_bound_) wb.store(kInf);
-    // About 2 GiB of open nodes at most: a node is a simulator state of O(S·m) numbers.
-    const double node_bytes = 1024.0 + 80.0 * problem_.S * problem_.m;
-    max_open_ = static_cast<std::size_t>(std::clamp(2.0 * 1073741824.0 / node_bytes, 1000.0, 5e6));
   }
 
   void offer_incumbent(const Schedule& sch, double makespan, const std::string& origin) {
@@ -160,11 +165,13 @@ class Search {
       return res;
     }
     auto root = std::make_unique<Node>();
-    root->state = root_worker.sim.state();
-    root->device = step.device;
-    root->time = step.time;
-    root->bound = bound(root_worker, root->state, root->time);
+    root->bound = bound(root_worker, root_worker.sim.state(), step.time);
     root_bound_ = root->bound;
+    // A node costs its path (4 bytes a decision, at most one per action) plus its overhead.
+    int actions = 0;
+    for (int d = 0; d < inst_.num_devices(); ++d) actions += root_worker.sim.state().unlisted[d];
+    const double node_bytes = 96.0 + 4.0 * actions;
+    max_open_ = static_cast<std::size_t>(std::clamp(opt_.pool_memory_bytes / node_bytes, 100.0, 1e8));
     if (opt_.on_root_bound) opt_.on_root_bound(root_bound_);
     push(std::move(root));
 
@@ -188,6 +195,37 @@ class Search {
   }
 
  private:
+  // ---- node paths ---------------------------------------------------------------------------
+
+  // An action in 32 bits: type (2) | offload level index (6) | stage (10) | microbatch (14).
+  std::uint32_t encode(const Action& a) const {
+    std::uint32_t level = 0;
+    for (std::size_t i = 0; i < inst_.offload_levels.size(); ++i) {
+      if (inst_.offload_levels[i] == a.r) level = static_cast<std::uint32_t>(i);
+    }
+    return (static_cast<std::uint32_t>(a.type) << 30) | (level << 24) | (static_cast<std::uint32_t>(a.stage) << 14) |
+           static_cast<std::uint32_t>(a.mb);
+  }
+  Action decode(std::uint32_t x) const {
+    Action a;
+    a.type = static_cast<OpType>(x >> 30);
+    a.r = inst_.offload_levels[(x >> 24) & 63u];
+    a.stage = static_cast<int>((x >> 14) & 1023u);
+    a.mb = static_cast<int>(x & 16383u);
+    return a;
+  }
+
+  // Puts w.sim at node n's decision by replaying its path; returns that decision.
+  Simulator::Step replay(Worker& w, const Node& n) {
+    w.sim.start_open();
+    Simulator::Step step = w.sim.advance();
+    for (std::uint32_t x : n.path) {
+      w.sim.append(step.device, decode(x));
+      step = w.sim.advance();
+    }
+    return step;
+  }
+
   // ---- bounds ------------------------------------------------------------------------------
 
   double bound(Worker& w, const Simulator::State& st, double t) {
@@ -304,10 +342,12 @@ class Search {
   // Each node's bound is valid for its own subtree; bounds need not grow along a path, so the
   // bound the worker reports for what it holds is the running minimum over its dive (it may
   // understate, never overstate). Keeping children's raw bounds (rather than raising them to
-  // their parent's) orders the pool better: v-4x8 is proven in 1.5 s this way, not at all in 10 s
-  // with raised bounds, which tie.
+  // their parent's) orders the pool better: v-4x8 is proven in about a second this way, not at
+  // all in 10 s with raised bounds, which tie.
   void dive(Worker& w, NodePtr n, int wi) {
+    Simulator::Step step = replay(w, *n);
     std::vector<NodePtr> children;
+    std::vector<Action> actions;
     while (n && !stopping()) {
       if (n->bound >= cutoff()) {
         note_cut(n->bound);
@@ -315,33 +355,42 @@ class Search {
         return;
       }
       count_node(w);
-      expand(w, *n, children);
+      expand(w, *n, step, children, actions);
       if (children.empty()) return;
       // The dive follows the smallest bound; at equal bounds a list-scheduling rule: the child
       // whose action can start first, B before W before R before F at equal times. (Following
       // the rule first was tried: it proved v-4x8 no more, and found no better leaves elsewhere.)
-      std::stable_sort(children.begin(), children.end(), [](const NodePtr& a, const NodePtr& b) {
-        if (a->bound != b->bound) return a->bound < b->bound;
-        return a->priority < b->priority;
+      std::vector<std::size_t> order(children.size());
+      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        if (children[a]->bound != children[b]->bound) return children[a]->bound < children[b]->bound;
+        return children[a]->priority < children[b]->priority;
       });
       if (pool_size() > max_open_) {
-        // Too many open nodes: finish these children depth-first here, keeping them out of the pool.
-        local_dfs(w, children);
+        // The pool is full: finish these children depth-first here, keeping them out of it.
+        std::vector<NodePtr> stack;
+        for (auto it = order.rbegin(); it != order.rend(); ++it) stack.push_back(std::move(children[*it]));
+        local_dfs(w, stack);
         return;
       }
-      for (std::size_t i = 1; i < children.size(); ++i) push(std::move(children[i]));
-      n = std::move(children.front());
+      for (std::size_t k = 1; k < order.size(); ++k) push(std::move(children[order[k]]));
+      // Continue with the best child: re-run its decision from the parent's state.
+      w.sim.restore(w.parent);
+      w.sim.append(step.device, actions[order[0]]);
+      step = w.sim.advance();
+      n = std::move(children[order[0]]);
       working_bound_[wi].store(std::min(working_bound_[wi].load(), n->bound));
       children.clear();
+      actions.clear();
     }
     if (n) push(std::move(n));  // stopped mid-dive: keep it open for the bound
   }
 
-  // Explores the subtrees of `stack` depth-first without the pool; when stopped, what is left
-  // goes back to the pool so that the bound stays proven.
+  // Explores the subtrees of `stack` (its top is explored first) depth-first without the pool;
+  // when stopped, what is left goes back to the pool so that the bound stays proven.
   void local_dfs(Worker& w, std::vector<NodePtr>& stack) {
-    std::reverse(stack.begin(), stack.end());  // the best child on top
     std::vector<NodePtr> children;
+    std::vector<Action> actions;
     while (!stack.empty()) {
       if (stopping()) {
         for (auto& n : stack) push(std::move(n));
@@ -356,12 +405,14 @@ class Search {
         continue;
       }
       count_node(w);
-      expand(w, *n, children);
+      const Simulator::Step step = replay(w, *n);
+      expand(w, *n, step, children, actions);
       std::sort(children.begin(), children.end(), [](const NodePtr& a, const NodePtr& b) {
         return a->bound > b->bound;  // the best child last, on top of the stack
       });
       for (auto& c : children) stack.push_back(std::move(c));
       children.clear();
+      actions.clear();
     }
   }
 
@@ -376,21 +427,26 @@ class Search {
     return pool_.size();
   }
 
-  void expand(Worker& w, const Node& n, std::vector<NodePtr>& children) {
+  // Branches at node n, whose state is in w.sim at decision `step`: appends `children` (with
+  // their bounds) and, in `actions`, the action each one appends. Leaves update the incumbent;
+  // dead or bounded-out children are dropped. Leaves w.parent = n's state.
+  void expand(Worker& w, const Node& n, const Simulator::Step& step, std::vector<NodePtr>& children,
+              std::vector<Action>& actions) {
+    w.parent = w.sim.state();
     // Heads of this node for candidate ordering and rule 2.
-    fill_times(n.state, n.time, w.times);
+    fill_times(w.parent, step.time, w.times);
     compute_heads(problem_, w.times, w.head, w.finish);
-    branch_candidates(inst_, problem_, n.state, n.device, n.time, w.head, !can_offload_, w.candidates,
+    branch_candidates(inst_, problem_, w.parent, step.device, step.time, w.head, !can_offload_, w.candidates,
                       w.candidate_stats);
     for (const Candidate& c : w.candidates) {
-      w.sim.restore(n.state);
-      w.sim.append(n.device, c.action);
-      const Simulator::Step step = w.sim.advance();
-      if (step.kind == Simulator::Step::Kind::kDeadlock) {
+      w.sim.restore(w.parent);
+      w.sim.append(step.device, c.action);
+      const Simulator::Step next = w.sim.advance();
+      if (next.kind == Simulator::Step::Kind::kDeadlock) {
         ++w.stats.pruned_deadlock;
         continue;
       }
-      if (step.kind == Simulator::Step::Kind::kDone) {
+      if (next.kind == Simulator::Step::Kind::kDone) {
         ++w.stats.leaves;
         const double makespan = w.sim.state().makespan;
         if (makespan < incumbent_.load() - kTimeEps) {
@@ -412,21 +468,22 @@ class Search {
         ++w.stats.pruned_deadlock;
         continue;
       }
-      const double b = bound(w, w.sim.state(), step.time);
+      const double b = bound(w, w.sim.state(), next.time);
       if (b >= cutoff()) {
         note_cut(b);
         ++w.stats.pruned_bound;
         continue;
       }
       auto child = std::make_unique<Node>();
-      child->state = w.sim.state();
-      child->device = step.device;
-      child->time = step.time;
+      child->path.reserve(n.path.size() + 1);
+      child->path = n.path;
+      child->path.push_back(encode(c.action));
       child->bound = b;
       child->depth = n.depth + 1;
       static constexpr double kTypeRank[] = {3, 0, 1, 2};  // F, B, W, R
       child->priority = c.earliest_start + 1e-6 * kTypeRank[static_cast<int>(c.action.type)];
       children.push_back(std::move(child));
+      actions.push_back(c.action);
     }
   }
 
@@ -497,6 +554,7 @@ class Search {
 
   void monitor_loop() {
     double next_report = opt_.progress_interval;
+    long ticks = 0;
     std::unique_lock<std::mutex> lock(done_mu_);
     while (!done_) {
       done_cv_.wait_for(lock, std::chrono::milliseconds(10));
@@ -505,8 +563,11 @@ class Search {
       if (now >= opt_.time_limit) request_stop(kTimeLimit);
       if (opt_.stop && opt_.stop->load()) request_stop(kInterrupted);
       const bool report = opt_.on_progress && now >= next_report;
-      if (report || opt_.gap > 0) {
+      // Every 100 ms (or at a report): once no open node can beat the incumbent, the rest of
+      // the pool would only be popped and pruned.
+      if (report || ++ticks % 10 == 0) {
         const SolveProgress p = progress();
+        if (p.incumbent < kInf && p.bound >= p.incumbent - kTimeEps) request_stop(kProven);
         if (opt_.gap > 0 && p.incumbent < kInf && p.gap <= opt_.gap) request_stop(kGapReached);
         if (report) {
           opt_.on_progress(p);

@@ -46,6 +46,9 @@ struct SolveOptions {
   std::function<void(const SolveProgress&)> on_progress;  // called about every progress_interval s
   std::function<void(double)> on_root_bound;              // called once with the root node's bound
   double progress_interval = 1.0;
+  // Memory for open nodes (simulator snapshots). Beyond it, workers explore depth-first
+  // without adding to the pool, which keeps the search exact but less best-first.
+  double pool_memory_bytes = 1024.0 * 1024.0 * 1024.0;
 };
 
 struct SolveStats {
