@@ -10,9 +10,14 @@
 // bound per device (engine/bounds/); a node whose bound reaches the incumbent is pruned.
 //
 // Workers (TBB) take the open node with the smallest bound and dive depth-first from it,
-// returning the siblings they pass to the shared pool; they share the incumbent. A search that
-// runs out of open nodes has proven its incumbent optimal (or the instance infeasible), and
-// then the makespan does not depend on the thread count; the node count may.
+// returning the siblings they pass to the shared pool; they share the incumbent. An open node is
+// stored as its decision path and replayed on the simulator when taken. A search that runs out
+// of open nodes worth exploring has proven its incumbent optimal (or the instance infeasible),
+// and then the makespan does not depend on the thread count; the node count may. Stopped early
+// (time, nodes, gap, Ctrl-C), it returns the incumbent with the smallest bound still open.
+//
+// Complexity: exponential in the worst case, as any exact method for this NP-hard problem; per
+// node, one incremental simulation step per candidate and O(S·m log) for the bounds.
 #pragma once
 
 #include <atomic>
