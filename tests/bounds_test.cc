@@ -120,15 +120,7 @@ Instance pressured_instance(std::mt19937& rng, int i, int max_devices = 4, int m
   o.tight_memory = i % 3 != 2;
   o.offloadable_probability = i % 5 == 4 ? 0.0 : 0.7;
   Instance inst = testing::random_instance(rng, o);
-  if (i % 4 == 3) {
-    for (int d = 0; d < inst.num_devices(); ++d) {
-      double act = 0;
-      for (const Stage& st : inst.stages) {
-        if (st.device == d) act = std::max(act, st.activation);
-      }
-      inst.devices[d].memory_limit = inst.devices[d].static_memory + 1.05 * act;
-    }
-  }
+  if (i % 4 == 3) testing::squeeze_memory(inst, 1.05);
   if (i % 7 == 5) {
     // Zero durations (allowed by the spec) and a large comm.
     std::uniform_int_distribution<int> coin(0, 2);

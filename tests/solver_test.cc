@@ -194,16 +194,7 @@ std::vector<TinyCase> tiny_random_instances(int wanted, std::int64_t max_schedul
     o.tight_memory = i % 2 == 1;
     o.offloadable_probability = (i / 2) % 2 == 0 ? 0.6 : 0.0;
     Instance inst = testing::random_instance(rng, o);
-    if (i % 4 == 3) {
-      // Tighter still: room for little more than the device's largest activation.
-      for (int d = 0; d < inst.num_devices(); ++d) {
-        double act = 0;
-        for (const Stage& st : inst.stages) {
-          if (st.device == d) act = std::max(act, st.activation);
-        }
-        inst.devices[d].memory_limit = inst.devices[d].static_memory + 1.05 * act;
-      }
-    }
+    if (i % 4 == 3) testing::squeeze_memory(inst, 1.05);  // tighter still
     if (testing::count_schedules(inst, max_schedules) > max_schedules) continue;
     inst.name = "random-" + std::to_string(i);
     const std::string label = inst.name + " (D=" + std::to_string(inst.num_devices()) + " S=" +

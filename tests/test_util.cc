@@ -179,6 +179,16 @@ Schedule random_valid_schedule(const Instance& inst, std::mt19937& rng, double o
   return sch;
 }
 
+void squeeze_memory(Instance& inst, double factor) {
+  for (int d = 0; d < inst.num_devices(); ++d) {
+    double act = 0;
+    for (const Stage& st : inst.stages) {
+      if (st.device == d) act = std::max(act, st.activation);
+    }
+    inst.devices[d].memory_limit = inst.devices[d].static_memory + factor * act;
+  }
+}
+
 double span_bubble(const Schedule& sch, const SimResult& sim) {
   double worst = 0;
   for (int d = 0; d < sch.num_devices(); ++d) {

@@ -41,6 +41,10 @@ Instance random_instance(std::mt19937& rng, const RandomInstanceOptions& options
 // and its B.
 Schedule random_valid_schedule(const Instance& instance, std::mt19937& rng, double offload_probability = 0.3);
 
+// Sets every device's limit to its static memory + `factor` x its largest activation (factor
+// 1.05: room for little more than one forward at a time).
+void squeeze_memory(Instance& instance, double factor);
+
 // The Zero Bubble paper's bubble ([ZB] §5.3: cost = the longest device span): the largest, over
 // devices, of (end of its last compute op - start of its first) - its busy time. R entries are
 // requests, not compute, and do not count.
