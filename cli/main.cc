@@ -23,6 +23,7 @@
 #include "engine/error.h"
 #include "engine/instance_io.h"
 #include "engine/schedule_io.h"
+#include "engine/search/solver.h"
 #include "engine/simulator.h"
 #include "engine/validator.h"
 #include "heuristics/registry.h"
@@ -68,22 +69,6 @@ int terminal_width() {
   return 120;
 }
 
-// Stages whose single activation cannot fit next to their device's static memory: no schedule
-// of such an instance can complete (spec §5).
-std::optional<std::string> impossible_reason(const Instance& inst) {
-  for (int s = 0; s < inst.num_stages(); ++s) {
-    const Stage& st = inst.stages[s];
-    const Device& dev = inst.devices[st.device];
-    if (dev.static_memory + st.activation > dev.memory_limit + kMemoryTolerance) {
-      return "no schedule can fit: stage " + std::to_string(s) + " needs static " + format_bytes(dev.static_memory) +
-             " + one activation " + format_bytes(st.activation) + " = " +
-             format_bytes(dev.static_memory + st.activation) + " on device " + std::to_string(st.device) +
-             " > limit " + format_bytes(dev.memory_limit);
-    }
-  }
-  return std::nullopt;
-}
-
 void print_gantt(std::ostream& out, const Instance& inst, const Schedule& sch, const SimResult& sim, int width) {
   TextGanttOptions o;
   o.width = std::max(20, width - 8);
@@ -112,7 +97,7 @@ int run_schedule(const ScheduleArgs& a) {
   if (a.verbose) spdlog::set_level(spdlog::level::info);
   const Instance inst = load_instance_reporting(a.instance);
   out << describe_instance(inst) << "\n";
-  if (auto why = impossible_reason(inst)) {
+  if (auto why = obviously_infeasible(inst)) {
     out << *why << "\n";
     return kNegative;
   }
@@ -221,7 +206,7 @@ int run_validate(const std::string& ipath, const std::string& spath) {
   const Instance inst = load_instance_reporting(ipath);
   if (spath.empty()) {
     std::cout << "instance OK: " << describe_instance(inst) << "\n";
-    if (auto why = impossible_reason(inst)) std::cout << "note: " << *why << "\n";
+    if (auto why = obviously_infeasible(inst)) std::cout << "note: " << *why << "\n";
     return kOk;
   }
   auto pair = load_pair(ipath, spath);

@@ -40,10 +40,10 @@ std::optional<std::string> obviously_infeasible(const Instance& inst) {
     const Stage& st = inst.stages[s];
     const Device& dev = inst.devices[st.device];
     if (dev.static_memory + st.activation > dev.memory_limit + kMemoryTolerance) {
-      return "stage " + std::to_string(s) + " needs static " + format_bytes(dev.static_memory) + " + one activation " +
-             format_bytes(st.activation) + " = " + format_bytes(dev.static_memory + st.activation) + " on device " +
-             std::to_string(st.device) + " > limit " + format_bytes(dev.memory_limit) +
-             ": no schedule can run its forward";
+      return "no schedule can fit: stage " + std::to_string(s) + " needs static " + format_bytes(dev.static_memory) +
+             " + one activation " + format_bytes(st.activation) + " = " +
+             format_bytes(dev.static_memory + st.activation) + " on device " + std::to_string(st.device) +
+             " > limit " + format_bytes(dev.memory_limit);
     }
   }
   return std::nullopt;
