@@ -43,6 +43,14 @@ bool Instance::is_offload_level(double r) const {
   return false;
 }
 
+bool Instance::can_offload() const {
+  if (offload_levels.empty() || offload_levels.back() <= 0) return false;
+  for (const Stage& st : stages) {
+    if (st.offloadable()) return true;
+  }
+  return false;
+}
+
 double Instance::busy_time(int d) const {
   double busy = 0;
   for (int s = 0; s < num_stages(); ++s) {

@@ -64,6 +64,8 @@ struct Instance {
   std::vector<std::vector<int>> stages_by_device() const;
   Placement placement() const;
   bool is_offload_level(double r) const;
+  // True when some stage can offload and some offload level is above 0.
+  bool can_offload() const;
   // Total compute time of device d: its F, B and W durations over all microbatches.
   double busy_time(int d) const;
 };

@@ -296,8 +296,6 @@ Built ada_offload_from(const Instance& inst, const Schedule& base, const std::st
 }
 
 Built AdaOffload::build(const Instance& inst) const {
-  bool any = false;
-  for (const Stage& st : inst.stages) any = any || st.offloadable();
   const auto bases = memory_oblivious_bases(inst);
   if (bases.empty()) return Built::fail("AdaOffload: no memory-oblivious base schedule applies to this instance");
   // Bases are independent: repair them in parallel, then keep the fastest (ties: the earlier
@@ -322,7 +320,7 @@ Built AdaOffload::build(const Instance& inst) const {
     }
   }
   if (!best.schedule) {
-    if (!any) return Built::fail("AdaOffload: no stage of this instance can be offloaded and no base schedule fits");
+    if (!inst.can_offload()) return Built::fail("AdaOffload: no stage of this instance can be offloaded and no base schedule fits");
     return Built::fail(last_reason);
   }
   std::ostringstream detail;

@@ -110,9 +110,7 @@ class Search {
  public:
   Search(const Instance& inst, const SolveOptions& opt)
       : inst_(inst), opt_(opt), problem_(inst), start_(Clock::now()) {
-    for (const Stage& st : inst.stages) {
-      can_offload_ = can_offload_ || (st.offloadable() && inst.offload_levels.size() > 1);
-    }
+    can_offload_ = inst.can_offload();
     threads_ = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     if (inst.num_stages() > 1024 || inst.microbatches > 16384 || inst.offload_levels.size() > 64) {
       throw std::invalid_argument("the solver handles at most 1024 stages, 16384 microbatches and 64 offload levels");
@@ -584,7 +582,6 @@ class Search {
     res.stats = stats_;
     res.stats.seconds = seconds();
     res.stats.seconds_to_best = seconds_to_best_;
-    res.stats.pruned_dominance = stats_.pruned_dominance;
     const double inc = incumbent_.load();
     if (searched) {
       // Every open node is in the pool once the workers have returned.
