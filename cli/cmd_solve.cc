@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "cli/report.h"
 #include "engine/bytes.h"
@@ -40,7 +41,7 @@ int run_solve(const SolveArgs& a) {
   const bool json = a.log_format == "json";
   std::vector<std::string> warnings;
   const Instance inst = load_instance(a.instance, &warnings);
-  for (const auto& w : warnings) std::cerr << "optpipe: warning: " << w << "\n";
+  for (const auto& w : warnings) spdlog::warn("{}", w);
   int ops = 0;
   for (int s = 0; s < inst.num_stages(); ++s) ops += inst.num_compute_types() * inst.microbatches;
 
