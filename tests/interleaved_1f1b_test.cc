@@ -43,19 +43,6 @@ Instance loop_instance(int d, int v, int m, double f, double b, double w, bool s
   return inst;
 }
 
-void randomise(Instance& inst, std::mt19937& rng) {
-  auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
-  const double comm = uni(0, 1) < 0.5 ? 0.0 : uni(0, 0.5);
-  std::fill(inst.comm.begin(), inst.comm.end(), comm);
-  for (Stage& st : inst.stages) {
-    st.forward = uni(0.3, 2.5);
-    st.backward = uni(0.3, 3.0);
-    st.weight = uni(0, 1) < 0.1 ? 0.0 : uni(0.1, 2.0);
-    st.activation = std::round(uni(0.2, 2.0) * GiB);
-    st.weight_activation = inst.split_backward ? std::round(st.activation * uni(0, 1)) : 0.0;
-  }
-}
-
 TEST(Interleaved1F1B, ValidOnManyLoopInstances) {
   // m = 1, m < p, m = p, m not a multiple of p (one or more rounds of unequal size), m >= 3p.
   std::mt19937 rng(2104);
@@ -66,7 +53,7 @@ TEST(Interleaved1F1B, ValidOnManyLoopInstances) {
       for (int m = 1; m <= 3 * d + 5; ++m) {
         for (bool split : {true, false}) {
           Instance inst = loop_instance(d, v, m, 1, 1, 1, split);
-          randomise(inst, rng);
+          testing::randomise_costs(inst, rng);
           const std::string what =
               "d=" + std::to_string(d) + " v=" + std::to_string(v) + " m=" + std::to_string(m);
           const Built built = h.build(inst);

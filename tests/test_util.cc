@@ -179,6 +179,19 @@ Schedule random_valid_schedule(const Instance& inst, std::mt19937& rng, double o
   return sch;
 }
 
+void randomise_costs(Instance& inst, std::mt19937& rng) {
+  auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+  const double comm = uni(0, 1) < 0.5 ? 0.0 : uni(0, 0.5);
+  std::fill(inst.comm.begin(), inst.comm.end(), comm);
+  for (Stage& st : inst.stages) {
+    st.forward = uni(0.3, 2.5);
+    st.backward = uni(0.3, 3.0);
+    st.weight = uni(0, 1) < 0.1 ? 0.0 : uni(0.1, 2.0);
+    st.activation = std::round(uni(0.2, 2.0) * GiB);
+    st.weight_activation = inst.split_backward ? std::round(st.activation * uni(0, 1)) : 0.0;
+  }
+}
+
 void squeeze_memory(Instance& inst, double factor) {
   for (int d = 0; d < inst.num_devices(); ++d) {
     double act = 0;

@@ -41,6 +41,10 @@ Instance random_instance(std::mt19937& rng, const RandomInstanceOptions& options
 // and its B.
 Schedule random_valid_schedule(const Instance& instance, std::mt19937& rng, double offload_probability = 0.3);
 
+// Random per-stage times, activations and comm (same for all stage pairs), in place; memory
+// limits and placement are kept.
+void randomise_costs(Instance& instance, std::mt19937& rng);
+
 // Sets every device's limit to its static memory + `factor` x its largest activation (factor
 // 1.05: room for little more than one forward at a time).
 void squeeze_memory(Instance& instance, double factor);

@@ -67,16 +67,7 @@ Instance multi_stage_instance(Layout layout, int d, int v, int m, const ModelSpe
 
 // The same instance with random per-stage times, activations and comm (unlimited memory).
 Instance randomise(Instance inst, std::mt19937& rng) {
-  auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
-  const double comm = uni(0, 1) < 0.5 ? 0.0 : uni(0, 0.5);
-  std::fill(inst.comm.begin(), inst.comm.end(), comm);
-  for (Stage& st : inst.stages) {
-    st.forward = uni(0.3, 2.5);
-    st.backward = uni(0.3, 3.0);
-    st.weight = uni(0, 1) < 0.1 ? 0.0 : uni(0.1, 2.0);
-    st.activation = std::round(uni(0.2, 2.0) * GiB);
-    st.weight_activation = inst.split_backward ? std::round(st.activation * uni(0, 1)) : 0.0;
-  }
+  testing::randomise_costs(inst, rng);
   return inst;
 }
 
