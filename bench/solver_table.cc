@@ -2,7 +2,7 @@
 // instance, ops, best heuristic, solver makespan, bound, gap, time to best, time to proof,
 // nodes, nodes/s. Not a Google Benchmark: each solve runs once, under a time limit.
 //
-//   ./build/bench/solver_table [--time-limit S] [--threads N] [instances/*.json ...]
+//   ./build/bench/solver_table [--time-limit S] [--threads N] [--no-transposition] [instances/*.json ...]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -22,14 +22,17 @@ int main(int argc, char** argv) {
   double time_limit = 10;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::string> files;
+  bool transposition = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--time-limit" && i + 1 < argc) {
       time_limit = std::atof(argv[++i]);
     } else if (a == "--threads" && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
+    } else if (a == "--no-transposition") {
+      transposition = false;
     } else if (a == "--help" || a == "-h") {
-      std::printf("usage: solver_table [--time-limit S] [--threads N] [INSTANCE.json ...]\n"
+      std::printf("usage: solver_table [--time-limit S] [--threads N] [--no-transposition] [INSTANCE.json ...]\n"
                   "Solves each instance (default: the shipped ones) at 1 and N threads.\n");
       return 0;
     } else {
@@ -66,6 +69,7 @@ int main(int argc, char** argv) {
       SolveOptions opt;
       opt.time_limit = time_limit;
       opt.threads = t;
+      opt.transposition = transposition;
       const SolveResult r = solve(inst, warm, opt);
       const bool proven = r.status == SolveResult::Status::kOptimal || r.status == SolveResult::Status::kInfeasible;
       char proof[32];

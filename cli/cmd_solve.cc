@@ -79,6 +79,7 @@ int run_solve(const SolveArgs& a) {
   opt.node_limit = a.node_limit;
   opt.gap = a.gap;
   opt.threads = a.threads;
+  opt.transposition = !a.no_transposition;
   opt.stop = &g_interrupted;
   bool header_printed = false;
   opt.on_root_bound = [&](double b) {
@@ -146,7 +147,8 @@ int run_solve(const SolveArgs& a) {
                        {"bound_calls", res.stats.bound_calls},
                        {"pruned_bound", res.stats.pruned_bound},
                        {"pruned_deadlock", res.stats.pruned_deadlock},
-                       {"pruned_dominance", res.stats.pruned_dominance}};
+                       {"pruned_dominance", res.stats.pruned_dominance},
+                       {"pruned_transposition", res.stats.pruned_transposition}};
     if (res.schedule) out["peak_memory"] = sim.peak_memory, out["bubble"] = sim.bubble;
     if (!a.output.empty()) out["output"] = a.output;
     std::cout << out.dump() << std::endl;
@@ -171,7 +173,9 @@ int run_solve(const SolveArgs& a) {
               << num(res.stats.seconds_to_best, 2) << " s\n";
     if (a.verbose) {
       std::cout << "  pruned by bound " << res.stats.pruned_bound << ", by deadlock " << res.stats.pruned_deadlock
-                << ", by dominance " << res.stats.pruned_dominance << "; bound calls " << res.stats.bound_calls
+                << ", by dominance " << res.stats.pruned_dominance << ", by transposition "
+                << res.stats.pruned_transposition << " (" << res.stats.transposition_stored
+                << " states kept); bound calls " << res.stats.bound_calls
                 << " (critical path best " << res.stats.critical_path_best << ", one-machine best "
                 << res.stats.one_machine_best << "); incumbent updates " << res.stats.incumbent_updates << "\n";
     }

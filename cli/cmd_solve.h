@@ -11,6 +11,7 @@ struct SolveArgs {
   long long node_limit = -1;
   int threads = 0;
   bool quiet = false, verbose = false;
+  bool no_transposition = false;
 };
 
 int run_solve(const SolveArgs& args);

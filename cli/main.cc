@@ -327,6 +327,8 @@ int main_impl(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}));
   solve_cmd->add_flag("-q,--quiet", va.quiet, "no header and no progress lines");
   solve_cmd->add_flag("-v,--verbose", va.verbose, "search statistics (prunes, bound calls)");
+  solve_cmd->add_flag("--no-transposition", va.no_transposition,
+                      "do not cut nodes whose state another node dominates (for comparisons)");
   solve_cmd->footer("Ctrl-C stops the search and still writes the best schedule with its bound.");
 
   auto* list = app.add_subcommand("heuristics", "List the baseline heuristics");

@@ -20,6 +20,7 @@
 #include "engine/bounds/one_machine_bound.h"
 #include "engine/bytes.h"
 #include "engine/search/candidates.h"
+#include "engine/search/transposition.h"
 #include "engine/simulator.h"
 #include "engine/validator.h"
 
@@ -102,6 +103,7 @@ struct Worker {
   std::vector<double> head, finish;
   std::vector<OneMachineJob> jobs;
   std::vector<Candidate> candidates;
+  StateKey key;
   SolveStats stats;
   CandidateStats candidate_stats;
 };
@@ -115,6 +117,7 @@ class Search {
     if (inst.num_stages() > 1024 || inst.microbatches > 16384 || inst.offload_levels.size() > 64) {
       throw std::invalid_argument("the solver handles at most 1024 stages, 16384 microbatches and 64 offload levels");
     }
+    if (opt.transposition) tt_ = std::make_unique<TranspositionTable>(can_offload_, opt.transposition_memory_bytes);
     working_bound_ = std::vector<std::atomic<double>>(static_cast<std::size_t>(threads_));
     for (auto& wb : working_bound_) wb.store(kInf);
   }
@@ -472,6 +475,13 @@ class Search {
         ++w.stats.pruned_bound;
         continue;
       }
+      if (tt_) {
+        build_state_key(problem_, w.sim.state(), can_offload_, w.key);
+        if (tt_->dominated_or_insert(w.key)) {
+          ++w.stats.pruned_transposition;
+          continue;
+        }
+      }
       auto child = std::make_unique<Node>();
       child->path.reserve(n.path.size() + 1);
       child->path = n.path;
@@ -526,6 +536,7 @@ class Search {
     stats_.pruned_bound += w.stats.pruned_bound;
     stats_.pruned_deadlock += w.stats.pruned_deadlock;
     stats_.pruned_dominance += w.candidate_stats.dominated;
+    stats_.pruned_transposition += w.stats.pruned_transposition;
     stats_.bound_calls += w.stats.bound_calls;
     stats_.critical_path_best += w.stats.critical_path_best;
     stats_.one_machine_best += w.stats.one_machine_best;
@@ -580,6 +591,7 @@ class Search {
   void finish(SolveResult& res, bool searched) {
     res.root_bound = root_bound_;
     res.stats = stats_;
+    if (tt_) res.stats.transposition_stored = tt_->stored();
     res.stats.seconds = seconds();
     res.stats.seconds_to_best = seconds_to_best_;
     const double inc = incumbent_.load();
@@ -625,6 +637,7 @@ class Search {
   Clock::time_point start_;
   bool can_offload_ = false;
   int threads_ = 1;
+  std::unique_ptr<TranspositionTable> tt_;  // null when options.transposition is off
 
   std::mutex pool_mu_;
   std::priority_queue<NodePtr, std::vector<NodePtr>, NodeOrder> pool_;

@@ -5,7 +5,8 @@
 // the search branches over that device's next action (the next F of one of its stages with
 // each allowed offload level, the next B, the next W, or the next reload R). Every valid
 // schedule of spec §3 is a path in this tree, so the search space is exactly the spec's; only
-// branches proven dominated are cut (search.cc documents each rule and its proof). Nodes are
+// branches proven dominated are cut (candidates.h and solver.cc document each rule and its
+// proof), and nodes whose state another node dominates (transposition.h). Nodes are
 // bounded by the maximum of the critical-path bound and a one-machine (Jackson preemptive)
 // bound per device (engine/bounds/); a node whose bound reaches the incumbent is pruned.
 //
@@ -54,6 +55,10 @@ struct SolveOptions {
   // Memory for open nodes (simulator snapshots). Beyond it, workers explore depth-first
   // without adding to the pool, which keeps the search exact but less best-first.
   double pool_memory_bytes = 1024.0 * 1024.0 * 1024.0;
+  // Cut nodes whose state another node dominates (engine/search/transposition.h), keeping at
+  // most this many bytes of states.
+  bool transposition = true;
+  double transposition_memory_bytes = 256.0 * 1024.0 * 1024.0;
 };
 
 struct SolveStats {
@@ -62,6 +67,8 @@ struct SolveStats {
   std::int64_t pruned_bound = 0;     // children cut by the bound
   std::int64_t pruned_deadlock = 0;  // children whose lists deadlock
   std::int64_t pruned_dominance = 0; // children cut by a dominance rule
+  std::int64_t pruned_transposition = 0;  // children whose state another node dominates
+  std::int64_t transposition_stored = 0;  // states kept in the transposition table
   std::int64_t bound_calls = 0;
   std::int64_t critical_path_best = 0;  // bound calls where the critical path was the maximum
   std::int64_t one_machine_best = 0;    // ... where a one-machine bound was

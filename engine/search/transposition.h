@@ -1,0 +1,98 @@
+// Transposition table with dominance for the branch-and-bound (issue 3).
+//
+// Different decision orders often reach the same situation: the same actions in the device
+// lists (as a set; FIFO per stage and type makes the set a vector of counters), the same
+// actions started, and clocks that are equal or no later. A node whose situation is dominated
+// by one already generated cannot lead to a better schedule, so it is cut. (Transposition tables
+// come from game-tree search, Greenblatt et al. 1967; dominance between partial schedules in
+// branch-and-bound is the "memory-based dominance" of e.g. Sewell & Jacobson, "A branch,
+// bound, and remember algorithm for the 1|r_i|Σt_i scheduling problem", J. Scheduling 15, 2012.)
+//
+// The key of a node (build_state_key) has two parts:
+//   discrete  compared for equality: per stage and type the number of actions appended and the
+//             number started, and per device the actions appended but not started (in order).
+//             With offload also: the offload level of each forward whose backward has not
+//             started, the reloads appended, and the transfers queued per channel.
+//   times     per device the time it is free (end of its running or last op); the "frontier":
+//             for each op that started and whose cross-stage successor has not, the time that
+//             successor's input is ready (end + comm), raised to the successor device's free
+//             time (it cannot start earlier anyway); the makespan so far. With offload also:
+//             memory per device, channel clocks and the offload/reload ends of live microbatches.
+//
+// Rules (the proofs):
+//   * Without offload (no stage can offload), state A dominates B when their discrete parts are
+//     equal and every time of A is <= B's. Proof: completions of A and B append the same actions
+//     (the discrete parts are equal, so any continuation X of B's lists is a valid continuation
+//     of A's). Without offload a forward never waits for memory: when it reaches the front of its
+//     device's list every earlier op of that device has ended, so the memory it sees is fixed by
+//     the list prefix, and it either fits or the lists deadlock (in A and B alike, as the lists
+//     agree from the decision on and the prefixes hold the same actions). So every op of X and
+//     every appended-but-unstarted op starts at max(end of its device predecessor, input ready
+//     time) — a max-plus expression, monotone in the times of the key — and ends no later in A
+//     than in B; the makespan (max of the makespan so far and those ends) too.
+//   * With offload, starts are not monotone in earlier times (an earlier reload can take the
+//     memory that a forward would have taken first, a classic list-scheduling anomaly), so only
+//     exact duplicates are cut: equal discrete parts and equal times (bit for bit) give equal
+//     futures.
+// A node cut this way has a twin (or a dominating node) that is open, being explored, or
+// explored/cut by bound, so the proven bound and the optimum do not change.
+//
+// Memory: entries are kept until a byte budget is spent; after that the table only answers
+// lookups (cutting less, never wrongly). Thread-safe (sharded locks).
+// Complexity: building a key is O(S·m + D); a lookup hashes the discrete part and compares the
+// times with the few entries of that key (at most kMaxPerKey).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/bounds/bound_problem.h"
+#include "engine/instance.h"
+#include "engine/simulator.h"
+
+namespace optpipe {
+
+struct StateKey {
+  std::vector<std::int64_t> discrete;
+  std::vector<double> times;
+  std::uint64_t hash = 0;
+};
+
+// Fills `key` for the simulator state `st` at a decision point. `exact`: the offload form (see
+// above), needed whenever some stage can offload.
+void build_state_key(const BoundProblem& problem, const Simulator::State& st, bool exact, StateKey& key);
+
+// True when `a` dominates `b` (same discrete part; times of a <= b, or equal when exact).
+bool dominates(const StateKey& a, const StateKey& b, bool exact);
+
+class TranspositionTable {
+ public:
+  static constexpr std::size_t kMaxPerKey = 8;
+
+  TranspositionTable(bool exact, double memory_bytes);
+
+  // True when a stored state dominates `key` (the caller cuts it); otherwise stores `key`
+  // (dropping stored states it dominates) and returns false.
+  bool dominated_or_insert(const StateKey& key);
+
+  std::int64_t stored() const { return stored_.load(); }
+  bool full() const { return bytes_.load() >= budget_; }
+
+ private:
+  struct Shard {
+    std::mutex mu;
+    std::unordered_multimap<std::uint64_t, StateKey> map;
+  };
+  static constexpr int kShards = 64;
+  bool exact_;
+  double budget_;
+  std::atomic<double> bytes_{0};
+  std::atomic<std::int64_t> stored_{0};
+  std::unique_ptr<Shard[]> shards_;
+};
+
+}  // namespace optpipe

@@ -1,0 +1,261 @@
+// The transposition table (engine/search/transposition.h): its dominance rule checked against
+// completions (the proof's claim, on random pairs of search nodes), exact duplicates with
+// offload, the table's bookkeeping, and the solver with and without it.
+#include "engine/search/transposition.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "engine/bounds/bound_problem.h"
+#include "engine/search/candidates.h"
+#include "engine/search/solver.h"
+#include "engine/simulator.h"
+#include "tests/test_util.h"
+
+namespace optpipe {
+namespace {
+
+// A search node met on a random walk: its key and its simulator state.
+struct Visited {
+  StateKey key;
+  Simulator::State state;
+};
+
+// One random walk of the time-ordered search from the root (every rule-1 candidate allowed,
+// none cut by rule 2), recording every decision node; false when it deadlocks.
+bool random_walk(const Instance& inst, const BoundProblem& p, bool exact, std::mt19937& rng,
+                 std::vector<Visited>& out) {
+  Simulator sim(inst);
+  sim.start_open();
+  Simulator::Step step = sim.advance();
+  const std::vector<double> no_heads(static_cast<std::size_t>(p.num_ops()), 0.0);
+  std::vector<Candidate> cands;
+  CandidateStats stats;
+  while (step.kind == Simulator::Step::Kind::kDecision) {
+    Visited v;
+    build_state_key(p, sim.state(), exact, v.key);
+    v.state = sim.state();
+    out.push_back(std::move(v));
+    branch_candidates(inst, p, sim.state(), step.device, step.time, no_heads, false, cands, stats);
+    if (cands.empty()) return false;
+    sim.append(step.device, cands[std::uniform_int_distribution<std::size_t>(0, cands.size() - 1)(rng)].action);
+    step = sim.advance();
+  }
+  return step.kind == Simulator::Step::Kind::kDone;
+}
+
+// Completes the node `from` by a random walk; the complete lists, or nothing on a deadlock.
+std::optional<Schedule> random_completion(const Instance& inst, const BoundProblem& p, const Simulator::State& from,
+                                          std::mt19937& rng) {
+  Simulator sim(inst);
+  sim.restore(from);
+  Simulator::Step step = sim.advance();
+  const std::vector<double> no_heads(static_cast<std::size_t>(p.num_ops()), 0.0);
+  std::vector<Candidate> cands;
+  CandidateStats stats;
+  while (step.kind == Simulator::Step::Kind::kDecision) {
+    branch_candidates(inst, p, sim.state(), step.device, step.time, no_heads, false, cands, stats);
+    if (cands.empty()) return std::nullopt;
+    sim.append(step.device, cands[std::uniform_int_distribution<std::size_t>(0, cands.size() - 1)(rng)].action);
+    step = sim.advance();
+  }
+  if (step.kind != Simulator::Step::Kind::kDone) return std::nullopt;
+  Schedule sch;
+  sch.devices = sim.state().owned.devices;
+  return sch;
+}
+
+// A's lists followed by what `completion` appends after B's lists.
+Schedule graft(const Simulator::State& a, const Simulator::State& b, const Schedule& completion) {
+  Schedule out;
+  out.devices = a.owned.devices;
+  for (std::size_t d = 0; d < out.devices.size(); ++d) {
+    const auto& full = completion.devices[d];
+    out.devices[d].insert(out.devices[d].end(), full.begin() + static_cast<std::ptrdiff_t>(b.owned.devices[d].size()),
+                          full.end());
+  }
+  return out;
+}
+
+struct PairCounts {
+  int pairs = 0, strict = 0, completions = 0;
+};
+
+// For pairs of nodes with equal discrete parts where one dominates the other, every completion
+// of the dominated node, grafted onto the dominating one, is feasible and no longer.
+void check_pairs(const Instance& inst, bool exact, std::mt19937& rng, PairCounts& n) {
+  const BoundProblem p(inst);
+  std::vector<Visited> nodes;
+  for (int walk = 0; walk < 40; ++walk) random_walk(inst, p, exact, rng, nodes);
+  std::map<std::vector<std::int64_t>, std::vector<int>> by_discrete;
+  for (int i = 0; i < static_cast<int>(nodes.size()); ++i) by_discrete[nodes[i].key.discrete].push_back(i);
+  SimOptions quiet;
+  quiet.record_timeline = false;
+  quiet.record_memory = false;
+  for (const auto& [discrete, ids] : by_discrete) {
+    for (int ia : ids) {
+      for (int ib : ids) {
+        if (ia == ib || !dominates(nodes[ia].key, nodes[ib].key, exact)) continue;
+        if (nodes[ia].state.owned.devices == nodes[ib].state.owned.devices) continue;  // the same lists
+        ++n.pairs;
+        if (nodes[ia].key.times != nodes[ib].key.times) ++n.strict;
+        for (int c = 0; c < 3; ++c) {
+          const std::optional<Schedule> comp_b = random_completion(inst, p, nodes[ib].state, rng);
+          if (!comp_b) continue;
+          const Schedule sch_a = graft(nodes[ia].state, nodes[ib].state, *comp_b);
+          const SimResult rb = simulate(inst, *comp_b, quiet);
+          const SimResult ra = simulate(inst, sch_a, quiet);
+          ASSERT_TRUE(rb.feasible);
+          ++n.completions;
+          ASSERT_TRUE(ra.feasible) << "the dominating node's completion deadlocks: " << ra.reason;
+          if (exact) {
+            ASSERT_NEAR(ra.makespan, rb.makespan, 1e-9);
+          } else {
+            ASSERT_LE(ra.makespan, rb.makespan + 1e-9);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Transposition, DominanceHoldsForEveryCompletionWithoutOffload) {
+  std::mt19937 rng(7);
+  PairCounts n;
+  for (int i = 0; i < 120; ++i) {
+    testing::RandomInstanceOptions o;
+    o.max_devices = 3;
+    o.max_microbatches = 4;
+    o.offloadable_probability = 0.0;
+    o.tight_memory = i % 2 == 0;
+    Instance inst = testing::random_instance(rng, o);
+    if (i % 3 == 0) {  // coarse times make equal and earlier clocks common
+      for (Stage& st : inst.stages) {
+        st.forward = std::round(st.forward);
+        st.backward = std::round(st.backward);
+        st.weight = std::round(st.weight);
+      }
+    }
+    ASSERT_FALSE(inst.can_offload());
+    SCOPED_TRACE("instance " + std::to_string(i));
+    check_pairs(inst, false, rng, n);
+    if (HasFatalFailure()) return;
+  }
+  std::printf("[ tt       ] %d dominating pairs (%d strictly earlier), %d completions checked\n", n.pairs, n.strict,
+              n.completions);
+  EXPECT_GT(n.pairs, 500);
+  EXPECT_GT(n.strict, 100);
+  EXPECT_GT(n.completions, 1000);
+}
+
+TEST(Transposition, ExactDuplicatesHaveTheSameFuturesWithOffload) {
+  std::mt19937 rng(11);
+  PairCounts n;
+  for (int i = 0; i < 150; ++i) {
+    testing::RandomInstanceOptions o;
+    o.max_devices = 3;
+    o.max_microbatches = 4;
+    o.offloadable_probability = 1.0;
+    o.tight_memory = true;
+    Instance inst = testing::random_instance(rng, o);
+    if (!inst.can_offload()) continue;
+    for (Stage& st : inst.stages) {  // coarse times: duplicates are common
+      st.forward = std::round(st.forward);
+      st.backward = std::round(st.backward);
+      st.weight = std::round(st.weight);
+    }
+    SCOPED_TRACE("instance " + std::to_string(i));
+    check_pairs(inst, true, rng, n);
+    if (HasFatalFailure()) return;
+  }
+  std::printf("[ tt       ] %d duplicate pairs, %d completions checked\n", n.pairs, n.completions);
+  EXPECT_GT(n.pairs, 100);
+  EXPECT_GT(n.completions, 200);
+}
+
+StateKey key_of(std::vector<std::int64_t> discrete, std::vector<double> times) {
+  StateKey k;
+  k.discrete = std::move(discrete);
+  k.times = std::move(times);
+  k.hash = 42;  // all in one bucket: the table must still tell the keys apart
+  return k;
+}
+
+TEST(Transposition, TableKeepsTheBestStatesOfAKey) {
+  TranspositionTable table(false, 1e9);
+  EXPECT_FALSE(table.dominated_or_insert(key_of({1, 2}, {5, 5})));
+  EXPECT_TRUE(table.dominated_or_insert(key_of({1, 2}, {5, 5})));   // a duplicate
+  EXPECT_TRUE(table.dominated_or_insert(key_of({1, 2}, {6, 5})));   // later
+  EXPECT_FALSE(table.dominated_or_insert(key_of({1, 3}, {6, 5})));  // another discrete state
+  EXPECT_FALSE(table.dominated_or_insert(key_of({1, 2}, {4, 7})));  // incomparable: kept too
+  EXPECT_EQ(table.stored(), 3);
+  EXPECT_FALSE(table.dominated_or_insert(key_of({1, 2}, {4, 4})));  // dominates both: replaces them
+  EXPECT_EQ(table.stored(), 2);
+  EXPECT_TRUE(table.dominated_or_insert(key_of({1, 2}, {5, 5})));
+}
+
+TEST(Transposition, ExactTableCutsOnlyEqualStates) {
+  TranspositionTable table(true, 1e9);
+  EXPECT_FALSE(table.dominated_or_insert(key_of({1}, {5, 5})));
+  EXPECT_FALSE(table.dominated_or_insert(key_of({1}, {6, 5})));
+  EXPECT_FALSE(table.dominated_or_insert(key_of({1}, {4, 4})));
+  EXPECT_TRUE(table.dominated_or_insert(key_of({1}, {6, 5})));
+  EXPECT_EQ(table.stored(), 3);
+}
+
+TEST(Transposition, TableStopsStoringAtItsBudgetAndCapsStatesPerKey) {
+  TranspositionTable none(false, 0);
+  EXPECT_FALSE(none.dominated_or_insert(key_of({1}, {1})));
+  EXPECT_FALSE(none.dominated_or_insert(key_of({1}, {1})));  // nothing was stored
+  EXPECT_EQ(none.stored(), 0);
+  EXPECT_TRUE(none.full());
+  TranspositionTable capped(false, 1e9);
+  for (int i = 0; i < 20; ++i) capped.dominated_or_insert(key_of({1}, {static_cast<double>(i), 20.0 - i}));
+  EXPECT_EQ(capped.stored(), static_cast<std::int64_t>(TranspositionTable::kMaxPerKey));
+}
+
+TEST(Transposition, SolverFindsTheSameOptimumWithAndWithoutIt) {
+  std::mt19937 rng(5);
+  int compared = 0;
+  std::int64_t cut = 0, nodes_with = 0, nodes_without = 0;
+  for (int i = 0; i < 60; ++i) {
+    testing::RandomInstanceOptions o;
+    o.max_devices = 3;
+    o.max_microbatches = 3 + i % 2;
+    o.offloadable_probability = i % 2 == 0 ? 0.0 : 0.7;
+    o.tight_memory = i % 3 != 0;
+    const Instance inst = testing::random_instance(rng, o);
+    SolveOptions opt;
+    opt.threads = 1;
+    opt.node_limit = 30000;
+    const SolveResult with = solve(inst, {}, opt);
+    opt.transposition = false;
+    const SolveResult without = solve(inst, {}, opt);
+    SCOPED_TRACE("instance " + std::to_string(i));
+    if (with.status != SolveResult::Status::kOptimal || without.status != SolveResult::Status::kOptimal) {
+      EXPECT_EQ(with.status == SolveResult::Status::kInfeasible, without.status == SolveResult::Status::kInfeasible);
+      continue;
+    }
+    EXPECT_NEAR(with.makespan, without.makespan, 1e-9);
+    EXPECT_EQ(without.stats.pruned_transposition, 0);
+    cut += with.stats.pruned_transposition;
+    nodes_with += with.stats.nodes;
+    nodes_without += without.stats.nodes;
+    ++compared;
+  }
+  std::printf("[ tt       ] %d optima compared; %lld nodes with the table (%lld cut by it), %lld without\n",
+              compared, static_cast<long long>(nodes_with), static_cast<long long>(cut),
+              static_cast<long long>(nodes_without));
+  EXPECT_GT(compared, 35);
+  EXPECT_GT(cut, 0);
+  EXPECT_LE(nodes_with, nodes_without);
+}
+
+}  // namespace
+}  // namespace optpipe
