@@ -90,6 +90,18 @@ int run_solve(const SolveArgs& a) {
       std::cout << "root bound " << num(b) << "\n\n";
     }
   };
+  opt.on_lns = [&](double seconds, double before, double after, int improvements) {
+    if (a.quiet) return;
+    if (json) {
+      std::cout << nlohmann::json{{"event", "lns"}, {"seconds", seconds}, {"before", before}, {"after", after},
+                                  {"improvements", improvements}}
+                       .dump()
+                << std::endl;
+    } else {
+      std::cout << "large neighbourhood search: " << num(before) << " -> " << num(after) << " ms (" << improvements
+                << " improvements in " << num(seconds, 2) << " s)\n\n";
+    }
+  };
   opt.on_progress = [&](const SolveProgress& p) {
     if (a.quiet) return;
     if (json) {
@@ -177,7 +189,9 @@ int run_solve(const SolveArgs& a) {
                 << res.stats.pruned_transposition << " (" << res.stats.transposition_stored
                 << " states kept); bound calls " << res.stats.bound_calls
                 << " (critical path best " << res.stats.critical_path_best << ", one-machine best "
-                << res.stats.one_machine_best << "); incumbent updates " << res.stats.incumbent_updates << "\n";
+                << res.stats.one_machine_best << "); incumbent updates " << res.stats.incumbent_updates << "\n"
+                << "  large neighbourhood search: " << res.stats.lns_repairs << " repairs, " << res.stats.lns_improvements
+                << " improvements, " << res.stats.lns_nodes << " nodes, " << num(res.stats.lns_seconds, 2) << " s\n";
     }
     if (!a.output.empty()) std::cout << "wrote " << a.output << "\n";
     if (!a.svg.empty() && res.schedule) std::cout << "wrote " << a.svg << "\n";

@@ -20,6 +20,7 @@
 #include "engine/bounds/one_machine_bound.h"
 #include "engine/bytes.h"
 #include "engine/search/candidates.h"
+#include "engine/search/lns.h"
 #include "engine/search/transposition.h"
 #include "engine/simulator.h"
 #include "engine/validator.h"
@@ -117,6 +118,18 @@ class Search {
     if (inst.num_stages() > 1024 || inst.microbatches > 16384 || inst.offload_levels.size() > 64) {
       throw std::invalid_argument("the solver handles at most 1024 stages, 16384 microbatches and 64 offload levels");
     }
+    if (opt.neighbourhood) {
+      const Neighbourhood& nb = *opt.neighbourhood;
+      if (nb.guide.num_devices() != inst.num_devices() || static_cast<int>(nb.free_microbatch.size()) != inst.microbatches) {
+        throw std::invalid_argument("neighbourhood: the guide or the free microbatches do not match the instance");
+      }
+      fixed_.resize(inst.num_devices());
+      for (int d = 0; d < inst.num_devices(); ++d) {
+        for (const Action& a : nb.guide.devices[d]) {
+          if (!nb.free_microbatch[a.mb]) fixed_[d].push_back(a);
+        }
+      }
+    }
     if (opt.transposition) tt_ = std::make_unique<TranspositionTable>(can_offload_, opt.transposition_memory_bytes);
     working_bound_ = std::vector<std::atomic<double>>(static_cast<std::size_t>(threads_));
     for (auto& wb : working_bound_) wb.store(kInf);
@@ -174,6 +187,7 @@ class Search {
     const double node_bytes = 96.0 + 4.0 * actions;
     max_open_ = static_cast<std::size_t>(std::clamp(opt_.pool_memory_bytes / node_bytes, 100.0, 1e8));
     if (opt_.on_root_bound) opt_.on_root_bound(root_bound_);
+    improve_incumbent_by_lns();
     push(std::move(root));
 
     // Workers in a TBB arena; a monitor thread reports progress and enforces the limits.
@@ -196,6 +210,33 @@ class Search {
   }
 
  private:
+  // ---- primal: large neighbourhood search before the tree ------------------------------------
+
+  void improve_incumbent_by_lns() {
+    if (opt_.neighbourhood || opt_.lns_time_share <= 0 || !(incumbent_.load() < kInf)) return;
+    if (root_bound_ >= incumbent_.load() - kTimeEps) return;  // already proven
+    LnsOptions lo;
+    lo.time_limit = opt_.time_limit * opt_.lns_time_share;
+    lo.stop = opt_.stop;
+    lo.nodes_per_window = 3000;  // one pass over 8x32 windows: about 3 s on one core
+    LnsStats ls;
+    Schedule start;
+    {
+      std::lock_guard<std::mutex> lock(best_mu_);
+      start = best_;
+    }
+    const Schedule improved = improve_by_lns(inst_, start, lo, &ls);
+    stats_.lns_repairs = ls.repairs;
+    stats_.lns_improvements = ls.improvements;
+    stats_.lns_nodes = ls.nodes;
+    stats_.lns_seconds = ls.seconds;
+    if (ls.final_makespan < ls.start_makespan - kTimeEps) {
+      offer_incumbent(improved, ls.final_makespan, "large neighbourhood search");
+      seconds_to_best_ = seconds();
+    }
+    if (opt_.on_lns) opt_.on_lns(ls.seconds, ls.start_makespan, ls.final_makespan, ls.improvements);
+  }
+
   // ---- node paths ---------------------------------------------------------------------------
 
   // An action in 32 bits: type (2) | offload level index (6) | stage (10) | microbatch (14).
@@ -437,8 +478,9 @@ class Search {
     // Heads of this node for candidate ordering and rule 2.
     fill_times(w.parent, step.time, w.times);
     compute_heads(problem_, w.times, w.head, w.finish);
-    branch_candidates(inst_, problem_, w.parent, step.device, step.time, w.head, !can_offload_, w.candidates,
-                      w.candidate_stats);
+    branch_candidates(inst_, problem_, w.parent, step.device, step.time, w.head, !can_offload_ && fixed_.empty(),
+                      w.candidates, w.candidate_stats);
+    if (!fixed_.empty()) keep_neighbourhood(w.parent, step.device, w.candidates);
     for (const Candidate& c : w.candidates) {
       w.sim.restore(w.parent);
       w.sim.append(step.device, c.action);
@@ -493,6 +535,19 @@ class Search {
       children.push_back(std::move(child));
       actions.push_back(c.action);
     }
+  }
+
+  // In a neighbourhood search: drops the candidates of fixed microbatches other than the next
+  // fixed action of the device's guide list. (Rule 2 is off there: it could cut the only
+  // candidate the neighbourhood allows.)
+  void keep_neighbourhood(const Simulator::State& st, int d, std::vector<Candidate>& cands) const {
+    const auto& free_mb = opt_.neighbourhood->free_microbatch;
+    std::size_t k = 0;
+    for (const Action& a : st.owned.devices[d]) k += free_mb[a.mb] ? 0 : 1;
+    const Action* expected = k < fixed_[d].size() ? &fixed_[d][k] : nullptr;
+    std::erase_if(cands, [&](const Candidate& c) {
+      return !free_mb[c.action.mb] && !(expected && c.action == *expected);
+    });
   }
 
   // A wait that can never end, seen before the simulation gets stuck everywhere: a device whose
@@ -601,11 +656,12 @@ class Search {
       res.bound = global_bound();
       const std::string why = stop_text(stop_code_.load());
       if (inc == kInf) {
-        res.status = exhausted ? SolveResult::Status::kInfeasible : SolveResult::Status::kUnknown;
+        res.status = exhausted && !opt_.neighbourhood ? SolveResult::Status::kInfeasible : SolveResult::Status::kUnknown;
         res.reason = exhausted ? "every schedule deadlocks (search space exhausted)"
                                : "stopped (" + why + ") before finding a schedule";
       } else {
-        res.status = res.bound >= inc - kTimeEps ? SolveResult::Status::kOptimal : SolveResult::Status::kFeasible;
+        res.status = res.bound >= inc - kTimeEps && !opt_.neighbourhood ? SolveResult::Status::kOptimal
+                                                                         : SolveResult::Status::kFeasible;
         res.reason = res.status == SolveResult::Status::kOptimal ? "proven optimal" : "stopped: " + why;
       }
     } else if (inc < kInf) {
@@ -638,6 +694,7 @@ class Search {
   bool can_offload_ = false;
   int threads_ = 1;
   std::unique_ptr<TranspositionTable> tt_;  // null when options.transposition is off
+  std::vector<std::vector<Action>> fixed_;  // neighbourhood search: the guide's fixed actions per device
 
   std::mutex pool_mu_;
   std::priority_queue<NodePtr, std::vector<NodePtr>, NodeOrder> pool_;

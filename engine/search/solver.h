@@ -43,6 +43,14 @@ struct SolveProgress {
   double gap = std::numeric_limits<double>::infinity();  // (incumbent - bound) / incumbent
 };
 
+// A neighbourhood of a schedule for large neighbourhood search (lns.h): the actions of the
+// microbatches with free_microbatch[j] == 0 keep the order they have in `guide`'s lists (and
+// their offload levels); the free microbatches' actions may go anywhere between them.
+struct Neighbourhood {
+  Schedule guide;
+  std::vector<char> free_microbatch;  // [j]
+};
+
 struct SolveOptions {
   double time_limit = std::numeric_limits<double>::infinity();  // seconds
   std::int64_t node_limit = -1;        // < 0: none
@@ -59,6 +67,14 @@ struct SolveOptions {
   // most this many bytes of states.
   bool transposition = true;
   double transposition_memory_bytes = 256.0 * 1024.0 * 1024.0;
+  // Search only this neighbourhood (then the result is not a proof about the whole space:
+  // status is at best "feasible"). Null: the whole space.
+  const Neighbourhood* neighbourhood = nullptr;
+  // Before the tree search, improve the incumbent by large neighbourhood search (lns.h) for at
+  // most this share of the time limit (0: off). Deterministic budgets; skipped when the root
+  // bound already proves the warm start optimal.
+  double lns_time_share = 0.1;
+  std::function<void(double seconds, double before, double after, int improvements)> on_lns;  // after it
 };
 
 struct SolveStats {
@@ -73,6 +89,8 @@ struct SolveStats {
   std::int64_t critical_path_best = 0;  // bound calls where the critical path was the maximum
   std::int64_t one_machine_best = 0;    // ... where a one-machine bound was
   std::int64_t incumbent_updates = 0;
+  std::int64_t lns_repairs = 0, lns_improvements = 0, lns_nodes = 0;  // the LNS phase (not in nodes)
+  double lns_seconds = 0;
   double seconds = 0, seconds_to_best = 0;
 };
 
