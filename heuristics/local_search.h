@@ -1,0 +1,127 @@
+// Local search: improves a feasible schedule by editing its device lists, every candidate
+// measured by the simulator (spec §4, ../shared/spec/problem.md).
+//
+// Algorithm: iterated local search (ILS; H. R. Lourenço, O. C. Martin, T. Stützle, "Iterated
+// Local Search", Handbook of Metaheuristics, 2003, §3): a first-improvement descent to a local
+// optimum, then repeatedly a perturbation ("kick": a few random valid moves) of the current
+// local optimum followed by a new descent; the new local optimum replaces the current one when
+// its makespan is no worse (a walk on plateaus), the best one found is kept, and after
+// `restart_after` kicks without a new best the walk goes back to the best. The kick grows by one
+// move per kick without a new best, from kick_min to kick_max, then wraps around; a kicked
+// schedule that deadlocks is replaced by a new kick with half as many moves (up to 5 tries, each
+// one evaluation).
+//
+// Objective: a candidate that deadlocks (memory or a cycle between lists) is rejected; among
+// feasible ones, the smaller makespan wins, ties (within kTimeEps) go to the smaller sum of the
+// end times of all compute ops (it rewards moving work earlier where the makespan does not
+// move yet, so that the descent can cross plateaus of the makespan).
+//
+// Moves (each edits one device list and keeps spec §3's structure; check_structure() would
+// accept every result, see the tests):
+//   1. kShift: a compute action moves by `delta` compute places in its list (|delta| = 1 is the
+//      adjacent interchange of job-shop local search, P. J. M. van Laarhoven, E. H. L. Aarts,
+//      J. K. Lenstra, "Job Shop Scheduling by Simulated Annealing", Oper. Res. 40(1), 1992;
+//      larger |delta| is the insertion move). R entries keep their place between the compute
+//      actions (their "gap"), except the R of a forward that moves past it (it moves along,
+//      right after the F) and the R of a backward that moves before it (right before the B).
+//      Two ops of one stage and type are never interchanged (FIFO), and an op is never put
+//      before an op of the same microbatch on the same device that it depends on (that always
+//      deadlocks, so the simulation is skipped).
+//   2. kOffloadLevel: F(s,j) of an offloadable stage gets another offload level; from 0 its
+//      R(s,j) is inserted (at the first or last place the R rules allow, or the latest place
+//      where the reload would still end before B(s,j) starts in the current timing); to 0 the R
+//      is removed; between two levels above 0 the R stays.
+//   3. kReloadShift: an R moves by `delta` list places (it passes over compute actions, which
+//      changes its request time, or over other Rs, which changes the channel order).
+// The descent tries the moves that touch the critical ops first (ops whose start is bound by
+// the previous op of their device, an input, a reload or memory, traced back from the op that
+// ends last; with memory-bound starts, the forwards resident at that moment count too), in a
+// seeded random order, then all other moves; it takes the first better candidate. (With
+// critical_first = false all moves form one shuffled list; on gpt-8x24-tight that did better,
+// on random mid-size instances slightly worse.) Neighbourhood
+// per descent step: every adjacent interchange, shifts of critical ops up to max_shift places,
+// every other level of each offloadable F (up to 3 R places), R moves by ±1 and ±2 places.
+//
+// Complexity: one evaluation is one simulation, O(N log N) for N actions (simulator.h), plus
+// O(L) to edit and check the one list that changed (L its length). A descent step scans up to
+// O(N · max_shift + F_off · levels) neighbours, F_off the offloadable forwards.
+// Determinism: the only budget is the number of evaluations and the only randomness a seeded
+// generator of our own, so a given (instance, start, options) always gives the same result.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "engine/instance.h"
+#include "engine/schedule.h"
+
+namespace optpipe {
+
+struct LocalSearchOptions {
+  std::int64_t max_evaluations = 20000;  // simulator runs, the start's included (always run)
+  std::uint64_t seed = 1;
+  int kick_min = 2, kick_max = 8;        // random moves per perturbation
+  int max_shift = 4;                     // kShift moves of critical ops by up to this many places
+  int restart_after = 30;                // kicks without a new best before going back to the best
+  bool critical_first = true;            // descent order: moves on critical ops first (else one shuffled list)
+};
+
+enum class MoveKind : std::uint8_t { kShift = 0, kOffloadLevel = 1, kReloadShift = 2 };
+inline constexpr int kMoveKinds = 3;
+const char* to_string(MoveKind kind);
+
+struct LocalSearchStats {
+  std::int64_t evaluations = 0;   // simulator runs
+  std::int64_t improvements = 0;  // descent steps taken (each strictly better than before)
+  std::int64_t kicks = 0;         // perturbations that led to a descent
+  std::int64_t new_best = 0;      // local optima better than every earlier one (the start's excluded)
+  double start_makespan = 0, final_makespan = 0;
+  std::array<std::int64_t, kMoveKinds> improvements_by_move{};  // descent steps by MoveKind
+  std::array<std::int64_t, kMoveKinds> best_by_move{};          // ... that were on the way to the final best
+};
+
+// Returns a schedule no worse than `start` (its makespan, by the simulator), carrying makespan,
+// bubble, peak memory, status "feasible" and solver "<start's solver> + local search". `start`
+// must pass check_structure() and complete; otherwise throws InputError.
+Schedule improve_schedule(const Instance& instance, const Schedule& start, const LocalSearchOptions& options = {},
+                          LocalSearchStats* stats = nullptr);
+
+// ---- The moves, exposed for the tests ---------------------------------------------------------
+namespace local_search {
+
+struct Move {
+  MoveKind kind = MoveKind::kShift;
+  int device = 0;
+  int index = 0;     // list index of the compute action (kShift), of the F (kOffloadLevel), of the R (kReloadShift)
+  int delta = 0;     // kShift: compute places (+ later); kReloadShift: list places
+  double r = 0;      // kOffloadLevel: the new level
+  int position = 0;  // kOffloadLevel from 0 to r > 0: insert R before this index (clamped into reload_range)
+};
+
+// Performs the edit on schedule.devices[move.device] as described in the header comment, without
+// checking the result. Returns false (and leaves the list as it was) when the move does not
+// apply: an index out of range, no compute action to pass, a kShift onto an op of the same stage
+// and type, a level move on an F that is not offloadable or to its current level.
+bool apply_raw(const Instance& instance, Schedule& schedule, const Move& move);
+
+// spec §3 restricted to device d's list, for lists whose compute ops are those the instance puts
+// on d (the moves never add or drop compute ops): FIFO per stage and type, offload levels, R
+// present exactly for F with r > 0, after its F and before its B. Equal to
+// check_structure(instance, schedule).empty() when the other lists are well formed.
+bool list_well_formed(const Instance& instance, int device, const std::vector<Action>& list);
+
+// True when some op of the list comes before an op of the same microbatch (same device) that it
+// needs (F(s') before F(s) for s' > s; B before an F; B(s) before B(s') for s < s'; W(s) before
+// B(s)): such a list always deadlocks.
+bool list_self_deadlocks(const Instance& instance, const std::vector<Action>& list);
+
+// apply_raw, then list_well_formed and !list_self_deadlocks; on failure the list is restored.
+bool apply_move(const Instance& instance, Schedule& schedule, const Move& move);
+
+// Every move of the full descent neighbourhood of `schedule` (all kShift by ±1..±max_shift, all
+// level moves with the first and last R places, all kReloadShift by ±1 and ±2), unfiltered.
+std::vector<Move> all_moves(const Instance& instance, const Schedule& schedule, int max_shift);
+
+}  // namespace local_search
+}  // namespace optpipe

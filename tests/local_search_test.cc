@@ -1,0 +1,477 @@
+// Tests of the local search (heuristics/local_search.h).
+//
+// 1. The moves against the validator as an oracle (differential): for every move of the
+//    neighbourhood of random valid schedules, the fast one-list check (list_well_formed) agrees
+//    with check_structure() on the edited schedule, and apply_move() only produces schedules that
+//    check_structure() accepts. Naive enumerations cross-check completeness: every adjacent
+//    interchange of two compute actions that the validator accepts as a plain swap is produced by
+//    the kShift move, every list position the validator accepts for an R is reachable by
+//    kReloadShift, every accepted R position of a new offload by kOffloadLevel. Lists the moves
+//    skip as self-deadlocking really deadlock in the simulator.
+// 2. improve_schedule() on many random small instances (one or more stages per device, split and
+//    fused backward, with and without offload, generous and tight memory, squeeze_memory): the
+//    result is well formed, completes, re-simulates to a makespan no larger than the start's and
+//    carries the simulation's numbers; the evaluation budget is kept.
+// 3. Against the brute-force optimum (tests/brute_force.h) of tiny instances: never below it, and
+//    from starts that are not optimal it improves some and reaches the optimum on some.
+// 4. Determinism: two runs with the same seed and budget give the same lists and statistics.
+// 5. Starts that are malformed or deadlock are refused.
+// Expectations come from the validator, the simulator and brute force, never from running the
+// search itself.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/error.h"
+#include "engine/simulator.h"
+#include "engine/validator.h"
+#include "heuristics/gpipe.h"
+#include "heuristics/local_search.h"
+#include "heuristics/offload_edit.h"
+#include "heuristics/registry.h"
+#include "tests/brute_force.h"
+#include "tests/test_util.h"
+
+namespace optpipe {
+namespace {
+
+using local_search::Move;
+
+constexpr double kEps = 1e-6;
+
+std::string text(const Schedule& sch) {
+  std::string out;
+  for (int d = 0; d < sch.num_devices(); ++d) {
+    out += "\n  d" + std::to_string(d) + ":";
+    for (const Action& a : sch.devices[d]) out += " " + to_string(a);
+  }
+  return out;
+}
+
+std::string text(const Move& mv) {
+  return std::string(to_string(mv.kind)) + " d" + std::to_string(mv.device) + " #" + std::to_string(mv.index) +
+         " delta " + std::to_string(mv.delta) + " r " + std::to_string(mv.r) + " pos " + std::to_string(mv.position);
+}
+
+bool well_formed(const Instance& inst, const Schedule& sch) { return check_structure(inst, sch, 1).empty(); }
+
+// Random instances of every kind the generator makes; `tight` alternates, and every fourth one
+// is squeezed to a little more than one activation per device.
+std::vector<Instance> random_instances(int count, std::uint32_t seed, int max_devices, int max_microbatches) {
+  std::mt19937 rng(seed);
+  std::vector<Instance> out;
+  for (int i = 0; i < count; ++i) {
+    testing::RandomInstanceOptions o;
+    o.max_devices = max_devices;
+    o.max_microbatches = max_microbatches;
+    o.tight_memory = i % 2 == 1;
+    o.offloadable_probability = i % 3 == 2 ? 0.0 : 0.7;
+    Instance inst = testing::random_instance(rng, o);
+    if (i % 4 == 3) testing::squeeze_memory(inst, 1.05);
+    inst.name = "random-" + std::to_string(i);
+    out.push_back(std::move(inst));
+  }
+  return out;
+}
+
+std::string label(const Instance& inst) {
+  return inst.name + " (D=" + std::to_string(inst.num_devices()) + " S=" + std::to_string(inst.num_stages()) +
+         " m=" + std::to_string(inst.microbatches) + (inst.split_backward ? " split" : " fused") +
+         (inst.can_offload() ? " offload" : "") + ")";
+}
+
+// A random well-formed schedule that completes, or nullopt after `tries` deadlocking ones.
+std::optional<Schedule> random_feasible_schedule(const Instance& inst, std::mt19937& rng, int tries = 30) {
+  for (int t = 0; t < tries; ++t) {
+    Schedule s = testing::random_valid_schedule(inst, rng, 0.4);
+    if (simulate(inst, s, SimOptions{false, false, true}).feasible) return s;
+  }
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. The moves against the validator.
+
+TEST(LocalSearch, EveryMoveAgreesWithTheValidator) {
+  std::mt19937 rng(7);
+  std::int64_t moves = 0, applied = 0, accepted = 0, pruned = 0;
+  for (const Instance& inst : random_instances(60, 11, 3, 4)) {
+    SCOPED_TRACE(label(inst));
+    for (int rep = 0; rep < 2; ++rep) {
+      const Schedule sch = testing::random_valid_schedule(inst, rng, 0.5);
+      ASSERT_TRUE(well_formed(inst, sch));
+      for (const Move& mv : local_search::all_moves(inst, sch, 3)) {
+        ++moves;
+        Schedule raw = sch;
+        if (!local_search::apply_raw(inst, raw, mv)) {
+          EXPECT_EQ(raw.devices, sch.devices) << "a move that does not apply changed the lists: " << text(mv);
+          continue;
+        }
+        ++applied;
+        const bool fast = local_search::list_well_formed(inst, mv.device, raw.devices[mv.device]);
+        EXPECT_EQ(fast, well_formed(inst, raw)) << text(mv) << text(raw);
+        Schedule checked = sch;
+        const bool ok = local_search::apply_move(inst, checked, mv);
+        if (ok) {
+          ++accepted;
+          EXPECT_TRUE(well_formed(inst, checked)) << text(mv) << text(checked);
+          EXPECT_EQ(checked.devices, raw.devices);
+        } else {
+          EXPECT_EQ(checked.devices, sch.devices) << "a refused move changed the lists: " << text(mv);
+          if (fast) {
+            // Refused although well formed: only because the list deadlocks by itself.
+            ++pruned;
+            EXPECT_TRUE(local_search::list_self_deadlocks(inst, raw.devices[mv.device]));
+            EXPECT_FALSE(simulate(inst, raw, SimOptions{false, false, false}).feasible)
+                << "pruned a list that completes: " << text(mv) << text(raw);
+          }
+        }
+      }
+    }
+  }
+  std::printf("[ local    ] %lld moves, %lld apply, %lld well formed and kept, %lld pruned as self-deadlocking\n",
+              static_cast<long long>(moves), static_cast<long long>(applied), static_cast<long long>(accepted),
+              static_cast<long long>(pruned));
+  EXPECT_GT(accepted, 1000);
+  EXPECT_GT(pruned, 10);
+  EXPECT_GT(applied, accepted + pruned);  // the check has something to refuse
+}
+
+TEST(LocalSearch, AdjacentInterchangesAreComplete) {
+  // Naive: swap two consecutive compute actions of a list in place (the Rs between them stay);
+  // whatever the validator accepts must be exactly what kShift +1 makes.
+  std::mt19937 rng(8);
+  int compared = 0;
+  for (const Instance& inst : random_instances(60, 12, 3, 4)) {
+    SCOPED_TRACE(label(inst));
+    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.5);
+    for (int d = 0; d < sch.num_devices(); ++d) {
+      const auto& list = sch.devices[d];
+      for (int i = 0; i < static_cast<int>(list.size()); ++i) {
+        if (!list[i].is_compute()) continue;
+        int q = i + 1;
+        while (q < static_cast<int>(list.size()) && !list[q].is_compute()) ++q;
+        if (q >= static_cast<int>(list.size())) continue;
+        Schedule naive = sch;
+        std::swap(naive.devices[d][i], naive.devices[d][q]);
+        if (!well_formed(inst, naive)) continue;
+        ++compared;
+        Schedule mine = sch;
+        ASSERT_TRUE(local_search::apply_raw(inst, mine, Move{MoveKind::kShift, d, i, 1, 0.0, 0}));
+        EXPECT_EQ(mine.devices, naive.devices) << "d" << d << " #" << i << text(sch);
+        // And the same interchange seen from the other action.
+        Schedule back = sch;
+        ASSERT_TRUE(local_search::apply_raw(inst, back, Move{MoveKind::kShift, d, q, -1, 0.0, 0}));
+        EXPECT_EQ(back.devices, naive.devices);
+      }
+    }
+  }
+  EXPECT_GT(compared, 500);
+}
+
+TEST(LocalSearch, ReloadPositionsAreComplete) {
+  // Naive: take each R out and put it at every position of its list; the positions the validator
+  // accepts must be exactly those kReloadShift reaches (with list_well_formed as its check).
+  std::mt19937 rng(9);
+  int reloads = 0;
+  for (const Instance& inst : random_instances(80, 13, 3, 4)) {
+    if (!inst.can_offload()) continue;
+    SCOPED_TRACE(label(inst));
+    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.8);
+    for (int d = 0; d < sch.num_devices(); ++d) {
+      const auto& list = sch.devices[d];
+      const int n = static_cast<int>(list.size());
+      for (int k = 0; k < n; ++k) {
+        if (list[k].type != OpType::R) continue;
+        ++reloads;
+        for (int t = 0; t < n; ++t) {
+          Schedule naive = sch;
+          naive.devices[d].erase(naive.devices[d].begin() + k);
+          naive.devices[d].insert(naive.devices[d].begin() + t, list[k]);
+          const bool valid = well_formed(inst, naive);
+          Schedule mine = sch;
+          const bool ok = t != k && local_search::apply_raw(inst, mine, Move{MoveKind::kReloadShift, d, k, t - k, 0.0, 0});
+          if (t == k) continue;
+          ASSERT_TRUE(ok);
+          EXPECT_EQ(mine.devices, naive.devices);
+          EXPECT_EQ(local_search::list_well_formed(inst, d, mine.devices[d]), valid)
+              << to_string(list[k]) << " to " << t << text(sch);
+        }
+      }
+    }
+  }
+  EXPECT_GT(reloads, 50);
+}
+
+TEST(LocalSearch, NewOffloadPositionsAreComplete) {
+  // Naive: give an F without offload every other level and insert its R at every position; the
+  // validator's accepted positions must be the ones kOffloadLevel produces when asked for them,
+  // and any other requested position must still give a well-formed list.
+  std::mt19937 rng(10);
+  int forwards = 0;
+  for (const Instance& inst : random_instances(80, 14, 3, 3)) {
+    if (!inst.can_offload()) continue;
+    SCOPED_TRACE(label(inst));
+    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.3);
+    for (int d = 0; d < sch.num_devices(); ++d) {
+      const auto& list = sch.devices[d];
+      const int n = static_cast<int>(list.size());
+      for (int k = 0; k < n; ++k) {
+        const Action& f = list[k];
+        if (f.type != OpType::F || f.r > 0 || !inst.stages[f.stage].offloadable()) continue;
+        ++forwards;
+        for (double r : inst.offload_levels) {
+          if (r <= 0) continue;
+          for (int p = 0; p <= n; ++p) {
+            Schedule naive = sch;
+            naive.devices[d][k].r = r;
+            naive.devices[d].insert(naive.devices[d].begin() + p, make_r(f.stage, f.mb));
+            const bool valid = well_formed(inst, naive);
+            Schedule mine = sch;
+            ASSERT_TRUE(local_search::apply_move(inst, mine, Move{MoveKind::kOffloadLevel, d, k, 0, r, p}));
+            EXPECT_TRUE(well_formed(inst, mine));
+            if (valid) {
+              EXPECT_EQ(mine.devices, naive.devices) << to_string(f) << " R at " << p << text(sch);
+            }
+          }
+          // And back to 0: the original lists.
+          Schedule there = sch, back;
+          ASSERT_TRUE(local_search::apply_move(inst, there, Move{MoveKind::kOffloadLevel, d, k, 0, r, n}));
+          back = there;
+          ASSERT_TRUE(local_search::apply_move(inst, back, Move{MoveKind::kOffloadLevel, d, k, 0, 0.0, 0}));
+          EXPECT_EQ(back.devices, sch.devices);
+        }
+      }
+    }
+  }
+  EXPECT_GT(forwards, 50);
+}
+
+TEST(LocalSearch, ShiftCarriesTheOwnReload) {
+  // An F moving past its own R takes the R along (right after it); a B moving before its own R
+  // takes the R along (right before it); other Rs keep their place between the compute actions.
+  Instance inst = testing::uniform_instance(2, 3, 1, 1, 1);
+  for (Stage& st : inst.stages) st.offload = st.reload = 0.5;
+  const std::vector<std::string> rest = {"W0.0", "F0.2", "B0.1", "W0.1", "B0.2", "W0.2"};
+  const std::vector<std::string> dev1 = {"F1.0", "B1.0", "W1.0", "F1.1", "B1.1", "W1.1", "F1.2", "B1.2", "W1.2"};
+  auto make = [&](std::vector<std::string> head) {
+    head.insert(head.end(), rest.begin(), rest.end());
+    return testing::lists(inst, std::vector<std::vector<std::string>>{head, dev1});
+  };
+  struct Case {
+    std::vector<std::string> before;
+    Move move;
+    std::vector<std::string> after;
+  };
+  const std::vector<Case> cases = {
+      // F0.1 moves after B0.0 and takes R0.1 along.
+      {{"F0.0", "F0.1@1", "R0.1", "B0.0"}, Move{MoveKind::kShift, 0, 1, 1, 0.0, 0}, {"F0.0", "B0.0", "F0.1@1", "R0.1"}},
+      // B0.0 moves before F0.1 and takes R0.0 along.
+      {{"F0.0@1", "F0.1", "R0.0", "B0.0"}, Move{MoveKind::kShift, 0, 3, -1, 0.0, 0}, {"F0.0@1", "R0.0", "B0.0", "F0.1"}},
+      // Both at once; the same interchange asked for from either side.
+      {{"F0.0@1", "F0.1@1", "R0.0", "R0.1", "B0.0"}, Move{MoveKind::kShift, 0, 1, 1, 0.0, 0},
+       {"F0.0@1", "R0.0", "B0.0", "F0.1@1", "R0.1"}},
+      {{"F0.0@1", "F0.1@1", "R0.0", "R0.1", "B0.0"}, Move{MoveKind::kShift, 0, 4, -1, 0.0, 0},
+       {"F0.0@1", "R0.0", "B0.0", "F0.1@1", "R0.1"}},
+  };
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    Schedule sch = make(cases[c].before);
+    ASSERT_TRUE(well_formed(inst, sch)) << text(sch);
+    ASSERT_TRUE(local_search::apply_move(inst, sch, cases[c].move)) << c;
+    EXPECT_EQ(text(sch), text(make(cases[c].after))) << "case " << c;
+    EXPECT_TRUE(well_formed(inst, sch));
+  }
+  // The R of another op stays in its gap (after the first compute action of the pair).
+  Schedule other = testing::lists(
+      inst, std::vector<std::vector<std::string>>{
+                {"F0.0", "F0.1@1", "B0.0", "W0.0", "R0.1", "F0.2", "B0.1", "W0.1", "B0.2", "W0.2"}, dev1});
+  ASSERT_TRUE(local_search::apply_move(inst, other, Move{MoveKind::kShift, 0, 3, 1, 0.0, 0}));
+  EXPECT_EQ(text(other),
+            text(testing::lists(inst, std::vector<std::vector<std::string>>{
+                                          {"F0.0", "F0.1@1", "B0.0", "F0.2", "R0.1", "W0.0", "B0.1", "W0.1", "B0.2", "W0.2"},
+                                          dev1})));
+  // Two ops of one stage and type are never interchanged.
+  Schedule fifo = make({"F0.0@1", "F0.1", "R0.0", "B0.0"});
+  EXPECT_FALSE(local_search::apply_raw(inst, fifo, Move{MoveKind::kShift, 0, 0, 1, 0.0, 0}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. improve_schedule on random instances.
+
+// Checks the output of improve_schedule against the validator and a fresh simulation; returns
+// its makespan.
+double check_result(const Instance& inst, const Schedule& start, const Schedule& out, const LocalSearchOptions& o,
+                    const LocalSearchStats& st) {
+  const Validation v = validate(inst, out, SimOptions{false, false, true});
+  EXPECT_TRUE(v.valid()) << v.violations.front().message << text(out);
+  if (!v.valid()) return 0;
+  EXPECT_TRUE(v.sim->feasible) << v.sim->reason << text(out);
+  const double start_makespan = simulate(inst, start, SimOptions{false, false, true}).makespan;
+  EXPECT_LE(v.sim->makespan, start_makespan + kEps);
+  EXPECT_NEAR(st.start_makespan, start_makespan, kEps);
+  EXPECT_NEAR(st.final_makespan, v.sim->makespan, kEps);
+  EXPECT_TRUE(out.makespan.has_value());
+  if (out.makespan) {
+    EXPECT_NEAR(*out.makespan, v.sim->makespan, kEps);
+  }
+  EXPECT_EQ(out.peak_memory, v.sim->peak_memory);
+  EXPECT_EQ(out.status, "feasible");
+  EXPECT_LE(st.evaluations, o.max_evaluations);
+  EXPECT_GE(st.evaluations, 1);
+  return v.sim->makespan;
+}
+
+TEST(LocalSearch, NeverWorseThanTheStartOnRandomInstances) {
+  std::mt19937 rng(21);
+  int from_heuristics = 0, from_random = 0, improved_heuristic = 0, improved_random = 0;
+  LocalSearchOptions o;
+  o.max_evaluations = 400;
+  for (const Instance& inst : random_instances(48, 22, 4, 6)) {
+    SCOPED_TRACE(label(inst));
+    const BestResult best = run_all_heuristics(inst, false);
+    if (const HeuristicResult* h = best.best_result()) {
+      ++from_heuristics;
+      LocalSearchStats st;
+      const Schedule out = improve_schedule(inst, *h->schedule, o, &st);
+      if (check_result(inst, *h->schedule, out, o, st) < h->sim.makespan - kEps) ++improved_heuristic;
+    }
+    if (const auto start = random_feasible_schedule(inst, rng)) {
+      // From random starts, the descent order without the critical-ops-first split.
+      LocalSearchOptions flat = o;
+      flat.critical_first = false;
+      LocalSearchStats st;
+      const Schedule out = improve_schedule(inst, *start, flat, &st);
+      const bool better = check_result(inst, *start, out, flat, st) < st.start_makespan - kEps;
+      // With one device or one microbatch a random order is often optimal already.
+      if (inst.num_devices() >= 2 && inst.microbatches >= 2) {
+        ++from_random;
+        improved_random += better ? 1 : 0;
+      }
+    }
+  }
+  std::printf("[ local    ] improved %d of %d best-heuristic starts and %d of %d random starts (D, m >= 2)\n",
+              improved_heuristic, from_heuristics, improved_random, from_random);
+  EXPECT_GE(from_heuristics, 30);
+  EXPECT_GE(from_random, 10);
+  // Random lists are far from optimal: the search must find something on most of them.
+  EXPECT_GE(improved_random * 2, from_random);
+}
+
+TEST(LocalSearch, ImprovesGPipeWithoutMemoryPressure) {
+  // GPipe leaves a bubble of (p-1)(F+B+W)-ish that 1F1B-like orders with W filling the gaps
+  // remove; from GPipe's lists the search must find a strictly shorter schedule.
+  const Instance inst = testing::uniform_instance(3, 6, 1.0, 1.2, 0.8, 0.05);
+  Built b = GPipe().build(inst);
+  ASSERT_TRUE(b.schedule) << b.reason;
+  LocalSearchOptions o;
+  o.max_evaluations = 3000;
+  LocalSearchStats st;
+  const Schedule out = improve_schedule(inst, *b.schedule, o, &st);
+  const double ms = check_result(inst, *b.schedule, out, o, st);
+  EXPECT_LT(ms, st.start_makespan - 0.5);
+  EXPECT_GT(st.improvements, 0);
+  EXPECT_GT(st.improvements_by_move[static_cast<int>(MoveKind::kShift)], 0);
+  EXPECT_EQ(st.improvements_by_move[static_cast<int>(MoveKind::kOffloadLevel)], 0);  // nothing offloadable
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Against brute force.
+
+TEST(LocalSearch, NeverBelowTheBruteForceOptimumAndReachesItOften) {
+  std::mt19937 gen(20240611), rng(5);
+  int cases = 0, not_optimal = 0, improved = 0, reached = 0;
+  LocalSearchOptions o;
+  o.max_evaluations = 1500;
+  for (int i = 0; i < 400 && cases < 24; ++i) {
+    testing::RandomInstanceOptions ro;
+    ro.min_devices = i % 5 == 4 ? 1 : 2;
+    ro.max_devices = 2;
+    ro.min_microbatches = 2;
+    ro.max_microbatches = i % 3 == 0 ? 3 : 2;
+    ro.tight_memory = i % 2 == 1;
+    ro.offloadable_probability = (i / 2) % 2 == 0 ? 0.6 : 0.0;
+    Instance inst = testing::random_instance(gen, ro);
+    if (i % 4 == 3) testing::squeeze_memory(inst, 1.05);
+    if (testing::count_schedules(inst, 30'000) > 30'000) continue;
+    inst.name = "tiny-" + std::to_string(i);
+    const testing::BruteForceResult bf = testing::brute_force_optimum(inst, 30'000);
+    ASSERT_FALSE(bf.aborted);
+    if (!bf.feasible) continue;
+    ++cases;
+    SCOPED_TRACE(label(inst));
+    std::vector<Schedule> starts;
+    const BestResult heuristics = run_all_heuristics(inst, false);
+    if (const HeuristicResult* h = heuristics.best_result()) starts.push_back(*h->schedule);
+    if (auto s = random_feasible_schedule(inst, rng)) starts.push_back(*s);
+    for (const Schedule& start : starts) {
+      LocalSearchStats st;
+      const Schedule out = improve_schedule(inst, start, o, &st);
+      const double ms = check_result(inst, start, out, o, st);
+      EXPECT_GE(ms, bf.optimum - kEps) << "below the optimum:" << text(out) << "\nbrute force:" << text(bf.best);
+      if (st.start_makespan > bf.optimum + kEps) {
+        ++not_optimal;
+        if (ms < st.start_makespan - kEps) ++improved;
+        if (ms <= bf.optimum + kEps) ++reached;
+      }
+    }
+  }
+  std::printf("[ local    ] %d tiny instances; of %d starts above the optimum, %d improved, %d reach it\n", cases,
+              not_optimal, improved, reached);
+  EXPECT_GE(cases, 15);
+  ASSERT_GT(not_optimal, 0);
+  EXPECT_GT(improved, 0);
+  EXPECT_GT(reached, 0);
+  EXPECT_GE(reached * 2, not_optimal);  // at least half of them
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Determinism.
+
+TEST(LocalSearch, SameSeedSameResult) {
+  std::mt19937 rng(31);
+  int compared = 0, differ_by_seed = 0;
+  for (const Instance& inst : random_instances(12, 32, 4, 6)) {
+    const auto start = random_feasible_schedule(inst, rng);
+    if (!start) continue;
+    ++compared;
+    LocalSearchOptions o;
+    o.max_evaluations = 600;
+    o.seed = 99;
+    LocalSearchStats a, b, c;
+    const Schedule x = improve_schedule(inst, *start, o, &a);
+    const Schedule y = improve_schedule(inst, *start, o, &b);
+    EXPECT_EQ(x.devices, y.devices) << label(inst);
+    EXPECT_EQ(a.evaluations, b.evaluations);
+    EXPECT_EQ(a.improvements, b.improvements);
+    EXPECT_EQ(a.kicks, b.kicks);
+    EXPECT_EQ(a.final_makespan, b.final_makespan);
+    o.seed = 100;
+    const Schedule z = improve_schedule(inst, *start, o, &c);
+    differ_by_seed += z.devices != x.devices ? 1 : 0;
+  }
+  EXPECT_GE(compared, 6);
+  EXPECT_GT(differ_by_seed, 0);  // the seed is used
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. Bad starts.
+
+TEST(LocalSearch, RefusesMalformedOrDeadlockingStarts) {
+  const Instance inst = testing::uniform_instance(2, 2, 1, 1, 1);
+  Schedule missing = testing::lists(inst, {{"F0.0", "F0.1", "B0.0", "W0.0", "B0.1"},
+                                           {"F1.0", "B1.0", "W1.0", "F1.1", "B1.1", "W1.1"}});
+  EXPECT_THROW(improve_schedule(inst, missing), InputError);
+  // Well formed, but a cycle: F1.1 waits for F0.1, which comes after B0.0, which waits for B1.0,
+  // which comes after F1.1.
+  Schedule cycle = testing::lists(inst, {{"F0.0", "B0.0", "W0.0", "F0.1", "B0.1", "W0.1"},
+                                         {"F1.0", "F1.1", "B1.0", "W1.0", "B1.1", "W1.1"}});
+  ASSERT_TRUE(well_formed(inst, cycle));
+  ASSERT_FALSE(simulate(inst, cycle).feasible);
+  EXPECT_THROW(improve_schedule(inst, cycle), InputError);
+}
+
+}  // namespace
+}  // namespace optpipe
