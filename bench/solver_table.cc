@@ -15,6 +15,7 @@
 #include "engine/instance_io.h"
 #include "engine/search/solver.h"
 #include "heuristics/registry.h"
+#include "heuristics/warm_starts.h"
 
 using namespace optpipe;
 
@@ -52,10 +53,7 @@ int main(int argc, char** argv) {
     const Instance inst = load_instance(f);
     const int ops = inst.num_stages() * inst.num_compute_types() * inst.microbatches;
     const BestResult heur = run_all_heuristics(inst);
-    std::vector<Schedule> warm;
-    for (const auto& r : heur.results) {
-      if (r.ok()) warm.push_back(*r.schedule);
-    }
+    const std::vector<Schedule> warm = build_warm_starts(inst, heur).schedules;  // as optpipe solve does
     const HeuristicResult* best = heur.best_result();
     char hbuf[64];
     if (best) {

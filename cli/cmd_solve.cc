@@ -1,6 +1,8 @@
 #include "cli/cmd_solve.h"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -17,6 +19,7 @@
 #include "engine/search/solver.h"
 #include "engine/simulator.h"
 #include "heuristics/registry.h"
+#include "heuristics/warm_starts.h"
 #include "viz/gantt_svg.h"
 
 namespace optpipe::cli {
@@ -40,17 +43,18 @@ nlohmann::json finite_or_null(double x) { return std::isfinite(x) ? nlohmann::js
 int run_solve(const SolveArgs& a) {
   const bool json = a.log_format == "json";
   std::vector<std::string> warnings;
+  const auto started = std::chrono::steady_clock::now();
   const Instance inst = load_instance(a.instance, &warnings);
   for (const auto& w : warnings) spdlog::warn("{}", w);
   int ops = 0;
   for (int s = 0; s < inst.num_stages(); ++s) ops += inst.num_compute_types() * inst.microbatches;
 
-  // Warm starts: every heuristic.
+  // Warm starts: every heuristic, and the best few improved by local search.
   const BestResult heur = run_all_heuristics(inst);
-  std::vector<Schedule> warm;
-  for (const auto& r : heur.results) {
-    if (r.ok()) warm.push_back(*r.schedule);
-  }
+  WarmStartOptions wo;
+  wo.evaluations = a.local_search;
+  const WarmStarts warm_starts = build_warm_starts(inst, heur, wo);
+  const std::vector<Schedule>& warm = warm_starts.schedules;
   const HeuristicResult* best_heuristic = heur.best_result();
 
   if (!a.quiet && !json) {
@@ -63,11 +67,19 @@ int run_solve(const SolveArgs& a) {
     }
     if (shown == 0) std::cout << " none fits";
     std::cout << "\n";
+    for (const ImprovedStart& i : warm_starts.improved) {
+      std::cout << "local search from " << i.heuristic << ": " << num(i.before) << " -> " << num(i.after) << " ms ("
+                << i.evaluations << " simulations, " << num(i.seconds, 2) << " s)\n";
+    }
   } else if (!a.quiet && json) {
     nlohmann::json h{{"event", "start"}, {"instance", inst.name}, {"devices", inst.num_devices()},
                      {"stages", inst.num_stages()}, {"microbatches", inst.microbatches}, {"ops", ops}};
     for (const auto& r : heur.results) {
       if (r.ok()) h["warm_starts"][r.name] = r.sim.makespan;
+    }
+    for (const ImprovedStart& i : warm_starts.improved) {
+      h["local_search"].push_back({{"from", i.heuristic}, {"before", i.before}, {"after", i.after},
+                                   {"evaluations", i.evaluations}, {"seconds", i.seconds}});
     }
     std::cout << h.dump() << std::endl;
   }
@@ -75,7 +87,9 @@ int run_solve(const SolveArgs& a) {
   g_interrupted.store(false);
   auto previous = std::signal(SIGINT, on_sigint);
   SolveOptions opt;
-  opt.time_limit = a.time_limit;
+  // The time limit covers everything: heuristics and local search count against it.
+  const double prepared = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  opt.time_limit = std::max(0.0, a.time_limit - prepared);
   opt.node_limit = a.node_limit;
   opt.gap = a.gap;
   opt.threads = a.threads;

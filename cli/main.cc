@@ -318,7 +318,9 @@ int main_impl(int argc, char** argv) {
   solve_cmd->add_option("INSTANCE", va.instance, "instance file")->required();
   solve_cmd->add_option("-o,--output", va.output, "write the schedule here (with status, bound and gap)");
   solve_cmd->add_option("--svg", va.svg, "write an SVG Gantt chart of the schedule here");
-  solve_cmd->add_option("--time-limit", va.time_limit, "seconds (default 60)")->check(CLI::NonNegativeNumber);
+  solve_cmd->add_option("--time-limit", va.time_limit,
+                        "seconds for the whole run, heuristics and local search included (default 60)")
+      ->check(CLI::NonNegativeNumber);
   solve_cmd->add_option("--node-limit", va.node_limit, "stop after this many nodes")->check(CLI::NonNegativeNumber);
   solve_cmd->add_option("--gap", va.gap, "stop at this relative gap, e.g. 0.01 for 1% (default 0: prove optimality)")
       ->check(CLI::Range(0.0, 1.0));
@@ -327,6 +329,9 @@ int main_impl(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}));
   solve_cmd->add_flag("-q,--quiet", va.quiet, "no header and no progress lines");
   solve_cmd->add_flag("-v,--verbose", va.verbose, "search statistics (prunes, bound calls)");
+  solve_cmd->add_option("--local-search", va.local_search,
+                        "simulations of local search on each of the 3 best warm starts (default 20000, 0: none)")
+      ->check(CLI::NonNegativeNumber);
   solve_cmd->add_flag("--no-transposition", va.no_transposition,
                       "do not cut nodes whose state another node dominates (for comparisons)");
   solve_cmd->footer("Ctrl-C stops the search and still writes the best schedule with its bound.");
