@@ -2,6 +2,8 @@
 // p x m = 8x24 and 16x64 with tight memory: limit = static + 0.6·p activations (1F1B needs p on
 // device 0, so it fails with a reason and only its build + shortfall analysis is timed), every
 // stage offloadable. Counters: makespan (0 when no schedule), offloads (R actions in the result).
+// BM_LocalSearch: local search (10k simulations) from ZB greedy's schedule on the same instances;
+// counters: start and final makespan.
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -9,6 +11,7 @@
 
 #include "engine/instance.h"
 #include "heuristics/heuristic.h"
+#include "heuristics/local_search.h"
 #include "heuristics/registry.h"
 
 namespace optpipe {
@@ -78,6 +81,26 @@ BENCHMARK_CAPTURE(BM_RunHeuristic, 1f1b, std::string("1f1b"))->Apply(Sizes);
 BENCHMARK_CAPTURE(BM_RunHeuristic, zb_greedy, std::string("zb-greedy"))->Apply(Sizes);
 BENCHMARK_CAPTURE(BM_RunHeuristic, pipe_offload, std::string("pipe-offload"))->Apply(Sizes);
 BENCHMARK_CAPTURE(BM_RunHeuristic, ada_offload, std::string("ada-offload"))->Apply(Sizes);
+
+void BM_LocalSearch(benchmark::State& state) {
+  const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
+  const Instance inst = tight(p, m);
+  const HeuristicResult start = run_heuristic(*find_heuristic("zb-greedy"), inst);
+  if (!start.ok()) {
+    state.SkipWithError("zb-greedy found no schedule");
+    return;
+  }
+  LocalSearchOptions lo;
+  lo.max_evaluations = 10000;
+  LocalSearchStats st;
+  for (auto _ : state) {
+    const Schedule s = improve_schedule(inst, *start.schedule, lo, &st);
+    benchmark::DoNotOptimize(s.devices.data());
+  }
+  state.counters["start"] = st.start_makespan;
+  state.counters["makespan"] = st.final_makespan;
+}
+BENCHMARK(BM_LocalSearch)->Apply(Sizes)->Iterations(1);
 
 }  // namespace
 }  // namespace optpipe
