@@ -31,8 +31,12 @@
 
 #include "engine/action.h"
 #include "engine/bounds/bound_problem.h"
+#include "engine/bounds/channel_bound.h"
 #include "engine/bounds/critical_path_bound.h"
 #include "engine/bounds/heads.h"
+#include "engine/bounds/memory_energy_bound.h"
+#include "engine/bounds/memory_precedence.h"
+#include "engine/bounds/node_transfers.h"
 #include "engine/bounds/one_machine_bound.h"
 #include "engine/instance.h"
 #include "engine/schedule.h"
@@ -121,6 +125,22 @@ Instance pressured_instance(std::mt19937& rng, int i, int max_devices = 4, int m
   o.offloadable_probability = i % 5 == 4 ? 0.0 : 0.7;
   Instance inst = testing::random_instance(rng, o);
   if (i % 4 == 3) testing::squeeze_memory(inst, 1.05);
+  if (i % 8 == 6) {
+    // Slow PCIe: transfers longer than the compute ops (offloading can cost more than it saves;
+    // the channels can be the bottleneck).
+    std::uniform_real_distribution<double> slow(3.0, 12.0);
+    for (Stage& st : inst.stages) {
+      if (!st.offloadable()) continue;
+      st.offload = *st.offload * slow(rng);
+      st.reload = *st.reload * slow(rng);
+    }
+  }
+  if (i % 6 == 1 && inst.split_backward) {
+    // Weight activations close to the whole activation: B frees little, W most (as in the
+    // shipped GPT-like instances), which is what memory rule B and the W terms of rule F read.
+    std::uniform_real_distribution<double> frac(0.6, 1.0);
+    for (Stage& st : inst.stages) st.weight_activation = std::round(st.activation * frac(rng));
+  }
   if (i % 7 == 5) {
     // Zero durations (allowed by the spec) and a large comm.
     std::uniform_int_distribution<int> coin(0, 2);
@@ -239,9 +259,13 @@ TEST(Bounds, JacksonMatchesUnitStepSimulation) {
 
 // ---- 2. heads ------------------------------------------------------------------------------
 
-// The memory precedences of bound_problem.cc, recomputed from the instance by counting.
+// The memory quantities of bound_problem.cc, recomputed from the instance by counting.
 struct MemoryRule {
-  int lag_b = 0, lag_w = 0;    // 0: none
+  bool pressure = false;       // the stage has an activation that fits at all
+  double room = 0;             // cap - activation
+  double hold_f = 0;           // least bytes held between F and B unless fully offloaded
+  double hold_w = 0;           // M_W (split)
+  int lag_wb = 0;              // B(s, j) after W(s, j - lag_wb); 0: none
   double full_offload = kInf;  // time of a full offload; +inf when the stage cannot offload all
 };
 
@@ -259,34 +283,87 @@ std::vector<MemoryRule> naive_memory_rules(const Instance& inst) {
     const Device& dev = inst.devices[st.device];
     const double cap = dev.memory_limit + kMemoryTolerance - dev.static_memory;
     if (st.activation <= 0 || st.activation > cap) continue;
+    MemoryRule& r = rules[s];
+    r.pressure = true;
+    r.room = cap - st.activation;
     double below_full = 0;
     if (st.offloadable()) {
-      for (double r : inst.offload_levels) {
-        if (r < 1) below_full = std::max(below_full, r);
-        if (r >= 1) rules[s].full_offload = *st.offload;
+      for (double level : inst.offload_levels) {
+        if (level < 1) below_full = std::max(below_full, level);
+        if (level >= 1) r.full_offload = *st.offload;
       }
     }
-    const double held = (1 - below_full) * st.activation;
-    if (held > 0) {
-      const int k = fits(cap, st.activation, held);
-      if (k + 1 < m) rules[s].lag_b = k + 1;
-    }
-    const double wact = inst.split_backward ? st.weight_activation : 0.0;
-    if (!st.offloadable() && wact > 0) {
-      const int k = fits(cap, st.activation, wact);
-      if (k + 1 < m) rules[s].lag_w = k + 1;
+    r.hold_f = (1 - below_full) * st.activation;
+    r.hold_w = inst.split_backward ? st.weight_activation : 0.0;
+    if (r.hold_w > 0) {
+      const int k = fits(cap, st.activation, r.hold_w);
+      if (k + 1 < m) r.lag_wb = k + 1;
     }
   }
   return rules;
 }
 
+// Rule F of memory_precedence.h by brute force: every w <= b <= j and every set Z of the
+// microbatches of [b, j) that can hold 0 (level 1 and reload not started, or not listed and the
+// stage can offload fully); the set's offloads run in index order on the channel after the
+// listed ones (`zero_lb`: the listed ones' lower bounds; NaN: cannot be zeroed) and after
+// `chain0`. The earliest max(B(s, b-1) end, W(s, w-1) end, last offload end) over the
+// combinations that fit.
+double naive_forward_release(const MemoryRule& rule, double activation, int j, const std::vector<double>& fin_f,
+                             const std::vector<double>& fin_b, const std::vector<double>& fin_w,
+                             const std::vector<double>& level, const std::vector<double>& zero_lb,
+                             const std::vector<char>& reloading, double chain0) {
+  if (!rule.pressure || j == 0) return 0.0;
+  double best = kInf;
+  for (int b = 0; b <= j; ++b) {
+    for (int w = 0; w <= b; ++w) {
+      const int n = j - b;
+      for (int mask = 0; mask < (1 << n); ++mask) {
+        double kept = rule.hold_w * (b - w), last = 0, chain = chain0;
+        bool ok = true;
+        for (int k = 0; k < n && ok; ++k) {
+          const int i = b + k;
+          const bool listed = known(level[i]);
+          const bool zeroed = (mask >> k) & 1;
+          if (!zeroed) {
+            kept += !listed ? rule.hold_f : (level[i] >= 1 || reloading[i] ? activation : (1 - level[i]) * activation);
+            continue;
+          }
+          if (listed) {
+            ok = level[i] >= 1 && !reloading[i];
+            if (ok) last = std::max(last, zero_lb[i]);
+          } else {
+            ok = rule.full_offload < kInf;
+            chain = std::max(chain, fin_f[i]) + rule.full_offload;
+            last = std::max(last, chain);
+          }
+        }
+        if (!ok || kept > rule.room + 1e-9 * std::max(1.0, std::fabs(rule.room))) continue;
+        double t = std::max(b > 0 ? fin_b[b - 1] : 0.0, w > 0 ? fin_w[w - 1] : 0.0);
+        best = std::min(best, std::max(t, last));
+      }
+    }
+  }
+  return best;
+}
+
+// How often the node-level memory rules of naive_heads raised a head (coverage).
+struct NaiveRuleCounts {
+  long long reload_room = 0;     // rule R delayed a reload past its other constraints
+  long long backward_later = 0;  // rule B with the later started forwards raised a B
+};
+NaiveRuleCounts naive_counts;
+
 // Longest paths by repeated relaxation over an explicit edge list: head = the largest of the
 // device's free time and every predecessor's finish + lag; finish = known end or head + duration.
+// With `nt`, the offloads and reloads of the listed offloaded microbatches are recomputed by
+// walking each channel's requests of a stage in order, and B waits for its reload.
 void naive_heads(const Instance& inst, const NodeTimes& node, std::vector<double>& head,
-                 std::vector<double>& finish) {
+                 std::vector<double>& finish, const NodeTransfers* nt = nullptr) {
   const int S = inst.num_stages(), m = inst.microbatches, T = inst.num_compute_types();
   auto op = [&](int type, int s, int j) { return (type * S + s) * m + j; };
   const std::vector<MemoryRule> rules = naive_memory_rules(inst);
+  const BoundProblem groups(inst);  // only for the PCIe group numbering
   struct Edge {
     int from, to;
     double lag;
@@ -302,8 +379,8 @@ void naive_heads(const Instance& inst, const NodeTimes& node, std::vector<double
       if (T == 3) {
         edges.push_back({op(1, s, j), op(2, s, j), 0.0});
         if (j > 0) edges.push_back({op(2, s, j - 1), op(2, s, j), 0.0});
-        const int k = rules[s].lag_w;
-        if (k > 0 && j >= k) edges.push_back({op(2, s, j - k), op(0, s, j), 0.0});
+        const int k = rules[s].lag_wb;
+        if (k > 0 && j >= k) edges.push_back({op(2, s, j - k), op(1, s, j), 0.0});
       }
     }
   }
@@ -324,44 +401,114 @@ void naive_heads(const Instance& inst, const NodeTimes& node, std::vector<double
       }
     }
   }
-  // The earliest time `need` microbatches of stage s can have released their activation: b by
-  // their B (FIFO: microbatches 0..b-1, B(s, b-1) ended) and o others by a full offload; those
-  // are among microbatches b.., so the o-th ends no earlier than F(s, b)'s end + o offloads nor
-  // than F(s, b+o-1)'s end + one offload.
-  auto release = [&](int s, int need) {
-    double best = kInf;
-    for (int b = need; b >= 0; --b) {
-      const int o = need - b;
-      if (o > 0 && rules[s].full_offload == kInf) break;
-      double t = b > 0 ? finish[op(1, s, b - 1)] : 0.0;
-      if (o > 0) {
-        t = std::max(t, finish[op(0, s, b)] + o * rules[s].full_offload);
-        t = std::max(t, finish[op(0, s, b + o - 1)] + rules[s].full_offload);
-      }
-      best = std::min(best, t);
-    }
-    return best;
-  };
   auto raise = [&](int o, double earliest) {
     if (known(node.end[o]) || earliest <= head[o]) return false;
     head[o] = earliest;
     finish[o] = earliest + dur[o];
     return true;
   };
+  std::vector<double> off_lb(S * m, kNaN), rel_lb(S * m, kNaN);
   for (bool changed = true; changed;) {
     changed = false;
     for (const Edge& e : edges) changed |= raise(e.to, finish[e.from] + e.lag);
+    // Transfers of the listed offloaded microbatches, stage by stage in request order.
+    if (nt) {
+      for (int s = 0; s < S; ++s) {
+        const int g = groups.group_of_device[inst.stages[s].device];
+        double off_prev = 0, rel_prev = 0;
+        for (int j = 0; j < m; ++j) {
+          const int sj = s * m + j;
+          if (!(nt->level[sj] > 0)) continue;
+          const double r = nt->level[sj];
+          double e = known(nt->offload_end[sj])
+                         ? nt->offload_end[sj]
+                         : std::max({finish[op(0, s, j)], off_prev, nt->d2h_free[g]}) + r * *inst.stages[s].offload;
+          double re = nt->reload_end[sj];
+          if (!known(re)) {
+            // Rule R by enumeration: b B ends and w W ends among the earlier microbatches, the
+            // later started forwards not fully offloaded holding their part.
+            const double act = inst.stages[s].activation;
+            double extra = 0;
+            for (int i = j + 1; i < m && known(node.end[op(0, s, i)]); ++i) {
+              if (nt->level[s * m + i] < 1) extra += (1 - nt->level[s * m + i]) * act;
+            }
+            double room_start = 0;
+            if (rules[s].pressure) {
+              room_start = kInf;
+              for (int b = 0; b <= j; ++b) {
+                for (int w = 0; w <= b; ++w) {
+                  const double held = extra + act * (j - b) + rules[s].hold_w * (b - w);
+                  if (held > rules[s].room + 1e-9 * std::max(1.0, std::fabs(rules[s].room))) continue;
+                  room_start = std::min(room_start, std::max(b > 0 ? finish[op(1, s, b - 1)] : 0.0,
+                                                             w > 0 && T == 3 ? finish[op(2, s, w - 1)] : 0.0));
+                }
+              }
+            }
+            const double other = std::max({e, rel_prev, nt->h2d_free[g]});
+            naive_counts.reload_room += room_start > other + kEps;
+            re = std::max(other, room_start) + r * *inst.stages[s].reload;
+          }
+          off_lb[sj] = off_prev = e;
+          rel_lb[sj] = rel_prev = re;
+          changed |= raise(op(1, s, j), re);
+        }
+        // Rule B with the later forwards that started and hold their part (level < 1): the
+        // largest count c of pending W with act + extra + c·M_W <= cap.
+        if (!rules[s].pressure) continue;
+        for (int j = 0; j < m; ++j) {
+          double extra = 0;
+          for (int i = j + 1; i < m && known(node.end[op(0, s, i)]); ++i) {
+            if (nt->level[s * m + i] < 1) extra += (1 - nt->level[s * m + i]) * inst.stages[s].activation;
+          }
+          if (extra <= 0) continue;
+          const double slack = 1e-9 * std::max(1.0, std::fabs(rules[s].room));
+          if (extra > rules[s].room + slack) {
+            const bool raised = raise(op(1, s, j), kInf);
+            naive_counts.backward_later += raised;
+            changed |= raised;
+            continue;
+          }
+          if (T < 3 || rules[s].hold_w <= 0) continue;
+          int c = 0;
+          while (c < m && extra + (c + 1) * rules[s].hold_w <= rules[s].room + slack) ++c;
+          if (j - c - 1 >= 0) {
+            const bool raised = raise(op(1, s, j), finish[op(2, s, j - c - 1)]);
+            naive_counts.backward_later += raised;
+            changed |= raised;
+          }
+        }
+      }
+    }
     for (int s = 0; s < S; ++s) {
-      const int k = rules[s].lag_b;
-      for (int j = k; k > 0 && j < m; ++j) changed |= raise(op(0, s, j), release(s, j - k + 1));
+      if (!rules[s].pressure) continue;
+      std::vector<double> fin_f(m), fin_b(m), fin_w(m), level(m, kNaN), zero_lb(m, kNaN);
+      std::vector<char> reloading(m, 0);
+      double chain0 = 0;
+      if (nt) chain0 = std::max(nt->now, nt->d2h_free[groups.group_of_device[inst.stages[s].device]]);
+      for (int j = 0; j < m; ++j) {
+        fin_f[j] = finish[op(0, s, j)];
+        fin_b[j] = finish[op(1, s, j)];
+        fin_w[j] = T == 3 ? finish[op(2, s, j)] : 0.0;
+        if (nt) {
+          level[j] = nt->level[s * m + j];
+          reloading[j] = known(nt->reload_start[s * m + j]);
+          zero_lb[j] = off_lb[s * m + j];
+          if (known(zero_lb[j])) chain0 = std::max(chain0, zero_lb[j]);
+        }
+      }
+      for (int j = 1; j < m; ++j) {
+        changed |= raise(op(0, s, j), naive_forward_release(rules[s], inst.stages[s].activation, j, fin_f, fin_b,
+                                                            fin_w, level, zero_lb, reloading, chain0));
+      }
     }
   }
 }
 
 TEST(Bounds, HeadsMatchNaiveLongestPaths) {
   std::mt19937 rng(2024);
-  int nodes = 0, with_memory_lag = 0, with_offload_release = 0, lag_raised = 0;
-  std::vector<double> head, finish, want_head, want_finish;
+  int nodes = 0, with_memory_lag = 0, with_offload_release = 0, lag_raised = 0, reload_raised = 0;
+  naive_counts = {};
+  std::vector<double> head, finish, want_head, want_finish, plain_head, plain_finish;
   for (int i = 0; i < 800; ++i) {
     const Instance inst = pressured_instance(rng, i);
     const Schedule sch = testing::random_valid_schedule(inst, rng, 0.5);
@@ -370,51 +517,72 @@ TEST(Bounds, HeadsMatchNaiveLongestPaths) {
     const std::vector<MemoryRule> rules = naive_memory_rules(inst);
     bool lag = false, off = false;
     for (int s = 0; s < p.S; ++s) {
-      EXPECT_EQ(p.lag_b[s], rules[s].lag_b) << "stage " << s;
-      EXPECT_EQ(p.lag_w[s], rules[s].lag_w) << "stage " << s;
-      EXPECT_EQ(p.offload_release[s], rules[s].full_offload) << "stage " << s;
-      lag |= rules[s].lag_b > 0 || rules[s].lag_w > 0;
-      off |= rules[s].lag_b > 0 && rules[s].full_offload < kInf;
+      EXPECT_EQ(known(p.room[s]), rules[s].pressure) << "stage " << s;
+      if (rules[s].pressure) {
+        EXPECT_NEAR(p.room[s], rules[s].room, 1e-3) << "stage " << s;
+        EXPECT_NEAR(p.hold_f[s], rules[s].hold_f, 1e-3) << "stage " << s;
+        EXPECT_NEAR(p.hold_w[s], rules[s].hold_w, 1e-3) << "stage " << s;
+        EXPECT_EQ(p.offload_release[s], rules[s].full_offload) << "stage " << s;
+      }
+      EXPECT_EQ(p.lag_wb[s], rules[s].lag_wb) << "stage " << s;
+      const bool binds = rules[s].pressure && (p.m - 1) * std::max(rules[s].hold_f, rules[s].hold_w) > rules[s].room;
+      lag |= binds || rules[s].lag_wb > 0;
+      off |= binds && rules[s].full_offload < kInf;
     }
     with_memory_lag += lag;
     with_offload_release += off;
     Simulator sim(inst);
+    NodeTransfers nt;
     drive(sim, sch, [&](const Simulator::Step& step) {
       const NodeTimes times = node_times(p, sim.state(), step.time);
-      compute_heads(p, times, head, finish);
-      naive_heads(inst, times, want_head, want_finish);
-      ++nodes;
-      for (int o = 0; o < p.num_ops(); ++o) {
-        const int type = o / (p.S * p.m);
-        if (type >= p.types) continue;
-        if (known(want_head[o]) != known(head[o]) ||
-            (known(head[o]) && std::fabs(want_head[o] - head[o]) > kEps) ||
-            std::fabs(want_finish[o] - finish[o]) > kEps) {
-          ADD_FAILURE() << "op " << o << " (type " << type << " stage " << (o / p.m) % p.S << " mb "
-                        << o % p.m << ") at the decision of device " << step.device << " at t=" << step.time
-                        << ": head " << head[o] << " finish " << finish[o] << ", naive head " << want_head[o]
-                        << " finish " << want_finish[o];
-          return;
+      fill_node_transfers(p, sim.state(), step.time, nt);
+      // Twice: static (as the branching reads them) and with the node's transfers (as bound() does).
+      for (const NodeTransfers* with : {static_cast<const NodeTransfers*>(nullptr), static_cast<const NodeTransfers*>(&nt)}) {
+        compute_heads(p, times, head, finish, with);
+        naive_heads(inst, times, want_head, want_finish, with);
+        ++nodes;
+        for (int o = 0; o < p.num_ops(); ++o) {
+          const int type = o / (p.S * p.m);
+          if (type >= p.types) continue;
+          if (known(want_head[o]) != known(head[o]) ||
+              (known(head[o]) && std::fabs(want_head[o] - head[o]) > kEps) ||
+              std::fabs(want_finish[o] - finish[o]) > kEps) {
+            ADD_FAILURE() << "op " << o << " (type " << type << " stage " << (o / p.m) % p.S << " mb "
+                          << o % p.m << ") at the decision of device " << step.device << " at t=" << step.time
+                          << (with ? " with" : " without") << " transfers: head " << head[o] << " finish "
+                          << finish[o] << ", naive head " << want_head[o] << " finish " << want_finish[o];
+            return;
+          }
+          if (type == 0 && known(head[o]) && !with) {
+            // Is the head above what the plain DAG alone gives? (Coverage of the memory rules.)
+            const int s = (o / p.m) % p.S, j = o % p.m;
+            double plain = times.device_free[p.device_of[s]];
+            if (s > 0) plain = std::max(plain, finish[p.op(0, s - 1, j)] + p.comm_after[s - 1]);
+            if (j > 0) plain = std::max(plain, finish[p.op(0, s, j - 1)]);
+            lag_raised += head[o] > plain + kEps;
+          }
         }
-        if (type == 0 && known(head[o])) {
-          // Is the head above what the plain DAG alone gives? (Coverage of the memory rules.)
-          const int s = (o / p.m) % p.S, j = o % p.m;
-          double plain = times.device_free[p.device_of[s]];
-          if (s > 0) plain = std::max(plain, finish[p.op(0, s - 1, j)] + p.comm_after[s - 1]);
-          if (j > 0) plain = std::max(plain, finish[p.op(0, s, j - 1)]);
-          lag_raised += head[o] > plain + kEps;
+        if (!with) {
+          plain_head = head;
+        } else {
+          for (int o = 0; o < p.num_ops(); ++o) reload_raised += known(head[o]) && head[o] > plain_head[o] + kEps;
         }
       }
     });
   }
   std::printf(
-      "[ bounds   ] heads: %d nodes, %d instances with memory lags (%d with offload releases), "
-      "%d forward heads raised by memory\n",
-      nodes, with_memory_lag, with_offload_release, lag_raised);
-  EXPECT_GT(nodes, 10000);
+      "[ bounds   ] heads: %d nodes, %d instances with memory rules (%d with offload releases), "
+      "%d forward heads raised by memory, %d heads raised by the node's transfers; naive rule R delayed "
+      "%lld reloads, rule B with later forwards raised %lld heads\n",
+      nodes, with_memory_lag, with_offload_release, lag_raised, reload_raised, naive_counts.reload_room,
+      naive_counts.backward_later);
+  EXPECT_GT(nodes, 20000);
   EXPECT_GT(with_memory_lag, 200);
   EXPECT_GT(with_offload_release, 100);
   EXPECT_GT(lag_raised, 1000);
+  EXPECT_GT(reload_raised, 1000);
+  EXPECT_GT(naive_counts.reload_room, 100);
+  EXPECT_GT(naive_counts.backward_later, 0);
 }
 
 // ---- 3. validity of the node bound ---------------------------------------------------------
@@ -425,10 +593,37 @@ struct ValidityCounts {
   int tight_heads = 0;         // head after the node's time = the op's start
   int memory_heads = 0;        // forward heads raised by the memory precedences ...
   int tight_memory_heads = 0;  // ... and equal to the op's start
+  int channel_nodes = 0;       // nodes where the channel bound is positive
+  int channel_best = 0;        // ... and above the critical path and the one-machine bounds
+  int energy_best = 0;         // nodes where the memory energy bound is the best part
+  int tight_tails = 0;         // ops whose end + static tail = the makespan
 };
 
-// Drives the feasible schedule `sch` and checks, at every decision, that the node bound is at
-// most its makespan and every head at most the op's start. False after a failure.
+// The node bound exactly as solver.cc's bound() computes it, with its parts.
+struct NodeBound {
+  double cp = 0, om = 0, ch = 0, me = 0;
+  double value() const { return std::max({cp, om, ch, me}); }
+};
+
+NodeBound node_bound(const BoundProblem& p, const Simulator::State& st, double t, std::vector<double>& head,
+                     std::vector<double>& finish, NodeTransfers& nt, std::vector<double>& off_lb,
+                     std::vector<double>& rel_lb) {
+  std::vector<OneMachineJob> jobs;
+  const NodeTimes times = node_times(p, st, t);
+  fill_node_transfers(p, st, t, nt);
+  compute_heads(p, times, head, finish, &nt, &off_lb, &rel_lb);
+  NodeBound b;
+  b.cp = critical_path_bound(p, times, finish);
+  b.om = one_machine_bound(p, head, jobs);
+  b.ch = channel_bound(p, nt, finish, rel_lb, jobs);
+  b.me = memory_energy_bound(p, times, &nt, head, finish, off_lb);
+  return b;
+}
+
+// Drives the feasible schedule `sch` and checks, at every decision, that the node bound (and
+// each of its parts) is at most its makespan, every head at most the op's start, every lower
+// bound on a transfer's end at most its end; and that every op's end + its static tail is at most
+// the makespan. False after a failure.
 bool check_bounds_along(const Instance& inst, const Schedule& sch, ValidityCounts& n) {
   const BoundProblem p(inst);
   SimOptions quiet;
@@ -440,7 +635,7 @@ bool check_bounds_along(const Instance& inst, const Schedule& sch, ValidityCount
     return false;
   }
   ++n.schedules;
-  // First the completed run, for every op's start.
+  // First the completed run, for every op's start and every transfer's times.
   Simulator full(inst);
   if (drive(full, sch, [](const Simulator::Step&) {}) != Simulator::Step::Kind::kDone ||
       full.state().makespan != closed.makespan) {
@@ -449,22 +644,52 @@ bool check_bounds_along(const Instance& inst, const Schedule& sch, ValidityCount
   }
   const std::vector<double> start = full.state().start;
   const double makespan = closed.makespan;
-  std::vector<double> head, finish;
-  std::vector<OneMachineJob> jobs;
+  std::vector<double> off_end(p.S * p.m, kNaN), rel_end(p.S * p.m, kNaN);
+  for (const Transfer& tr : full.state().transfers) {
+    (tr.kind == Transfer::Kind::kOffload ? off_end : rel_end)[tr.stage * p.m + tr.mb] = tr.end;
+  }
+  for (int o = 0; o < p.num_ops(); ++o) {
+    const int type = o / (p.S * p.m);
+    if (type >= p.types) continue;
+    const int s = (o / p.m) % p.S, j = o % p.m;
+    const double end = full.state().end[o];
+    n.tight_tails += end + p.op_tail(type, s, j) >= makespan - kEps;
+    if (end + p.op_tail(type, s, j) > makespan + kEps) {
+      ADD_FAILURE() << "op " << o << " (type " << type << " stage " << s << " mb " << j << "): end " << end
+                    << " + static tail " << p.op_tail(type, s, j) << " > makespan " << makespan;
+      return false;
+    }
+  }
+  std::vector<double> head, finish, off_lb, rel_lb;
+  NodeTransfers nt;
   Simulator sim(inst);
   bool failed = false;
   drive(sim, sch, [&](const Simulator::Step& step) {
     if (failed) return;
+    const NodeBound b = node_bound(p, sim.state(), step.time, head, finish, nt, off_lb, rel_lb);
     const NodeTimes times = node_times(p, sim.state(), step.time);
-    compute_heads(p, times, head, finish);
-    const double cp = critical_path_bound(p, times, finish);
-    const double om = one_machine_bound(p, head, jobs);
     ++n.nodes;
-    n.tight_nodes += std::max(cp, om) >= makespan - kEps;
-    if (cp > makespan + kEps || om > makespan + kEps) {
-      ADD_FAILURE() << "at the decision of device " << step.device << " at t=" << step.time
-                    << ": critical path " << cp << ", one machine " << om << " > makespan " << makespan;
+    n.tight_nodes += b.value() >= makespan - kEps;
+    n.channel_nodes += b.ch > 0;
+    n.channel_best += b.ch > std::max(b.cp, b.om) + kEps;
+    n.energy_best += b.me > std::max({b.cp, b.om, b.ch}) + kEps;
+    if (b.value() > makespan + kEps) {
+      ADD_FAILURE() << "at the decision of device " << step.device << " at t=" << step.time << ": critical path "
+                    << b.cp << ", one machine " << b.om << ", channel " << b.ch << ", memory energy " << b.me
+                    << " > makespan " << makespan;
       failed = true;
+    }
+    for (int sj = 0; sj < p.S * p.m && !failed; ++sj) {
+      if (known(off_lb[sj]) && off_lb[sj] > off_end[sj] + kEps) {
+        ADD_FAILURE() << "offload of " << sj / p.m << "." << sj % p.m << ": lower bound " << off_lb[sj]
+                      << " > its end " << off_end[sj] << " at t=" << step.time;
+        failed = true;
+      }
+      if (known(rel_lb[sj]) && rel_lb[sj] > rel_end[sj] + kEps) {
+        ADD_FAILURE() << "reload of " << sj / p.m << "." << sj % p.m << ": lower bound " << rel_lb[sj]
+                      << " > its end " << rel_end[sj] << " at t=" << step.time;
+        failed = true;
+      }
     }
     for (int o = 0; o < p.num_ops() && !failed; ++o) {
       if (!known(head[o])) continue;
@@ -494,8 +719,10 @@ void print_counts(const char* what, const ValidityCounts& n) {
   std::printf(
       "[ bounds   ] %s: %d feasible schedules, %d nodes, %d with a bound equal to the makespan, %d heads "
       "after the node's time equal to the op's start; %d forward heads raised by memory, %d of them equal "
-      "to the start\n",
-      what, n.schedules, n.nodes, n.tight_nodes, n.tight_heads, n.memory_heads, n.tight_memory_heads);
+      "to the start; %d nodes with a channel bound, %d where it is the best part; %d where the memory "
+      "energy bound is; %d ops with end + tail = makespan\n",
+      what, n.schedules, n.nodes, n.tight_nodes, n.tight_heads, n.memory_heads, n.tight_memory_heads,
+      n.channel_nodes, n.channel_best, n.energy_best, n.tight_tails);
 }
 
 TEST(Bounds, NodeBoundNeverExceedsTheMakespanOfACompletion) {
@@ -579,8 +806,8 @@ TEST(Bounds, NodeBoundNeverExceedsTheMakespanAlongRandomDives) {
 
 TEST(Bounds, RootBoundNeverExceedsTheBruteForceOptimum) {
   int feasible = 0, nodes = 0;
-  std::vector<double> head, finish;
-  std::vector<OneMachineJob> jobs;
+  std::vector<double> head, finish, off_lb, rel_lb;
+  NodeTransfers nt;
   for (const Instance& inst : tiny_instances(60, 5000, 31337)) {
     SCOPED_TRACE(inst.name + " " + instance_label(inst, 0));
     const testing::BruteForceResult bf = testing::brute_force_optimum(inst, 5000);
@@ -593,13 +820,12 @@ TEST(Bounds, RootBoundNeverExceedsTheBruteForceOptimum) {
     Simulator sim(inst);
     bool root = true;
     const auto end = drive(sim, bf.best, [&](const Simulator::Step& step) {
-      const NodeTimes times = node_times(p, sim.state(), step.time);
-      compute_heads(p, times, head, finish);
-      const double bound = std::max(critical_path_bound(p, times, finish), one_machine_bound(p, head, jobs));
-      EXPECT_LE(bound, bf.optimum + kEps)
-          << (root ? "root" : "node") << " of device " << step.device << " at t=" << step.time
+      const NodeBound b = node_bound(p, sim.state(), step.time, head, finish, nt, off_lb, rel_lb);
+      EXPECT_LE(b.value(), bf.optimum + kEps)
+          << (root ? "root" : "node") << " of device " << step.device << " at t=" << step.time << ": cp " << b.cp
+          << " om " << b.om << " channel " << b.ch << " energy " << b.me
           << "; brute force's best:" << schedule_text(bf.best);
-      if (root) EXPECT_GT(bound, 0);
+      if (root) EXPECT_GT(b.value(), 0);
       root = false;
       ++nodes;
     });
@@ -608,6 +834,145 @@ TEST(Bounds, RootBoundNeverExceedsTheBruteForceOptimum) {
   }
   EXPECT_GT(feasible, 30);
   EXPECT_GT(nodes, 300);
+}
+
+// Rule F against its brute force on synthetic nodes: random stages under pressure, random
+// nondecreasing finishes, random decided levels (a prefix of the microbatches), random started
+// reloads and random lower bounds on the listed offloads' ends (nondecreasing, as heads.cc makes
+// them).
+TEST(Bounds, ForwardMemoryHeadMatchesSubsetEnumeration) {
+  std::mt19937 rng(77);
+  auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int cases = 0, delayed = 0, by_offload = 0;
+  for (int c = 0; c < 3000; ++c) {
+    Instance inst = pressured_instance(rng, c, 2, 7);
+    inst.microbatches = std::max(inst.microbatches, 2);
+    const BoundProblem p(inst);
+    const std::vector<MemoryRule> rules = naive_memory_rules(inst);
+    const int m = p.m;
+    for (int s = 0; s < p.S; ++s) {
+      if (!rules[s].pressure) continue;
+      std::vector<double> finish(p.num_ops(), 0.0), fin_f(m), fin_b(m), fin_w(m);
+      double tf = uni(0, 2), tb = tf + uni(0, 5), tw = tb;
+      for (int j = 0; j < m; ++j) {
+        tf += uni(0, 2);
+        tb = std::max(tb, tf) + uni(0, 3);
+        tw = std::max(tw, tb) + uni(0, 2);
+        finish[p.op(0, s, j)] = fin_f[j] = tf;
+        finish[p.op(1, s, j)] = fin_b[j] = tb;
+        finish[p.op(2, s, j)] = fin_w[j] = p.types == 3 ? tw : 0.0;
+      }
+      const bool with_node = c % 2 == 1;
+      NodeTransfers nt;
+      std::vector<double> off_lb(p.S * m, kNaN), level(m, kNaN), zero_lb(m, kNaN);
+      std::vector<char> reloading(m, 0);
+      double chain0 = 0;
+      if (with_node) {
+        nt.now = uni(0, 3);
+        nt.level.assign(p.S * m, kNaN);
+        nt.reload_start.assign(p.S * m, kNaN);
+        nt.d2h_free.assign(p.G, nt.now + (pick(0, 1) ? uni(0, 2) : 0.0));
+        chain0 = std::max(nt.now, nt.d2h_free[p.group_of_device[p.device_of[s]]]);
+        const int listed = pick(0, m);
+        double chain = 0;
+        for (int j = 0; j < listed; ++j) {
+          const double r = inst.offload_levels[pick(0, static_cast<int>(inst.offload_levels.size()) - 1)];
+          const double lv = inst.stages[s].offloadable() ? r : 0.0;
+          nt.level[s * m + j] = level[j] = lv;
+          if (lv > 0) {
+            chain = std::max(chain, fin_f[j]) + uni(0, 2);
+            off_lb[s * m + j] = zero_lb[j] = chain;
+            chain0 = std::max(chain0, chain);
+            if (pick(0, 3) == 0) {
+              nt.reload_start[s * m + j] = chain + uni(0, 1);
+              reloading[j] = 1;
+            }
+          }
+        }
+      }
+      const double act = inst.stages[s].activation;
+      for (int j = 1; j < m; ++j) {
+        // Only the prefix before j is listed when F(s, j) has a head.
+        std::vector<double> lv = level, zl = zero_lb;
+        const double got = forward_memory_head(p, finish, s, j, with_node ? &nt : nullptr,
+                                               with_node ? off_lb.data() : nullptr);
+        const double want =
+            naive_forward_release(rules[s], act, j, fin_f, fin_b, fin_w, lv, zl, reloading, chain0);
+        ++cases;
+        delayed += got > 0;
+        by_offload += got > 0 && got < fin_b[j - 1] - kEps;
+        ASSERT_NEAR(got, want, kEps) << "case " << c << " stage " << s << " j " << j
+                                     << (with_node ? " with" : " without") << " node";
+      }
+    }
+  }
+  std::printf("[ bounds   ] rule F: %d cases, %d delayed, %d released earlier than the previous B\n", cases,
+              delayed, by_offload);
+  EXPECT_GT(cases, 5000);
+  EXPECT_GT(delayed, 2000);
+  EXPECT_GT(by_offload, 200);
+}
+
+// The channel bound against the non-preemptive optimum of the same transfers (all orders) at the
+// nodes of random schedules with offloads: never above it, never below the largest
+// release + processing + tail, and never above the makespan (checked with the node bound).
+TEST(Bounds, ChannelBoundBelowTheSequenceOptimumOfItsTransfers) {
+  std::mt19937 rng(4711);
+  int compared = 0, positive = 0;
+  std::vector<double> head, finish, off_lb, rel_lb;
+  std::vector<OneMachineJob> scratch;
+  NodeTransfers nt;
+  for (int i = 0; i < 600; ++i) {
+    const Instance inst = pressured_instance(rng, i, 3, 4);
+    if (!inst.can_offload()) continue;
+    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.8);
+    SCOPED_TRACE(instance_label(inst, i) + schedule_text(sch));
+    const BoundProblem p(inst);
+    Simulator sim(inst);
+    drive(sim, sch, [&](const Simulator::Step& step) {
+      node_bound(p, sim.state(), step.time, head, finish, nt, off_lb, rel_lb);
+      const double got = channel_bound(p, nt, finish, rel_lb, scratch);
+      // The transfers of each channel, listed naively.
+      double want = 0, simple = 0;
+      bool all_small = true;
+      for (int g = 0; g < p.G; ++g) {
+        for (int reload = 0; reload < 2; ++reload) {
+          std::vector<OneMachineJob> jobs;
+          for (int s = 0; s < p.S; ++s) {
+            if (p.group_of_device[inst.stages[s].device] != g) continue;
+            for (int j = 0; j < p.m; ++j) {
+              const int sj = s * p.m + j;
+              if (!known(nt.level[sj]) || nt.level[sj] <= 0) continue;
+              const double r = nt.level[sj];
+              const double q = inst.duration(OpType::B, s) + p.op_tail(1, s, j);
+              if (!reload && !known(nt.offload_start[sj])) {
+                jobs.push_back({std::max(nt.d2h_free[g], finish[p.op(0, s, j)]), r * *inst.stages[s].offload,
+                                r * *inst.stages[s].reload + q});
+              }
+              if (reload && !known(nt.reload_start[sj])) {
+                jobs.push_back({std::max(nt.h2d_free[g], rel_lb[sj] - r * *inst.stages[s].reload), r * *inst.stages[s].reload, q});
+              }
+            }
+          }
+          for (const auto& jb : jobs) simple = std::max(simple, jb.release + jb.processing + jb.tail);
+          if (jobs.size() > 7) {
+            all_small = false;
+          } else {
+            want = std::max(want, non_preemptive_optimum(jobs));
+          }
+        }
+      }
+      EXPECT_GE(got, simple - kEps);
+      if (all_small) {
+        ++compared;
+        EXPECT_LE(got, want + kEps) << "at t=" << step.time;
+      }
+      positive += got > 0;
+    });
+  }
+  EXPECT_GT(compared, 3000);
+  EXPECT_GT(positive, 1000);
 }
 
 // ---- 4. branching candidates ---------------------------------------------------------------

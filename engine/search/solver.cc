@@ -15,8 +15,11 @@
 #include <tbb/task_group.h>
 
 #include "engine/bounds/bound_problem.h"
+#include "engine/bounds/channel_bound.h"
 #include "engine/bounds/critical_path_bound.h"
 #include "engine/bounds/heads.h"
+#include "engine/bounds/memory_energy_bound.h"
+#include "engine/bounds/node_transfers.h"
 #include "engine/bounds/one_machine_bound.h"
 #include "engine/bytes.h"
 #include "engine/search/candidates.h"
@@ -101,7 +104,9 @@ struct Worker {
   Simulator sim;
   Simulator::State parent;  // the state of the node being expanded
   NodeTimes times;
+  NodeTransfers transfers;                  // bound(): the node's offload decisions and transfer times
   std::vector<double> head, finish;
+  std::vector<double> offload_lb, reload_lb;  // bound(): per sj, lower bounds on transfer ends
   std::vector<OneMachineJob> jobs;
   std::vector<Candidate> candidates;
   StateKey key;
@@ -270,18 +275,27 @@ class Search {
 
   // ---- bounds ------------------------------------------------------------------------------
 
+  // max(critical path, one machine per device, one machine per PCIe channel, memory energy), on
+  // heads that include the memory precedences and the node's offload decisions (engine/bounds/).
   double bound(Worker& w, const Simulator::State& st, double t) {
     fill_times(st, t, w.times);
-    compute_heads(problem_, w.times, w.head, w.finish);
+    fill_node_transfers(problem_, st, t, w.transfers);
+    compute_heads(problem_, w.times, w.head, w.finish, &w.transfers, &w.offload_lb, &w.reload_lb);
     const double cp = critical_path_bound(problem_, w.times, w.finish);
     const double om = one_machine_bound(problem_, w.head, w.jobs);
+    const double ch = can_offload_ ? channel_bound(problem_, w.transfers, w.finish, w.reload_lb, w.jobs) : 0.0;
+    const double me = memory_energy_bound(problem_, w.times, &w.transfers, w.head, w.finish, w.offload_lb);
     ++w.stats.bound_calls;
-    if (cp >= om) {
+    if (me > std::max({cp, om, ch})) {
+      ++w.stats.memory_best;
+    } else if (ch > std::max(cp, om)) {
+      ++w.stats.channel_best;
+    } else if (cp >= om) {
       ++w.stats.critical_path_best;
     } else {
       ++w.stats.one_machine_best;
     }
-    return std::max(cp, om);
+    return std::max({cp, om, ch, me});
   }
 
   void fill_times(const Simulator::State& st, double t, NodeTimes& out) const {
@@ -595,6 +609,8 @@ class Search {
     stats_.bound_calls += w.stats.bound_calls;
     stats_.critical_path_best += w.stats.critical_path_best;
     stats_.one_machine_best += w.stats.one_machine_best;
+    stats_.channel_best += w.stats.channel_best;
+    stats_.memory_best += w.stats.memory_best;
     stats_.incumbent_updates += w.stats.incumbent_updates;
   }
 

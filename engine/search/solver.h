@@ -7,8 +7,10 @@
 // schedule of spec §3 is a path in this tree, so the search space is exactly the spec's; only
 // branches proven dominated are cut (candidates.h and solver.cc document each rule and its
 // proof), and nodes whose state another node dominates (transposition.h). Nodes are
-// bounded by the maximum of the critical-path bound and a one-machine (Jackson preemptive)
-// bound per device (engine/bounds/); a node whose bound reaches the incumbent is pruned.
+// bounded by the maximum of the critical-path bound, a one-machine (Jackson preemptive) bound
+// per device and per PCIe channel, and a memory energy bound per stage, on heads that include
+// the memory and reload precedences (engine/bounds/); a node whose bound reaches the incumbent
+// is pruned.
 //
 // Workers (TBB) take the open node with the smallest bound and dive depth-first from it,
 // returning the siblings they pass to the shared pool; they share the incumbent. An open node is
@@ -88,6 +90,8 @@ struct SolveStats {
   std::int64_t bound_calls = 0;
   std::int64_t critical_path_best = 0;  // bound calls where the critical path was the maximum
   std::int64_t one_machine_best = 0;    // ... where a one-machine bound was
+  std::int64_t channel_best = 0;        // ... where a PCIe channel's one-machine bound was
+  std::int64_t memory_best = 0;         // ... where a stage's memory energy bound was
   std::int64_t incumbent_updates = 0;
   std::int64_t lns_repairs = 0, lns_improvements = 0, lns_nodes = 0;  // the LNS phase (not in nodes)
   double lns_seconds = 0;
