@@ -426,3 +426,28 @@ TEST(Solver, ProvesInfeasibilityThatNeedsASearch) {
 
 }  // namespace
 }  // namespace optpipe
+
+namespace optpipe {
+namespace {
+
+// The reported bound never goes down (MILP-style logs), on an instance the search cannot close
+// quickly, where dives meet children whose own bounds are below their parents'.
+TEST(Solver, ReportedBoundNeverDecreases) {
+  const Instance inst =
+      load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "offload-slow-pcie-4x8.json").string());
+  SolveOptions opt;
+  opt.threads = 2;
+  opt.time_limit = 1.5;
+  opt.progress_interval = 0.05;
+  opt.lns_time_share = 0;
+  std::vector<double> bounds;
+  opt.on_progress = [&](const SolveProgress& p) { bounds.push_back(p.bound); };
+  const SolveResult r = solve(inst, {}, opt);
+  ASSERT_GT(bounds.size(), 5u);
+  for (std::size_t i = 1; i < bounds.size(); ++i) EXPECT_GE(bounds[i], bounds[i - 1]) << "report " << i;
+  EXPECT_GE(r.bound, bounds.back());
+  EXPECT_GE(r.bound, r.root_bound - 1e-9);
+}
+
+}  // namespace
+}  // namespace optpipe

@@ -347,6 +347,8 @@ class Search {
 
   // Proven lower bound on the optimum: the smallest bound of the open nodes, of the subtrees
   // being explored, and of nodes cut only because of the gap tolerance; capped by the incumbent.
+  // A bound once proven stays proven: the result is the largest seen (children's raw bounds can
+  // be below their parent's, so the current minimum can dip; see dive()).
   double global_bound() {
     double b = incumbent_.load();
     {
@@ -354,7 +356,11 @@ class Search {
       if (!pool_.empty()) b = std::min(b, pool_.top()->bound);
       for (const auto& wb : working_bound_) b = std::min(b, wb.load());
     }
-    return std::min(b, gap_cut_bound_.load());
+    b = std::min(b, gap_cut_bound_.load());
+    double seen = proven_bound_.load();
+    while (b > seen && !proven_bound_.compare_exchange_weak(seen, b)) {
+    }
+    return std::min(std::max(b, seen), incumbent_.load());
   }
 
   // A node can only improve the incumbent by more than the gap tolerance if its bound is below
@@ -723,6 +729,7 @@ class Search {
 
   std::atomic<double> incumbent_{kInf};
   std::atomic<double> gap_cut_bound_{kInf};
+  std::atomic<double> proven_bound_{0};  // the largest global bound seen
   std::mutex best_mu_;
   Schedule best_;
   std::string best_origin_;
