@@ -94,6 +94,7 @@ int run_solve(const SolveArgs& a) {
   opt.gap = a.gap;
   opt.threads = a.threads;
   opt.transposition = !a.no_transposition;
+  opt.lns_time_share = a.lns;
   opt.stop = &g_interrupted;
   bool header_printed = false;
   opt.on_root_bound = [&](double b) {

@@ -12,6 +12,7 @@ struct SolveArgs {
   int threads = 0;
   bool quiet = false, verbose = false;
   bool no_transposition = false;
+  double lns = 0;                  // share of the time limit for large neighbourhood search
   long long local_search = 20000;  // simulations per improved warm start (0: none)
 };
 

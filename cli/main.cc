@@ -332,6 +332,9 @@ int main_impl(int argc, char** argv) {
   solve_cmd->add_option("--local-search", va.local_search,
                         "simulations of local search on each of the 3 best warm starts (default 20000, 0: none)")
       ->check(CLI::NonNegativeNumber);
+  solve_cmd->add_option("--lns", va.lns,
+                        "share of the time limit for large neighbourhood search before the tree (default 0, e.g. 0.1)")
+      ->check(CLI::Range(0.0, 1.0));
   solve_cmd->add_flag("--no-transposition", va.no_transposition,
                       "do not cut nodes whose state another node dominates (for comparisons)");
   solve_cmd->footer("Ctrl-C stops the search and still writes the best schedule with its bound.");

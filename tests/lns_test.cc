@@ -130,6 +130,7 @@ TEST(Lns, SolverResultIsTheSameWithAndWithoutItWhenProven) {
     SolveOptions so;
     so.threads = 1;
     so.node_limit = 30000;
+    so.lns_time_share = 0.5;
     const SolveResult with = solve(inst, {*start}, so);
     so.lns_time_share = 0;
     const SolveResult without = solve(inst, {*start}, so);
