@@ -39,10 +39,13 @@
 #include "engine/bounds/node_transfers.h"
 #include "engine/bounds/one_machine_bound.h"
 #include "engine/instance.h"
+#include "engine/instance_io.h"
 #include "engine/schedule.h"
 #include "engine/search/candidates.h"
 #include "engine/simulator.h"
+#include "heuristics/registry.h"
 #include "tests/brute_force.h"
+#include "tests/test_paths.h"
 #include "tests/test_util.h"
 
 namespace optpipe {
@@ -743,6 +746,9 @@ TEST(Bounds, NodeBoundNeverExceedsTheMakespanOfACompletion) {
   EXPECT_GT(n.nodes, 30000);
   EXPECT_GT(n.tight_nodes, 3000);
   EXPECT_GT(n.tight_heads, 3000);
+  // The channel and memory energy bounds are not vacuous: each is sometimes the best part.
+  EXPECT_GT(n.channel_best, 100);
+  EXPECT_GT(n.energy_best, 30);
 }
 
 // A random dive of the search: at each decision a random rule-1 candidate (a B, W or R three
@@ -802,6 +808,7 @@ TEST(Bounds, NodeBoundNeverExceedsTheMakespanAlongRandomDives) {
   EXPECT_EQ(n.schedules, 1200);
   EXPECT_GT(n.memory_heads, 3000);
   EXPECT_GT(n.tight_memory_heads, 1000);
+  EXPECT_GT(n.energy_best, 50);
 }
 
 TEST(Bounds, RootBoundNeverExceedsTheBruteForceOptimum) {
@@ -973,6 +980,39 @@ TEST(Bounds, ChannelBoundBelowTheSequenceOptimumOfItsTransfers) {
   }
   EXPECT_GT(compared, 3000);
   EXPECT_GT(positive, 1000);
+}
+
+// The root bound of the shipped memory-tight instances: never above the best heuristic's
+// makespan (a feasible schedule), and at least what the memory rules, the reload-aware heads and
+// the memory energy bound gave when they were written (the bound without them: 211.01, 230.52,
+// 211.01 and 614.49), so that a change that weakens them shows.
+TEST(Bounds, RootBoundsOfTheShippedTightInstances) {
+  struct Case {
+    const char* name;
+    double at_least;
+  };
+  const Case cases[] = {{"offload-fast-pcie-4x8", 228.8},
+                        {"offload-slow-pcie-4x8", 312.6},
+                        {"shared-pcie-4x8", 228.8},
+                        {"gpt-8x24-tight", 654.4}};
+  std::vector<double> head, finish, off_lb, rel_lb;
+  NodeTransfers nt;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Instance inst = load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/" + c.name + ".json");
+    const BoundProblem p(inst);
+    Simulator sim(inst);
+    sim.start_open();
+    const Simulator::Step step = sim.advance();
+    ASSERT_EQ(step.kind, Simulator::Step::Kind::kDecision);
+    const NodeBound b = node_bound(p, sim.state(), step.time, head, finish, nt, off_lb, rel_lb);
+    const BestResult heur = run_all_heuristics(inst, false);
+    ASSERT_NE(heur.best_result(), nullptr);
+    std::printf("[ bounds   ] %s: root bound %.2f (cp %.2f, one machine %.2f, energy %.2f), best heuristic %.2f\n",
+                c.name, b.value(), b.cp, b.om, b.me, heur.best_result()->sim.makespan);
+    EXPECT_LE(b.value(), heur.best_result()->sim.makespan + kEps);
+    EXPECT_GE(b.value(), c.at_least);
+  }
 }
 
 // ---- 4. branching candidates ---------------------------------------------------------------

@@ -46,7 +46,8 @@ void compute_heads(const BoundProblem& p, const NodeTimes& node, std::vector<dou
         double r = 0;
         if (s > 0) r = finish[p.op(0, s - 1, j)] + p.comm_after[s - 1];
         if (j > 0) r = std::max(r, finish[p.op(0, s, j - 1)]);
-        r = std::max(r, forward_memory_head(p, finish, s, j, nt, nt ? off_lb.data() : nullptr));
+        const double floor = std::max(r, node.device_free[p.device_of[s]]);
+        r = std::max(r, forward_memory_head(p, finish, s, j, nt, nt ? off_lb.data() : nullptr, floor));
         settle(0, s, j, r);
       }
       // Its offload, when decided.

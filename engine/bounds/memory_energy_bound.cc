@@ -15,7 +15,7 @@ bool known(double x) { return x == x; }
 
 double memory_energy_bound(const BoundProblem& p, const NodeTimes& node, const NodeTransfers* nt,
                            const std::vector<double>& head, const std::vector<double>& finish,
-                           const std::vector<double>& offload_lb) {
+                           const std::vector<double>& offload_lb, double enough) {
   const double inf = std::numeric_limits<double>::infinity();
   const int m = p.m;
   double best = 0;
@@ -53,12 +53,32 @@ double memory_energy_bound(const BoundProblem& p, const NodeTimes& node, const N
       ++first_open;
     }
     if (first_open >= m) continue;
+    // An optimistic value of every window below (no deduction, the latest start, the largest
+    // right tail): when it cannot beat `enough`, skip the stage.
+    {
+      double t1_max = now, all = 0;
+      for (int j = first_open; j < m; ++j) {
+        if (j >= first_unstarted) {
+          t1_max = std::max(t1_max, head[p.op(0, s, j)]);
+          all += occ_unstarted(j) / c;
+        } else {
+          all += occ_started(j, now) / c;
+        }
+        all += p.token_w_weight[s] * (p.types == 3 ? p.dur[2 * p.S + s] : 0.0);
+      }
+      double q_max = 0;
+      for (int back = 1; back <= 3 && m - back >= first_open; ++back) {
+        q_max = std::max({q_max, p.op_tail(1, s, m - back), p.types == 3 ? p.op_tail(2, s, m - back) : 0.0});
+      }
+      if (t1_max + all + q_max <= std::max(best, enough)) continue;
+    }
     // Right ends: T - q for q the tail of B or W of one of the last open microbatches (tails
     // fall with j, FIFO); an occupancy that ends by T - its tail may lie up to q - that tail
     // after T - q.
     constexpr int kRightEnds = 3;
     const double beta = p.token_w_weight[s], W = p.types == 3 ? p.dur[2 * p.S + s] : 0.0;
-    for (int k = first_unstarted; k <= m; ++k) {
+    constexpr int kLeftEnds = 8;  // the first ones: later windows lose the microbatches before them
+    for (int k = first_unstarted; k <= m && k <= first_unstarted + kLeftEnds; ++k) {
       // Window from t1: the node's time, or the head of F(s, k). A microbatch not started whose
       // F's head is before t1 has at most t1 - head of its occupancy before t1.
       double t1 = now;

@@ -28,10 +28,18 @@
 // t1 - the head of its F for one not started, whose occupancy begins at its F's start), minus
 // what can lie after T - q (B(s, j) ends by T - tail(B(s, j)), so at most q - that tail when
 // positive). The tokens give Σ inside <= c·(T - q - t1): T >= t1 + Σ / c + q. The windows start
-// at the node's time and at the head of every F(s, k) not started, and end at T minus the tail
-// of B of one of the last three microbatches.
+// at the node's time and at the heads of the first 8 forwards of s not started, and end at T
+// minus the tail of B or W of one of the last three microbatches.
 //
-// Complexity: O(S·m²) per node (3m windows per stage, O(m) each).
+// W phases. A microbatch between its B's end and its W's end holds exactly M_W. With weight
+// 1/c for a holder before B and beta for one between B and W, beta the largest with
+// n1/c + beta·n2 <= 1 for every (n1, n2) with hold_f·n1 + M_W·n2 <= cap (bound_problem.cc),
+// the weighted count of the microbatches of s is at most 1 at every instant; so a window also
+// holds beta·(W phases inside it): each lasts at least W, starts at B's end (>= its finish) and
+// ends by T - tail(W(s, j)).
+//
+// Complexity: O(S·m) per node (48 windows per stage, O(m) each), and O(m) for a stage whose
+// most optimistic window cannot beat the caller's other bounds.
 #pragma once
 
 #include <vector>
@@ -44,8 +52,10 @@ namespace optpipe {
 // The largest energy bound over the stages under memory pressure. `head`, `finish` and
 // `offload_lb` come from compute_heads with the same `transfers` (null: nothing decided; then
 // `offload_lb` is not read).
+// `enough`: the caller's other bound; a stage that cannot exceed it is skipped (the result is
+// then a value <= max(enough, the true bound), never above the true bound).
 double memory_energy_bound(const BoundProblem& problem, const NodeTimes& node, const NodeTransfers* transfers,
                            const std::vector<double>& head, const std::vector<double>& finish,
-                           const std::vector<double>& offload_lb);
+                           const std::vector<double>& offload_lb, double enough = 0.0);
 
 }  // namespace optpipe

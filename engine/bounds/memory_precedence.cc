@@ -39,7 +39,7 @@ void forward_memory_edges(const BoundProblem& p, int s, int& lag_b, int& lag_w) 
 }
 
 double forward_memory_head(const BoundProblem& p, const std::vector<double>& finish, int s, int j,
-                           const NodeTransfers* nt, const double* offload_lb) {
+                           const NodeTransfers* nt, const double* offload_lb, double enough) {
   const double room = p.room[s];
   if (j == 0 || !known(room)) return 0.0;
   const int m = p.m;
@@ -82,7 +82,7 @@ double forward_memory_head(const BoundProblem& p, const std::vector<double>& fin
   }
   double best = kInf;
   // b = j, w = j (everything earlier released) is always feasible, so best ends finite.
-  for (int b = j; b >= 0; --b) {
+  for (int b = j; b >= 0 && best > enough; --b) {
     const double by_b = fin(1, b - 1);
     if (by_b >= best) continue;  // every choice with this b is at least by_b
     // The unlisted zeroable ones of [b, j) go back to back from chain0.
@@ -110,6 +110,7 @@ double forward_memory_head(const BoundProblem& p, const std::vector<double>& fin
       }
       if (!fits(kept + pending, room)) break;  // not even with every zeroable one at 0
       best = std::min(best, std::max({by_b, by_w, zero_time}));
+      if (zero_time >= best || best <= enough) break;  // smaller w only zeroes more
     }
   }
   return best;

@@ -91,8 +91,11 @@ void forward_memory_edges(const BoundProblem& problem, int s, int& lag_b, int& l
 // hold a lower bound on the end of the offload of every listed (s, i), i < j, with r > 0 (NaN
 // for r = 0; heads.cc computes them along the channel's FIFO order), and the chain of the
 // unlisted ones starts no earlier than the last of those nor than the channel's free time.
+// `enough`: the caller's other lower bound on that start; the search stops once it has shown the
+// rule gives no more (then it returns some value <= enough).
 double forward_memory_head(const BoundProblem& problem, const std::vector<double>& finish, int s, int j,
-                           const NodeTransfers* transfers = nullptr, const double* offload_lb = nullptr);
+                           const NodeTransfers* transfers = nullptr, const double* offload_lb = nullptr,
+                           double enough = 0.0);
 
 // Rule B at a node: a lower bound on the start of B(s, j) from the W finishes of stage s and the
 // later forwards of s that started (level < 1); 0 when none delays it.

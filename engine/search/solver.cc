@@ -284,7 +284,8 @@ class Search {
     const double cp = critical_path_bound(problem_, w.times, w.finish);
     const double om = one_machine_bound(problem_, w.head, w.jobs);
     const double ch = can_offload_ ? channel_bound(problem_, w.transfers, w.finish, w.reload_lb, w.jobs) : 0.0;
-    const double me = memory_energy_bound(problem_, w.times, &w.transfers, w.head, w.finish, w.offload_lb);
+    const double me =
+        memory_energy_bound(problem_, w.times, &w.transfers, w.head, w.finish, w.offload_lb, std::max({cp, om, ch}));
     ++w.stats.bound_calls;
     if (me > std::max({cp, om, ch})) {
       ++w.stats.memory_best;
