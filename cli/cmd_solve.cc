@@ -204,9 +204,13 @@ int run_solve(const SolveArgs& a) {
                 << res.stats.pruned_transposition << " (" << res.stats.transposition_stored
                 << " states kept); bound calls " << res.stats.bound_calls
                 << " (critical path best " << res.stats.critical_path_best << ", one-machine best "
-                << res.stats.one_machine_best << "); incumbent updates " << res.stats.incumbent_updates << "\n"
-                << "  large neighbourhood search: " << res.stats.lns_repairs << " repairs, " << res.stats.lns_improvements
-                << " improvements, " << res.stats.lns_nodes << " nodes, " << num(res.stats.lns_seconds, 2) << " s\n";
+                << res.stats.one_machine_best << ", channel best " << res.stats.channel_best << ", memory energy best "
+                << res.stats.memory_best << "); incumbent updates " << res.stats.incumbent_updates << "\n";
+      if (res.stats.lns_repairs > 0) {
+        std::cout << "  large neighbourhood search: " << res.stats.lns_repairs << " repairs, "
+                  << res.stats.lns_improvements << " improvements, " << res.stats.lns_nodes << " nodes, "
+                  << num(res.stats.lns_seconds, 2) << " s\n";
+      }
     }
     if (!a.output.empty()) std::cout << "wrote " << a.output << "\n";
     if (!a.svg.empty() && res.schedule) std::cout << "wrote " << a.svg << "\n";

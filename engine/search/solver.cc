@@ -281,12 +281,19 @@ class Search {
     fill_times(st, t, w.times);
     fill_node_transfers(problem_, st, t, w.transfers);
     compute_heads(problem_, w.times, w.head, w.finish, &w.transfers, &w.offload_lb, &w.reload_lb);
+    ++w.stats.bound_calls;
+    // Cheapest first; once one reaches the cutoff the node is cut whatever the others say, so
+    // they are skipped (the value returned is then still a valid bound, and >= the cutoff).
+    const double cut = cutoff();
     const double cp = critical_path_bound(problem_, w.times, w.finish);
     const double om = one_machine_bound(problem_, w.head, w.jobs);
+    if (std::max(cp, om) >= cut) {
+      ++(cp >= om ? w.stats.critical_path_best : w.stats.one_machine_best);
+      return std::max(cp, om);
+    }
     const double ch = can_offload_ ? channel_bound(problem_, w.transfers, w.finish, w.reload_lb, w.jobs) : 0.0;
     const double me =
         memory_energy_bound(problem_, w.times, &w.transfers, w.head, w.finish, w.offload_lb, std::max({cp, om, ch}));
-    ++w.stats.bound_calls;
     if (me > std::max({cp, om, ch})) {
       ++w.stats.memory_best;
     } else if (ch > std::max(cp, om)) {
