@@ -12,6 +12,10 @@
 // the memory and reload precedences (engine/bounds/); a node whose bound reaches the incumbent
 // is pruned.
 //
+// The first incumbent is the best warm start (callers pass the heuristics' schedules, improved
+// by local search: heuristics/warm_starts.h); an optional large neighbourhood search (lns.h)
+// may improve it before the tree. The bound reported is the largest proven so far.
+//
 // Workers (TBB) take the open node with the smallest bound and dive depth-first from it,
 // returning the siblings they pass to the shared pool; they share the incumbent. An open node is
 // stored as its decision path and replayed on the simulator when taken. A search that runs out
@@ -20,7 +24,8 @@
 // (time, nodes, gap, Ctrl-C), it returns the incumbent with the smallest bound still open.
 //
 // Complexity: exponential in the worst case, as any exact method for this NP-hard problem; per
-// node, one incremental simulation step per candidate and O(S·m log) for the bounds.
+// node, one incremental simulation step per candidate and O(S·m²) for the bounds (the memory
+// rules and the energy bound; the others are O(S·m log m)).
 #pragma once
 
 #include <atomic>
