@@ -52,7 +52,10 @@ int run_solve(const SolveArgs& a) {
   // Warm starts: every heuristic, and the best few improved by local search.
   const BestResult heur = run_all_heuristics(inst);
   WarmStartOptions wo;
-  wo.evaluations = a.local_search;
+  wo.evaluations = a.local_search >= 0 ? a.local_search : local_search_budget(a.time_limit);
+  // At most 40% of the time limit, whatever the budget (it binds only on large instances).
+  wo.time_limit = std::max(
+      0.0, 0.4 * a.time_limit - std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   const WarmStarts warm_starts = build_warm_starts(inst, heur, wo);
   const std::vector<Schedule>& warm = warm_starts.schedules;
   const HeuristicResult* best_heuristic = heur.best_result();

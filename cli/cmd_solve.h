@@ -13,7 +13,7 @@ struct SolveArgs {
   bool quiet = false, verbose = false;
   bool no_transposition = false;
   double lns = 0;                  // share of the time limit for large neighbourhood search
-  long long local_search = 20000;  // simulations per improved warm start (0: none)
+  long long local_search = -1;  // simulations per improved warm start (0: none; < 0: from the time limit)
 };
 
 int run_solve(const SolveArgs& args);

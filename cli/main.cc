@@ -330,7 +330,8 @@ int main_impl(int argc, char** argv) {
   solve_cmd->add_flag("-q,--quiet", va.quiet, "no header and no progress lines");
   solve_cmd->add_flag("-v,--verbose", va.verbose, "search statistics (prunes, bound calls)");
   solve_cmd->add_option("--local-search", va.local_search,
-                        "simulations of local search on each of the 3 best warm starts (default 20000, 0: none)")
+                        "simulations of local search on each of the 3 best warm starts (default: 2000 per second of the time "
+                        "limit, 1000 to 200000; 0: none); it stops at 40% of the time limit in any case")
       ->check(CLI::NonNegativeNumber);
   solve_cmd->add_option("--lns", va.lns,
                         "share of the time limit for large neighbourhood search before the tree (default 0, e.g. 0.1)")

@@ -307,7 +307,9 @@ class Search {
     quiet_.record_memory = false;
   }
 
-  bool out_of_budget() const { return stats_.evaluations >= opt_.max_evaluations; }
+  bool out_of_budget() const {
+    return stats_.evaluations >= opt_.max_evaluations || (opt_.stop != nullptr && opt_.stop->load(std::memory_order_relaxed));
+  }
 
   // One simulation; false when the schedule deadlocks.
   bool evaluate(const Schedule& sch, Key* key) {

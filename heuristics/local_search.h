@@ -50,6 +50,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -65,6 +66,9 @@ struct LocalSearchOptions {
   int max_shift = 4;                     // kShift moves of critical ops by up to this many places
   int restart_after = 30;                // kicks without a new best before going back to the best
   bool critical_first = true;            // descent order: moves on critical ops first (else one shuffled list)
+  // Set from outside to stop early (e.g. a time limit); the result is then the best so far and
+  // depends on when it was set. Null: only the evaluation budget stops it (deterministic).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 enum class MoveKind : std::uint8_t { kShift = 0, kOffloadLevel = 1, kReloadShift = 2 };

@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <atomic>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 #include <tbb/parallel_for.h>
 
@@ -30,17 +34,45 @@ WarmStarts build_warm_starts(const Instance& inst, const BestResult& heur, const
   }
   std::vector<Schedule> improved(picked.size());
   out.improved.resize(picked.size());
+  // A watchdog sets the stop flag at the time limit.
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread watchdog;
+  if (std::isfinite(opt.time_limit)) {
+    watchdog = std::thread([&] {
+      std::unique_lock<std::mutex> lock(mu);
+      if (!cv.wait_for(lock, std::chrono::duration<double>(std::max(0.0, opt.time_limit)), [&] { return done; })) {
+        stop.store(true);
+      }
+    });
+  }
   tbb::parallel_for(std::size_t{0}, picked.size(), [&](std::size_t i) {
     const auto t0 = std::chrono::steady_clock::now();
     LocalSearchOptions lo;
     lo.max_evaluations = opt.evaluations;
+    lo.stop = &stop;
     LocalSearchStats st;
     improved[i] = improve_schedule(inst, *picked[i]->schedule, lo, &st);
     out.improved[i] = {picked[i]->name, st.start_makespan, st.final_makespan, st.evaluations,
                        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
   });
+  if (watchdog.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      done = true;
+    }
+    cv.notify_all();
+    watchdog.join();
+  }
   for (Schedule& s : improved) out.schedules.push_back(std::move(s));
   return out;
+}
+
+std::int64_t local_search_budget(double seconds) {
+  if (!(seconds < 1e9)) return 200000;
+  return std::clamp<std::int64_t>(static_cast<std::int64_t>(2000.0 * std::max(0.0, seconds)), 1000, 200000);
 }
 
 }  // namespace optpipe

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,14 @@ namespace optpipe {
 struct WarmStartOptions {
   int improve_best = 3;                  // improve this many of the best heuristic schedules (distinct makespans)
   std::int64_t evaluations = 20000;      // local search budget per improved start (0: no local search)
+  // Wall-clock cap for the local search phase (seconds); when it binds, the result depends on
+  // the machine's speed. Infinity: only the evaluation budget counts (deterministic).
+  double time_limit = std::numeric_limits<double>::infinity();
 };
+
+// The local search budget `optpipe solve` uses for a time limit of `seconds`: 2000 simulations a
+// second of the limit, at least 1000 and at most 200000 (10 s: 20000).
+std::int64_t local_search_budget(double seconds);
 
 struct ImprovedStart {
   std::string heuristic;                 // the heuristic whose schedule was improved

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <random>
 
 #include "engine/simulator.h"
@@ -62,6 +63,35 @@ TEST(WarmStarts, NoLocalSearchWhenTheBudgetIsZero) {
   const WarmStarts ws = build_warm_starts(inst, run_all_heuristics(inst), wo);
   EXPECT_TRUE(ws.improved.empty());
   EXPECT_FALSE(ws.schedules.empty());
+}
+
+}  // namespace
+}  // namespace optpipe
+
+namespace optpipe {
+namespace {
+
+TEST(WarmStarts, TimeLimitStopsTheLocalSearchEarly) {
+  const Instance inst = testing::uniform_instance(4, 12, 1, 1.3, 0.7);
+  const BestResult heur = run_all_heuristics(inst);
+  WarmStartOptions wo;
+  wo.evaluations = 100000000;  // far more than 0.2 s allows
+  wo.time_limit = 0.2;
+  const auto t0 = std::chrono::steady_clock::now();
+  const WarmStarts ws = build_warm_starts(inst, heur, wo);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+  ASSERT_FALSE(ws.improved.empty());
+  for (const ImprovedStart& i : ws.improved) {
+    EXPECT_LT(i.evaluations, wo.evaluations);
+    EXPECT_LE(i.after, i.before + 1e-9);
+  }
+}
+
+TEST(WarmStarts, BudgetGrowsWithTheTimeLimitWithinItsRange) {
+  EXPECT_EQ(local_search_budget(10), 20000);
+  EXPECT_EQ(local_search_budget(0), 1000);
+  EXPECT_EQ(local_search_budget(1e6), 200000);
+  EXPECT_LT(local_search_budget(5), local_search_budget(30));
 }
 
 }  // namespace
