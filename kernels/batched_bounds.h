@@ -1,0 +1,56 @@
+// Batched node bounds (issue 4): the search hands over a batch of open nodes as plain arrays and
+// gets all their bounds back at once, evaluated by the same OPTPIPE_HD functions the scalar
+// search calls (engine/bounds/*_core), on one of three backends:
+//   scalar  a plain loop (the reference);
+//   tbb     Thrust algorithms with the TBB execution policy (thrust::tbb::par) on the CPU;
+//   cuda    the same Thrust code with the CUDA policy on the GPU (built when nvcc is there;
+//           make_cuda_bounds throws a clear error without a build or a device).
+// First increment: a node arrives with its heads and finishes computed (engine/bounds/heads.h)
+// and the batch evaluates the critical-path and one-machine bounds; the heads, channel and
+// memory bounds move into the batch next.
+//
+// Determinism: each node's bound is computed by one thread, sequentially, with the same code on
+// every backend, so the values are bit for bit equal to the scalar ones (the tests check it);
+// prune() keeps the nodes whose bound is below the cutoff in their batch order (a stable
+// compaction), whatever the backend and thread count.
+//
+// Complexity: per node O(ops log ops) (Jackson per device); memory: the batch's heads and
+// finishes (2·ops doubles a node) plus scratch of 5·max_device_ops doubles a node.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/bounds/bound_problem.h"
+
+namespace optpipe {
+
+// n nodes, structure of arrays: head and finish are [node * num_ops + op] (head NaN for ops
+// that started), makespan_so_far [node].
+struct NodeBatch {
+  int n = 0;
+  std::vector<double> head, finish, makespan_so_far;
+};
+
+class BatchedBounds {
+ public:
+  virtual ~BatchedBounds() = default;
+  virtual const char* name() const = 0;
+  // bounds[i] = max(critical path, one machine) of node i.
+  virtual void evaluate(const NodeBatch& batch, std::vector<double>& bounds) = 0;
+  // The indices i (ascending) with bounds[i] < cutoff.
+  virtual void prune(const std::vector<double>& bounds, double cutoff, std::vector<int>& kept) = 0;
+};
+
+// `problem` must outlive the evaluator (it reads the problem's arrays).
+std::unique_ptr<BatchedBounds> make_scalar_bounds(const BoundProblem& problem);
+std::unique_ptr<BatchedBounds> make_tbb_bounds(const BoundProblem& problem);
+// Throws std::runtime_error naming the reason when this build has no CUDA or no GPU is present.
+std::unique_ptr<BatchedBounds> make_cuda_bounds(const BoundProblem& problem);
+
+// The most ops one device has (types x m x its stages): the scratch a node needs.
+int max_device_ops(const BoundProblem& problem);
+
+}  // namespace optpipe

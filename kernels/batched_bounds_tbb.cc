@@ -1,0 +1,45 @@
+// batched_bounds.h on the CPU: batched_bounds_impl.h with Thrust's TBB execution policy, on the
+// batch's host arrays.
+#include <thrust/system/tbb/execution_policy.h>
+
+#include "kernels/batched_bounds.h"
+#include "kernels/batched_bounds_impl.h"
+
+namespace optpipe {
+namespace {
+
+class TbbBounds final : public BatchedBounds {
+ public:
+  explicit TbbBounds(const BoundProblem& p) : view_(view_of(p)), device_ops_(max_device_ops(p)) {}
+  const char* name() const override { return "tbb"; }
+  void evaluate(const NodeBatch& b, std::vector<double>& bounds) override {
+    bounds.resize(static_cast<std::size_t>(b.n));
+    const std::size_t scratch = static_cast<std::size_t>(b.n) * static_cast<std::size_t>(device_ops_);
+    if (jobs_.size() < scratch) {
+      jobs_.resize(scratch);
+      heap_.resize(scratch);
+    }
+    const batch_impl::NodeBoundFunctor f{view_,        b.head.data(), b.finish.data(), b.makespan_so_far.data(),
+                                         bounds.data(), jobs_.data(),  heap_.data(),   device_ops_};
+    batch_impl::evaluate(thrust::tbb::par, f, b.n);
+  }
+  void prune(const std::vector<double>& bounds, double cutoff, std::vector<int>& kept) override {
+    kept.resize(bounds.size());
+    const int k = batch_impl::prune(thrust::tbb::par, bounds.data(), static_cast<int>(bounds.size()), cutoff, kept.data());
+    kept.resize(static_cast<std::size_t>(k));
+  }
+
+ private:
+  BoundProblemView view_;
+  int device_ops_;
+  std::vector<OneMachineJob> jobs_;  // per-node scratch, kept between batches
+  std::vector<JacksonEntry> heap_;
+};
+
+}  // namespace
+
+std::unique_ptr<BatchedBounds> make_tbb_bounds(const BoundProblem& problem) {
+  return std::make_unique<TbbBounds>(problem);
+}
+
+}  // namespace optpipe
