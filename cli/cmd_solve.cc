@@ -14,11 +14,13 @@
 
 #include "cli/report.h"
 #include "engine/bytes.h"
+#include "engine/error.h"
 #include "engine/instance_io.h"
 #include "engine/schedule_io.h"
 #include "engine/search/solver.h"
 #include "engine/simulator.h"
 #include "heuristics/registry.h"
+#include "kernels/cuda_devices.h"
 #include "heuristics/warm_starts.h"
 #include "viz/gantt_svg.h"
 
@@ -44,6 +46,10 @@ int run_solve(const SolveArgs& a) {
   const bool json = a.log_format == "json";
   std::vector<std::string> warnings;
   const auto started = std::chrono::steady_clock::now();
+  if (a.bounds == "gpu") {  // say so before the heuristics run, not after
+    const CudaDevices cuda = query_cuda_devices();
+    if (cuda.devices.empty()) throw InputError("--bounds gpu: " + cuda.status);
+  }
   const Instance inst = load_instance(a.instance, &warnings);
   for (const auto& w : warnings) spdlog::warn("{}", w);
   int ops = 0;
@@ -98,6 +104,11 @@ int run_solve(const SolveArgs& a) {
   opt.threads = a.threads;
   opt.transposition = !a.no_transposition;
   opt.lns_time_share = a.lns;
+  opt.bounds = a.bounds == "tbb"   ? BoundsMode::kTbb
+               : a.bounds == "gpu" ? BoundsMode::kGpu
+               : a.bounds == "auto" ? BoundsMode::kAuto
+                                    : BoundsMode::kCpu;
+  opt.batch_size = a.batch_size;
   opt.stop = &g_interrupted;
   bool header_printed = false;
   opt.on_root_bound = [&](double b) {
@@ -178,7 +189,9 @@ int run_solve(const SolveArgs& a) {
                        {"pruned_bound", res.stats.pruned_bound},
                        {"pruned_deadlock", res.stats.pruned_deadlock},
                        {"pruned_dominance", res.stats.pruned_dominance},
-                       {"pruned_transposition", res.stats.pruned_transposition}};
+                       {"pruned_transposition", res.stats.pruned_transposition},
+                       {"bounds_backend", res.stats.bounds_backend},
+                       {"batches", res.stats.batches}};
     if (res.schedule) out["peak_memory"] = sim.peak_memory, out["bubble"] = sim.bubble;
     if (!a.output.empty()) out["output"] = a.output;
     std::cout << out.dump() << std::endl;
@@ -201,6 +214,10 @@ int run_solve(const SolveArgs& a) {
     std::cout << "search: " << res.stats.nodes << " nodes in " << num(res.stats.seconds, 2) << " s ("
               << num(res.stats.seconds > 0 ? static_cast<double>(res.stats.nodes) / res.stats.seconds : 0, 0) << " nodes/s), best found at "
               << num(res.stats.seconds_to_best, 2) << " s\n";
+    if (res.stats.bounds_backend != "cpu") {
+      std::cout << "bounds on " << res.stats.bounds_backend << ": " << res.stats.batches << " batches, "
+                << res.stats.batched_nodes << " nodes bounded in them\n";
+    }
     if (a.verbose) {
       std::cout << "  pruned by bound " << res.stats.pruned_bound << ", by deadlock " << res.stats.pruned_deadlock
                 << ", by dominance " << res.stats.pruned_dominance << ", by transposition "

@@ -12,6 +12,8 @@ struct SolveArgs {
   int threads = 0;
   bool quiet = false, verbose = false;
   bool no_transposition = false;
+  std::string bounds = "cpu";     // cpu, tbb, gpu or auto
+  int batch_size = 0;
   double lns = 0;                  // share of the time limit for large neighbourhood search
   long long local_search = -1;  // simulations per improved warm start (0: none; < 0: from the time limit)
 };

@@ -336,6 +336,12 @@ int main_impl(int argc, char** argv) {
   solve_cmd->add_option("--lns", va.lns,
                         "share of the time limit for large neighbourhood search before the tree (default 0, e.g. 0.1)")
       ->check(CLI::Range(0.0, 1.0));
+  solve_cmd->add_option("--bounds", va.bounds,
+                        "where node bounds are computed: cpu (default: one node at a time, depth-first dives), tbb "
+                        "(batches on the CPU), gpu (batches on a CUDA device), auto (gpu if present, else tbb)")
+      ->check(CLI::IsMember({"cpu", "tbb", "gpu", "auto"}));
+  solve_cmd->add_option("--batch-size", va.batch_size, "batch modes: most open nodes per batch (default: adaptive, up to 1024)")
+      ->check(CLI::Range(0, 1 << 20));
   solve_cmd->add_flag("--no-transposition", va.no_transposition,
                       "do not cut nodes whose state another node dominates (for comparisons)");
   solve_cmd->footer("Ctrl-C stops the search and still writes the best schedule with its bound.");

@@ -13,7 +13,10 @@
 #include "engine/bounds/critical_path_bound.h"
 #include "engine/bounds/heads.h"
 #include "engine/bounds/one_machine_bound.h"
+#include "engine/error.h"
 #include "engine/search/candidates.h"
+#include "engine/search/solver.h"
+#include "kernels/cuda_devices.h"
 #include "engine/simulator.h"
 #include "tests/test_util.h"
 
@@ -144,6 +147,55 @@ TEST(BatchedBounds, EmptyBatch) {
   EXPECT_TRUE(got.empty());
   bb->prune(got, 1.0, kept);
   EXPECT_TRUE(kept.empty());
+}
+
+// The solver in a batch mode finds the optima the scalar path finds (and proves them).
+TEST(BatchedBounds, SolverGivesTheSameOptimaInTheTbbBatchMode) {
+  std::mt19937 rng(9);
+  int compared = 0;
+  std::int64_t batches = 0;
+  for (int i = 0; i < 40; ++i) {
+    testing::RandomInstanceOptions o;
+    o.max_devices = 3;
+    o.max_microbatches = 4;
+    o.tight_memory = i % 2 == 0;
+    const Instance inst = testing::random_instance(rng, o);
+    SolveOptions opt;
+    opt.threads = 2;
+    opt.node_limit = 20000;
+    const SolveResult cpu = solve(inst, {}, opt);
+    opt.bounds = BoundsMode::kTbb;
+    opt.batch_size = 1 + i % 64;
+    SolveResult tbb;
+    try {
+      tbb = solve(inst, {}, opt);
+    } catch (const InputError& e) {
+      GTEST_SKIP() << e.what();
+    }
+    SCOPED_TRACE("instance " + std::to_string(i));
+    EXPECT_EQ(tbb.stats.bounds_backend, "tbb");
+    if (cpu.status != SolveResult::Status::kOptimal || tbb.status != SolveResult::Status::kOptimal) continue;
+    EXPECT_NEAR(cpu.makespan, tbb.makespan, 1e-9);
+    batches += tbb.stats.batches;
+    ++compared;
+  }
+  std::printf("[ batch    ] %d optima equal in the TBB batch mode (%lld batches)\n", compared,
+              static_cast<long long>(batches));
+  EXPECT_GT(compared, 25);
+  EXPECT_GT(batches, 0);
+}
+
+TEST(BatchedBounds, GpuModeWithoutADeviceIsAClearError) {
+  if (!query_cuda_devices().devices.empty()) GTEST_SKIP() << "a GPU is present";
+  const Instance inst = testing::uniform_instance(2, 3, 1, 1, 1);
+  SolveOptions opt;
+  opt.bounds = BoundsMode::kGpu;
+  try {
+    solve(inst, {}, opt);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no CUDA"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

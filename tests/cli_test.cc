@@ -18,6 +18,7 @@
 #include "engine/instance_io.h"
 #include "engine/schedule_io.h"
 #include "heuristics/registry.h"
+#include "kernels/cuda_devices.h"
 #include "tests/test_paths.h"
 
 namespace optpipe {
@@ -294,6 +295,24 @@ TEST(Cli, HeuristicsListsEveryName) {
   EXPECT_EQ(r.status, 0) << r.output;
   ASSERT_FALSE(all_heuristics().empty());
   for (const auto& h : all_heuristics()) EXPECT_CONTAINS(r.output, "\n  " + h->name());
+}
+
+}  // namespace
+}  // namespace optpipe
+
+namespace optpipe {
+namespace {
+
+TEST(Cli, SolveBoundsBackends) {
+  const CliRun tbb = run_cli("solve " + quote(instance_path("tiny-2x3")) + " --bounds tbb --local-search 0 --time-limit 5");
+  EXPECT_EQ(tbb.status, 0) << tbb.output;
+  EXPECT_CONTAINS(tbb.output, "status optimal");
+  const CliRun bad = run_cli("solve " + quote(instance_path("tiny-2x3")) + " --bounds fpga");
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  if (!query_cuda_devices().devices.empty()) GTEST_SKIP() << "a GPU is present: --bounds gpu would run";
+  const CliRun gpu = run_cli("solve " + quote(instance_path("tiny-2x3")) + " --bounds gpu");
+  EXPECT_EQ(gpu.status, 2) << gpu.output;
+  EXPECT_CONTAINS(gpu.output, "--bounds gpu:");
 }
 
 }  // namespace

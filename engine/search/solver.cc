@@ -27,6 +27,9 @@
 #include "engine/search/transposition.h"
 #include "engine/simulator.h"
 #include "engine/validator.h"
+#include "engine/error.h"
+#include "kernels/batched_bounds.h"
+#include "kernels/cuda_devices.h"
 
 namespace optpipe {
 
@@ -110,6 +113,11 @@ struct Worker {
   std::vector<OneMachineJob> jobs;
   std::vector<Candidate> candidates;
   StateKey key;
+  // Batch modes: the evaluator and the children waiting for their batched bounds.
+  std::unique_ptr<BatchedBounds> batch;
+  NodeBatch nodes;
+  std::vector<double> batch_bounds;
+  std::vector<int> kept;
   SolveStats stats;
   CandidateStats candidate_stats;
 };
@@ -135,6 +143,7 @@ class Search {
         }
       }
     }
+    resolve_bounds_backend();
     if (opt.transposition) tt_ = std::make_unique<TranspositionTable>(can_offload_, opt.transposition_memory_bytes);
     working_bound_ = std::vector<std::atomic<double>>(static_cast<std::size_t>(threads_));
     for (auto& wb : working_bound_) wb.store(kInf);
@@ -389,6 +398,13 @@ class Search {
 
   void work(int w) {
     Worker worker(inst_);
+    if (batch_backend_ != "cpu") {
+      worker.batch = make_batch_bounds();
+      batch_loop(worker, w);
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      merge(worker);
+      return;
+    }
     while (!stopping()) {
       NodePtr n = pop(w);
       if (!n) {
@@ -539,16 +555,18 @@ class Search {
         ++w.stats.pruned_deadlock;
         continue;
       }
-      const double b = bound(w, w.sim.state(), next.time);
+      const double b = w.batch ? bound_outside_batch(w, w.sim.state(), next.time) : bound(w, w.sim.state(), next.time);
       if (b >= cutoff()) {
         note_cut(b);
         ++w.stats.pruned_bound;
+        drop_batch_entry(w);
         continue;
       }
       if (tt_) {
         build_state_key(problem_, w.sim.state(), can_offload_, w.key);
         if (tt_->dominated_or_insert(w.key)) {
           ++w.stats.pruned_transposition;
+          drop_batch_entry(w);
           continue;
         }
       }
@@ -576,6 +594,138 @@ class Search {
     std::erase_if(cands, [&](const Candidate& c) {
       return !free_mb[c.action.mb] && !(expected && c.action == *expected);
     });
+  }
+
+  // ---- batch modes (kernels/batched_bounds.h) -------------------------------------------------
+
+  void resolve_bounds_backend() {
+    switch (opt_.bounds) {
+      case BoundsMode::kCpu: batch_backend_ = "cpu"; break;
+      case BoundsMode::kTbb: batch_backend_ = "tbb"; break;
+      case BoundsMode::kGpu: batch_backend_ = "cuda"; break;
+      case BoundsMode::kAuto: batch_backend_ = query_cuda_devices().devices.empty() ? "tbb" : "cuda"; break;
+    }
+    if (batch_backend_ != "cpu") {
+      try {
+        make_batch_bounds();  // fails here, with its reason, when the backend is not there
+      } catch (const std::runtime_error& e) {
+        throw InputError(e.what());
+      }
+    }
+  }
+
+  std::unique_ptr<BatchedBounds> make_batch_bounds() const {
+    return batch_backend_ == "cuda" ? make_cuda_bounds(problem_) : make_tbb_bounds(problem_);
+  }
+
+  // The bounds that stay on the CPU (channel, memory energy) for the child whose state is `st`;
+  // its heads go to the worker's batch for the critical-path and one-machine bounds, which
+  // batch_loop adds. Returns the CPU part (a valid bound on its own).
+  double bound_outside_batch(Worker& w, const Simulator::State& st, double t) {
+    fill_times(st, t, w.times);
+    fill_node_transfers(problem_, st, t, w.transfers);
+    compute_heads(problem_, w.times, w.head, w.finish, &w.transfers, &w.offload_lb, &w.reload_lb);
+    ++w.stats.bound_calls;
+    const double ch = can_offload_ ? channel_bound(problem_, w.transfers, w.finish, w.reload_lb, w.jobs) : 0.0;
+    const double me = memory_energy_bound(problem_, w.times, &w.transfers, w.head, w.finish, w.offload_lb, ch);
+    NodeBatch& b = w.nodes;
+    b.head.insert(b.head.end(), w.head.begin(), w.head.end());
+    b.finish.insert(b.finish.end(), w.finish.begin(), w.finish.end());
+    b.makespan_so_far.push_back(w.times.makespan_so_far);
+    ++b.n;
+    return std::max(ch, me);
+  }
+
+  // Batch modes: forgets the last child added to the batch (cut before the batch ran).
+  void drop_batch_entry(Worker& w) const {
+    if (!w.batch) return;
+    NodeBatch& b = w.nodes;
+    const std::size_t ops = static_cast<std::size_t>(problem_.num_ops());
+    b.head.resize(b.head.size() - ops);
+    b.finish.resize(b.finish.size() - ops);
+    b.makespan_so_far.pop_back();
+    --b.n;
+  }
+
+  // Pops up to `k` open nodes (smallest bounds first); marks the worker busy with the first.
+  std::vector<NodePtr> pop_many(int w, std::size_t k) {
+    std::vector<NodePtr> out;
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    while (out.size() < k && !pool_.empty()) {
+      out.push_back(std::move(const_cast<NodePtr&>(pool_.top())));
+      pool_.pop();
+    }
+    if (!out.empty()) {
+      working_bound_[w].store(out.front()->bound);
+      ++busy_;
+    }
+    return out;
+  }
+
+  // Best-first in batches: expand up to a batch of open nodes, bound all their children at once
+  // (critical path and one machine in the batch, the rest on the CPU), keep those below the
+  // cutoff. The batch grows with the pool (narrow tree: small batches; wide: up to 1024 nodes).
+  void batch_loop(Worker& w, int wi) {
+    std::vector<NodePtr> children, pending;
+    std::vector<Action> actions;
+    while (!stopping()) {
+      const std::size_t cap = opt_.batch_size > 0 ? static_cast<std::size_t>(opt_.batch_size) : 1024;
+      const std::size_t want = std::clamp<std::size_t>(pool_size() / static_cast<std::size_t>(threads_), 1, cap);
+      std::vector<NodePtr> taken = pop_many(wi, want);
+      if (taken.empty()) {
+        bool finished;
+        {
+          std::lock_guard<std::mutex> lock(pool_mu_);
+          finished = pool_.empty() && busy_ == 0;
+        }
+        if (finished) break;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        continue;
+      }
+      w.nodes = NodeBatch{};
+      pending.clear();
+      for (std::size_t k = 0; k < taken.size(); ++k) {
+        NodePtr& n = taken[k];
+        if (stopping()) {  // keep the rest open for the bound
+          for (std::size_t r = k; r < taken.size(); ++r) push(std::move(taken[r]));
+          break;
+        }
+        if (n->bound >= cutoff()) {
+          note_cut(n->bound);
+          ++w.stats.pruned_bound;
+          continue;
+        }
+        count_node(w);
+        const Simulator::Step step = replay(w, *n);
+        expand(w, *n, step, children, actions);  // children carry their CPU-side bounds
+        for (auto& c : children) pending.push_back(std::move(c));
+        children.clear();
+        actions.clear();
+      }
+      if (!pending.empty()) {
+        if (w.nodes.n != static_cast<int>(pending.size())) throw std::logic_error("batch out of step with its nodes");
+        w.batch->evaluate(w.nodes, w.batch_bounds);
+        ++w.stats.batches;
+        w.stats.batched_nodes += w.nodes.n;
+        for (std::size_t i = 0; i < pending.size(); ++i) {
+          pending[i]->bound = std::max(pending[i]->bound, w.batch_bounds[i]);
+          w.batch_bounds[i] = pending[i]->bound;
+        }
+        const double cut = cutoff();
+        w.batch->prune(w.batch_bounds, cut, w.kept);
+        std::size_t next_kept = 0;
+        for (std::size_t i = 0; i < pending.size(); ++i) {
+          if (next_kept < w.kept.size() && w.kept[next_kept] == static_cast<int>(i)) {
+            ++next_kept;
+            push(std::move(pending[i]));
+          } else {
+            note_cut(pending[i]->bound);
+            ++w.stats.pruned_bound;
+          }
+        }
+      }
+      release(wi);
+    }
   }
 
   // A wait that can never end, seen before the simulation gets stuck everywhere: a device whose
@@ -620,6 +770,8 @@ class Search {
     stats_.pruned_deadlock += w.stats.pruned_deadlock;
     stats_.pruned_dominance += w.candidate_stats.dominated;
     stats_.pruned_transposition += w.stats.pruned_transposition;
+    stats_.batches += w.stats.batches;
+    stats_.batched_nodes += w.stats.batched_nodes;
     stats_.bound_calls += w.stats.bound_calls;
     stats_.critical_path_best += w.stats.critical_path_best;
     stats_.one_machine_best += w.stats.one_machine_best;
@@ -677,6 +829,7 @@ class Search {
     res.root_bound = root_bound_;
     res.stats = stats_;
     if (tt_) res.stats.transposition_stored = tt_->stored();
+    res.stats.bounds_backend = batch_backend_;
     res.stats.seconds = seconds();
     res.stats.seconds_to_best = seconds_to_best_;
     const double inc = incumbent_.load();
@@ -724,6 +877,7 @@ class Search {
   bool can_offload_ = false;
   int threads_ = 1;
   std::unique_ptr<TranspositionTable> tt_;  // null when options.transposition is off
+  std::string batch_backend_ = "cpu";        // cpu (dives, scalar bounds), tbb or cuda (batch_loop)
   std::vector<std::vector<Action>> fixed_;  // neighbourhood search: the guide's fixed actions per device
 
   std::mutex pool_mu_;

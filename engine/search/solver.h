@@ -58,6 +58,13 @@ struct Neighbourhood {
   std::vector<char> free_microbatch;  // [j]
 };
 
+// Where node bounds are computed (kernels/batched_bounds.h). kCpu: one node at a time in the
+// depth-first dives (the default; fastest without a GPU for now). The batch modes expand many
+// open nodes at once and bound all their children in one batch, best-first without dives:
+// kTbb on the CPU, kGpu on a CUDA device (an error without one), kAuto the GPU when one is
+// present, otherwise kTbb.
+enum class BoundsMode { kCpu, kTbb, kGpu, kAuto };
+
 struct SolveOptions {
   double time_limit = std::numeric_limits<double>::infinity();  // seconds
   std::int64_t node_limit = -1;        // < 0: none
@@ -77,6 +84,8 @@ struct SolveOptions {
   // Search only this neighbourhood (then the result is not a proof about the whole space:
   // status is at best "feasible"). Null: the whole space.
   const Neighbourhood* neighbourhood = nullptr;
+  BoundsMode bounds = BoundsMode::kCpu;
+  int batch_size = 0;  // batch modes: most open nodes expanded per batch; 0: adaptive (up to 1024)
   // Before the tree search, improve the incumbent by large neighbourhood search (lns.h) for at
   // most this share of the time limit (0: off). Deterministic budgets; skipped when the root
   // bound already proves the warm start optimal. Off by default: after the local search of the
@@ -100,6 +109,8 @@ struct SolveStats {
   std::int64_t channel_best = 0;        // ... where a PCIe channel's one-machine bound was
   std::int64_t memory_best = 0;         // ... where a stage's memory energy bound was
   std::int64_t incumbent_updates = 0;
+  std::int64_t batches = 0, batched_nodes = 0;  // batch modes: batches evaluated, children bounded in them
+  std::string bounds_backend = "cpu";            // what computed the bounds: cpu, tbb or cuda
   std::int64_t lns_repairs = 0, lns_improvements = 0, lns_nodes = 0;  // the LNS phase (not in nodes)
   double lns_seconds = 0;
   double seconds = 0, seconds_to_best = 0;
