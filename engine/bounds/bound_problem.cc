@@ -74,18 +74,18 @@ BoundProblem::BoundProblem(const Instance& inst)
   for (int s = 0; s < S; ++s) {
     if (room[s] == room[s]) tokens[s] = std::max(1, fit_count(room[s] + activation[s], hold_f[s]));
   }
-  // With weight 1/tokens per holder before B, the largest weight beta of a microbatch between
-  // B and W (holding M_W) such that n1/tokens + beta·n2 <= 1 for every (n1, n2) that fits:
-  // hold_f·n1 + M_W·n2 <= cap.
+  // W phases (memory_energy_bound.h): g = tokens - n1, n1 the most holders (>= hold_f each)
+  // that fit beside one microbatch between its B and W (holding M_W): hold_f·n1 + M_W <= cap.
+  // Then n1 + g·[some microbatch is between B and W] <= tokens at every instant; the weight of a
+  // W execution in token units is g / tokens.
   token_w_weight.assign(S, 0.0);
+  token_w_extra.assign(S, 0);
   for (int s = 0; s < S; ++s) {
     if (tokens[s] <= 0 || tokens[s] >= m || hold_w[s] <= 0 || types < 3) continue;  // unused then
-    double beta = std::numeric_limits<double>::infinity();
-    for (int n1 = 0; n1 <= tokens[s]; ++n1) {
-      const int n2 = fit_count(room[s] + activation[s] - n1 * hold_f[s], hold_w[s]);
-      if (n2 > 0) beta = std::min(beta, (1.0 - static_cast<double>(n1) / tokens[s]) / n2);
-    }
-    token_w_weight[s] = beta < std::numeric_limits<double>::infinity() ? beta : 0.0;
+    const int n1 = std::clamp(fit_count(room[s] + activation[s] - hold_w[s], hold_f[s]), 0, tokens[s]);
+    const int g = tokens[s] - n1;
+    token_w_weight[s] = static_cast<double>(g) / tokens[s];
+    token_w_extra[s] = std::max(0, g - 1);
   }
   latency.assign(S, 0.0);
   for (int s = S - 2; s >= 0; --s) {

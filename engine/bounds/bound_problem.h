@@ -37,7 +37,8 @@ struct BoundProblem {
   // at once (0 without memory rule); latency[s]: the shortest time from F(s, j)'s end to
   // B(s, j)'s start along the dependencies (F chain up, B chain back, comms).
   std::vector<int> tokens;           // [s]
-  std::vector<double> token_w_weight;  // [s]: weight of a microbatch between its B and W (see there)
+  std::vector<double> token_w_weight;  // [s]: weight of a W execution of s, in tokens (see there)
+  std::vector<int> token_w_extra;      // [s]: max(0, g - 1), g = tokens·token_w_weight (see there)
   std::vector<double> latency;       // [s]
   // Offload transfers (reload_bound.h, channel_bound.h).
   std::vector<double> offload_time, reload_time;  // [s]: whole-activation D2H / H2D times (0: not offloadable)

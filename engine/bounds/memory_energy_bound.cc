@@ -11,6 +11,8 @@ namespace {
 
 bool known(double x) { return x == x; }
 
+thread_local std::vector<double> prefix;  // scratch: prefix sums of the microbatches' energy
+
 }  // namespace
 
 double memory_energy_bound(const BoundProblem& p, const NodeTimes& node, const NodeTransfers* nt,
@@ -52,31 +54,48 @@ double memory_energy_bound(const BoundProblem& p, const NodeTimes& node, const N
     while (first_open < m && known(node.end[p.op(1, s, first_open)]) && node.end[p.op(1, s, first_open)] <= now) {
       ++first_open;
     }
-    if (first_open >= m) continue;
+    const bool split = p.types == 3;
+    const int last_type = split ? 2 : 1;  // a microbatch is active until this op of it ended
+    // Active at or after t: not yet ended its last op by t (a known end after t, or unknown).
+    auto closed_by = [&](int j, double t) {
+      const double e = node.end[p.op(last_type, s, j)];
+      return known(e) && e <= t;
+    };
+    int first_active = 0;  // the first microbatch still active after now (a prefix has ended, FIFO)
+    while (first_active < m && closed_by(first_active, now)) ++first_active;
+    if (first_active >= m) continue;
+    const double gamma = p.token_w_weight[s], W = split ? p.dur[2 * p.S + s] : 0.0;
+    const int extra = p.token_w_extra[s];
+    // At most cap(k) = min(c, k + extra) tokens are in use while k microbatches are active.
+    auto cap = [&](int k) { return k <= 0 ? 0 : std::min(c, k + extra); };
     // An optimistic value of every window below (no deduction, the latest start, the largest
-    // right tail): when it cannot beat `enough`, skip the stage.
+    // right tail, the largest deficits): when it cannot beat `enough`, skip the stage.
     {
       double t1_max = now, all = 0;
-      for (int j = first_open; j < m; ++j) {
+      for (int j = first_active; j < m; ++j) {
         if (j >= first_unstarted) {
           t1_max = std::max(t1_max, head[p.op(0, s, j)]);
           all += occ_unstarted(j) / c;
-        } else {
+        } else if (j >= first_open) {
           all += occ_started(j, now) / c;
         }
-        all += p.token_w_weight[s] * (p.types == 3 ? p.dur[2 * p.S + s] : 0.0);
+        all += gamma * W;
       }
       double q_max = 0;
       for (int back = 1; back <= 3 && m - back >= first_open; ++back) {
-        q_max = std::max({q_max, p.op_tail(1, s, m - back), p.types == 3 ? p.op_tail(2, s, m - back) : 0.0});
+        q_max = std::max({q_max, p.op_tail(1, s, m - back), split ? p.op_tail(2, s, m - back) : 0.0});
       }
-      if (t1_max + all + q_max <= std::max(best, enough)) continue;
+      // t1 + left deficit / c <= the end of the left deficit region (at most c per unit of
+      // time), which is at most the head of the c-th forward not started; likewise on the right.
+      const int kl = std::min(m - 1, first_unstarted + c - 1);
+      const double left = first_unstarted < m ? std::max(t1_max, head[p.op(0, s, kl)]) : t1_max;
+      const double right = std::max(q_max, p.op_tail(last_type, s, std::max(first_active, m - c)));
+      if (left + all + right <= std::max(best, enough)) continue;
     }
     // Right ends: T - q for q the tail of B or W of one of the last open microbatches (tails
     // fall with j, FIFO); an occupancy that ends by T - its tail may lie up to q - that tail
     // after T - q.
     constexpr int kRightEnds = 3;
-    const double beta = p.token_w_weight[s], W = p.types == 3 ? p.dur[2 * p.S + s] : 0.0;
     constexpr int kLeftEnds = 8;  // the first ones: later windows lose the microbatches before them
     for (int k = first_unstarted; k <= m && k <= first_unstarted + kLeftEnds; ++k) {
       // Window from t1: the node's time, or the head of F(s, k). A microbatch not started whose
@@ -86,29 +105,86 @@ double memory_energy_bound(const BoundProblem& p, const NodeTimes& node, const N
         if (k == m) break;
         t1 = std::max(now, head[p.op(0, s, k)]);
       }
-      for (int back = 1; back <= kRightEnds && m - back >= first_open; ++back) {
-        for (int of_w = 0; of_w < (beta > 0 ? 2 : 1); ++of_w) {
-          const double q = p.op_tail(of_w ? 2 : 1, s, m - back);
-          double energy = 0;  // in token units: Σ occupancy / c + beta · Σ W phases
-          for (int j = first_open; j < m; ++j) {
-            double e;
-            if (j < first_unstarted) {
-              if (known(node.end[p.op(1, s, j)]) && node.end[p.op(1, s, j)] <= t1) continue;
-              e = occ_started(j, t1);
-            } else {
-              e = occ_unstarted(j) - std::max(0.0, t1 - std::max(now, head[p.op(0, s, j)]));
-            }
-            e -= std::max(0.0, q - p.op_tail(1, s, j));
-            if (e > 0) energy += e / c;
-            if (beta > 0) {
-              // Its W phase: from B(s, j)'s end (>= its finish) to W(s, j)'s end, >= W, and
-              // ending by T - tail(W(s, j)).
-              const double fb = finish[p.op(1, s, j)];
-              double ew = W - std::max(0.0, t1 - fb) - std::max(0.0, q - p.op_tail(2, s, j));
-              if (ew > 0) energy += beta * ew;
-            }
+      // Left deficit: on [t1, h_left), fewer than c tokens can be in use (the active microbatches
+      // at t1 and the forwards not started whose head has passed).
+      int active = 0;
+      for (int j = first_active; j < first_unstarted; ++j) active += !closed_by(j, t1);
+      // T >= t_left: the region ends at the head of F(s, i), and T >= its finish + its tail.
+      double d_left = 0, h_left = t1, t_left = 0;
+      for (int i = first_unstarted; cap(active) < c && i < m; ++i, ++active) {
+        const double next = std::max(t1, head[p.op(0, s, i)]);
+        d_left += (c - cap(active)) * (next - h_left);
+        h_left = next;
+        t_left = finish[p.op(0, s, i)] + p.op_tail(0, s, i);
+      }
+      if (cap(active) < c) d_left = 0, h_left = t1;  // never reaches c: not counted
+      // Each microbatch's part in token units before the right deduction, as prefix sums: the
+      // deduction only touches the last microbatches (tails fall with j, FIFO).
+      auto part = [&](int j, double q) {
+        double energy = 0;
+        if (j >= first_open) {
+          double e = -1;
+          if (j < first_unstarted) {
+            if (!(known(node.end[p.op(1, s, j)]) && node.end[p.op(1, s, j)] <= t1)) e = occ_started(j, t1);
+          } else {
+            e = occ_unstarted(j) - std::max(0.0, t1 - std::max(now, head[p.op(0, s, j)]));
           }
-          if (energy > 0) best = std::max(best, t1 + energy + q);
+          e -= std::max(0.0, q - p.op_tail(1, s, j));
+          if (e > 0) energy += e / c;
+        }
+        if (gamma > 0) {
+          // Its W execution: after B(s, j)'s end (>= its finish), W long, ending by
+          // T - tail(W(s, j)).
+          const double fb = finish[p.op(1, s, j)];
+          const double ew = W - std::max(0.0, t1 - fb) - std::max(0.0, q - p.op_tail(2, s, j));
+          if (ew > 0) energy += gamma * ew;
+        }
+        return energy;
+      };
+      prefix.resize(m + 1);
+      prefix[first_active] = 0;
+      for (int j = first_active; j < m; ++j) prefix[j + 1] = prefix[j] + part(j, 0.0);
+      for (int back = 1; back <= kRightEnds && m - back >= first_open; ++back) {
+        for (int of_w = 0; of_w < (gamma > 0 ? 2 : 1); ++of_w) {
+          const double q = p.op_tail(of_w ? 2 : 1, s, m - back);
+          // in token units: Σ occupancy / c + gamma · Σ W executions
+          int js = m;
+          while (js > first_active &&
+                 (q > p.op_tail(1, s, js - 1) || (gamma > 0 && q > p.op_tail(2, s, js - 1)))) {
+            --js;
+          }
+          double energy = prefix[js];
+          for (int j = js; j < m; ++j) energy += part(j, q);
+          if (energy <= 0) continue;
+          // Right deficit: with u = T - t, microbatch j is active at t only if u > tail of its
+          // last op (its end is at most T - that tail); on u in [q, u_right) fewer than c.
+          int act_r = 0, j = m - 1;
+          for (; j >= first_active && p.op_tail(last_type, s, j) <= q; --j) act_r += !closed_by(j, t1);
+          // The region starts at T - the tail of the last op of microbatch j, and T - that tail
+          // >= f_right, the finish of that op.
+          double d_right = 0, u_right = q, f_right = 0;
+          for (; cap(act_r) < c && j >= first_active; --j) {
+            if (closed_by(j, t1)) continue;
+            const double next = std::max(q, p.op_tail(last_type, s, j));
+            d_right += (c - cap(act_r)) * (next - u_right);
+            u_right = next;
+            f_right = finish[p.op(last_type, s, j)];
+            ++act_r;
+          }
+          if (cap(act_r) < c) d_right = 0, u_right = q;
+          // A deficit counts only when its region lies in the window [t1, T - q], and both only
+          // when the regions do not overlap; T >= known, t_left and f_right + u_right show it.
+          const double base = t1 + energy + q;
+          const double known_t = std::max({base, best, t_left});
+          double v = base;
+          const bool left_in = d_left > 0 && h_left + q <= known_t;
+          const bool right_in = d_right > 0 && (t1 <= f_right || t1 + u_right <= known_t);
+          if (left_in) v = std::max(v, base + d_left / c);
+          if (right_in) v = std::max(v, base + d_right / c);
+          if (left_in && right_in && (h_left <= f_right || h_left + u_right <= known_t)) {
+            v = std::max(v, base + (d_left + d_right) / c);
+          }
+          best = std::max(best, v);
         }
       }
     }

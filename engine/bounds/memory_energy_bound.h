@@ -31,15 +31,36 @@
 // at the node's time and at the heads of the first 8 forwards of s not started, and end at T
 // minus the tail of B or W of one of the last three microbatches.
 //
-// W phases. A microbatch between its B's end and its W's end holds exactly M_W. With weight
-// 1/c for a holder before B and beta for one between B and W, beta the largest with
-// n1/c + beta·n2 <= 1 for every (n1, n2) with hold_f·n1 + M_W·n2 <= cap (bound_problem.cc),
-// the weighted count of the microbatches of s is at most 1 at every instant; so a window also
-// holds beta·(W phases inside it): each lasts at least W, starts at B's end (>= its finish) and
-// ends by T - tail(W(s, j)).
+// W executions. A microbatch between its B's end and its W's end holds exactly M_W. Let n1 be
+// the holders and n2 the microbatches between B and W at an instant, and g = c - n1max with
+// n1max the most holders that fit beside one of the latter (hold_f·n1max + M_W <= cap,
+// bound_problem.cc). Then n1 + g·[n2 >= 1] <= c at every instant (n2 >= 1 forces n1 <= n1max).
+// While W(s, j) runs, microbatch j is between its B and W, and the W of s run one at a time on
+// the device's stream, so the time with n2 >= 1 inside a window is at least Σ_j of W(s, j)'s
+// execution inside it: W long, after B(s, j)'s end (>= its finish), ending by T - tail(W(s, j)).
+// So a window also holds gamma = g / c token units per unit of W execution inside it. (The
+// weight beta of each microbatch between B and W, n1/c + beta·n2 <= 1, is never more than
+// gamma: n2 = 1 fits beside n1max holders. On offload-slow-pcie-4x8, 2 tokens of 1.4 GiB in
+// 4 GiB and M_W = 1.3 GiB: beta = 1/4, gamma = 1/2: a resident microbatch costs its whole
+// F-start-to-W-end time in tokens, as two activations and an M_W do not fit.)
 //
-// Complexity: O(S·m) per node (48 windows per stage, O(m) each), and O(m) for a stage whose
-// most optimistic window cannot beat the caller's other bounds.
+// Deficits. A microbatch is active from its F's start to the end of its last op (W, or B when
+// unsplit); n1 + n2 <= k, the number active, so at most cap(k) = min(c, k + max(0, g - 1))
+// (0 for k = 0) tokens are in use. Left: in [t1, ...) the active ones are those started and not
+// ended by t1, plus each forward not started once its head passed; until cap reaches c, the
+// window loses d_left = ∫ (c - cap) on [t1, h_left). Right: microbatch j is active at t only if
+// t < T - tail(its last op); with u = T - t, on u in [q, u_right) the same count gives d_right.
+// Then c·(T - q - t1) >= Σ inside + d_left + d_right, provided each region lies in the window
+// and the two do not overlap: h_left <= T - q, T - u_right >= t1 and h_left <= T - u_right.
+// Those are checked against lower bounds on T (the window's bound without deficits, the best
+// value so far, the finish + static tail of the forward that ends the left region) and against
+// the finish of the op whose tail ends the right region (T - that tail >= its end >= its
+// finish); a deficit whose condition is not shown is left out.
+//
+// Complexity: O(S·m) per node: per stage 9 left ends, each O(m) (prefix sums of the
+// microbatches' parts), and 6 right ends each O(microbatches whose tail is below q) plus O(c)
+// for the deficits; O(m) for a stage whose most optimistic window cannot beat the caller's
+// other bounds.
 #pragma once
 
 #include <vector>
