@@ -11,6 +11,7 @@
 
 #include "engine/bounds/bound_problem.h"
 #include "engine/bounds/heads.h"
+#include "engine/bounds/node_times.h"
 #include "engine/instance_io.h"
 #include "engine/search/candidates.h"
 #include "engine/simulator.h"
@@ -42,13 +43,7 @@ const Pool& pool() {
       while (step.kind == Simulator::Step::Kind::kDecision && out.nodes.n < 4096) {
         const auto& st = sim.state();
         NodeTimes t;
-        t.end.assign(static_cast<std::size_t>(bp.num_ops()), std::numeric_limits<double>::quiet_NaN());
-        t.makespan_so_far = st.makespan;
-        for (int o = 0; o < bp.num_ops(); ++o) {
-          if (st.end[o] == st.end[o]) t.end[o] = st.end[o];
-        }
-        t.device_free.resize(static_cast<std::size_t>(bp.D));
-        for (int d = 0; d < bp.D; ++d) t.device_free[d] = std::max(step.time, st.running[d] ? st.run_end[d] : st.now[d]);
+        fill_node_times(bp, st, step.time, t);
         compute_heads(bp, t, head, finish);
         out.nodes.head.insert(out.nodes.head.end(), head.begin(), head.end());
         out.nodes.finish.insert(out.nodes.finish.end(), finish.begin(), finish.end());

@@ -12,6 +12,7 @@
 
 #include "engine/bounds/critical_path_bound.h"
 #include "engine/bounds/heads.h"
+#include "engine/bounds/node_times.h"
 #include "engine/bounds/one_machine_bound.h"
 #include "engine/error.h"
 #include "engine/search/candidates.h"
@@ -23,24 +24,6 @@
 namespace optpipe {
 namespace {
 
-// The node's times as the solver builds them (ops that started: known end or start + duration).
-NodeTimes times_of(const BoundProblem& p, const Simulator::State& st, double t) {
-  NodeTimes out;
-  out.end.assign(static_cast<std::size_t>(p.num_ops()), std::numeric_limits<double>::quiet_NaN());
-  out.makespan_so_far = st.makespan;
-  for (int o = 0; o < p.num_ops(); ++o) {
-    if (st.end[o] == st.end[o]) {
-      out.end[o] = st.end[o];
-    } else if (st.start[o] == st.start[o]) {
-      const int type = o / (p.S * p.m), s = (o / p.m) % p.S;
-      out.end[o] = st.start[o] + p.dur[type * p.S + s];
-      out.makespan_so_far = std::max(out.makespan_so_far, out.end[o]);
-    }
-  }
-  out.device_free.resize(static_cast<std::size_t>(p.D));
-  for (int d = 0; d < p.D; ++d) out.device_free[d] = std::max(t, st.running[d] ? st.run_end[d] : st.now[d]);
-  return out;
-}
 
 // Appends the decision nodes of one random dive to `batch`, with the scalar path's bounds.
 void add_dive(const Instance& inst, const BoundProblem& p, std::mt19937& rng, NodeBatch& batch,
@@ -53,7 +36,8 @@ void add_dive(const Instance& inst, const BoundProblem& p, std::mt19937& rng, No
   std::vector<Candidate> cands;
   CandidateStats stats;
   while (step.kind == Simulator::Step::Kind::kDecision) {
-    const NodeTimes times = times_of(p, sim.state(), step.time);
+    NodeTimes times;
+    fill_node_times(p, sim.state(), step.time, times);
     compute_heads(p, times, head, finish);
     batch.head.insert(batch.head.end(), head.begin(), head.end());
     batch.finish.insert(batch.finish.end(), finish.begin(), finish.end());

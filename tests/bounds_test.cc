@@ -35,6 +35,7 @@
 #include "engine/bounds/channel_bound.h"
 #include "engine/bounds/critical_path_bound.h"
 #include "engine/bounds/heads.h"
+#include "engine/bounds/node_times.h"
 #include "engine/bounds/memory_energy_bound.h"
 #include "engine/bounds/memory_precedence.h"
 #include "engine/bounds/node_transfers.h"
@@ -60,27 +61,10 @@ bool known(double x) { return x == x; }
 
 // ---- helpers -------------------------------------------------------------------------------
 
-// The node's times, exactly as solver.cc's fill_times builds them.
+// The node's times, as the solver builds them.
 NodeTimes node_times(const BoundProblem& p, const Simulator::State& st, double t) {
   NodeTimes out;
-  const int n = p.num_ops();
-  out.end.resize(n);
-  out.makespan_so_far = st.makespan;
-  for (int o = 0; o < n; ++o) {
-    const double e = st.end[o];
-    if (known(e)) {
-      out.end[o] = e;
-    } else if (known(st.start[o])) {
-      const int type = o / (p.S * p.m);
-      const int s = (o / p.m) % p.S;
-      out.end[o] = st.start[o] + p.dur[type * p.S + s];
-      out.makespan_so_far = std::max(out.makespan_so_far, out.end[o]);
-    } else {
-      out.end[o] = kNaN;
-    }
-  }
-  out.device_free.resize(p.D);
-  for (int d = 0; d < p.D; ++d) out.device_free[d] = std::max(t, st.running[d] ? st.run_end[d] : st.now[d]);
+  fill_node_times(p, st, t, out);
   return out;
 }
 

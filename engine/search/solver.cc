@@ -19,6 +19,7 @@
 #include "engine/bounds/critical_path_bound.h"
 #include "engine/bounds/heads.h"
 #include "engine/bounds/memory_energy_bound.h"
+#include "engine/bounds/node_times.h"
 #include "engine/bounds/node_transfers.h"
 #include "engine/bounds/one_machine_bound.h"
 #include "engine/bytes.h"
@@ -315,28 +316,7 @@ class Search {
     return std::max({cp, om, ch, me});
   }
 
-  void fill_times(const Simulator::State& st, double t, NodeTimes& out) const {
-    const int n = problem_.num_ops();
-    out.end.resize(n);
-    out.makespan_so_far = st.makespan;
-    for (int o = 0; o < n; ++o) {
-      const double e = st.end[o];
-      if (e == e) {
-        out.end[o] = e;
-      } else if (st.start[o] == st.start[o]) {
-        const int type = o / (problem_.S * problem_.m);
-        const int s = (o / problem_.m) % problem_.S;
-        out.end[o] = st.start[o] + problem_.dur[type * problem_.S + s];
-        out.makespan_so_far = std::max(out.makespan_so_far, out.end[o]);
-      } else {
-        out.end[o] = std::numeric_limits<double>::quiet_NaN();
-      }
-    }
-    out.device_free.resize(problem_.D);
-    for (int d = 0; d < problem_.D; ++d) {
-      out.device_free[d] = std::max(t, st.running[d] ? st.run_end[d] : st.now[d]);
-    }
-  }
+  void fill_times(const Simulator::State& st, double t, NodeTimes& out) const { fill_node_times(problem_, st, t, out); }
 
   // ---- the pool ----------------------------------------------------------------------------
 
