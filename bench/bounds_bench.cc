@@ -2,7 +2,9 @@
 // against the batch size, scalar loop vs Thrust on TBB (vs CUDA when a GPU is present; skipped
 // otherwise). The nodes are decision points of random dives on gpt-8x24-tight
 // (instances/, 576 ops), their heads computed once up front; a batch of n takes the first n of
-// a pool of 4096 nodes, repeated. Counter: node_bounds/s.
+// a pool of 4096 nodes, repeated. BM_NodeBoundsFromTimes: the same nodes by their times and
+// transfers, the heads (with the memory rules) computed in the batch (evaluate_times).
+// Counter: node_bounds/s.
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -12,6 +14,7 @@
 #include "engine/bounds/bound_problem.h"
 #include "engine/bounds/heads.h"
 #include "engine/bounds/node_times.h"
+#include "engine/bounds/node_transfers.h"
 #include "engine/instance_io.h"
 #include "engine/search/candidates.h"
 #include "engine/simulator.h"
@@ -23,7 +26,8 @@ namespace {
 struct Pool {
   Instance inst;
   std::unique_ptr<BoundProblem> problem;
-  NodeBatch nodes;  // 4096 nodes
+  NodeBatch nodes;       // 4096 nodes
+  NodeTimesBatch times;  // the same nodes by their times and transfers
 };
 
 const Pool& pool() {
@@ -44,6 +48,9 @@ const Pool& pool() {
         const auto& st = sim.state();
         NodeTimes t;
         fill_node_times(bp, st, step.time, t);
+        NodeTransfers nt;
+        fill_node_transfers(bp, st, step.time, nt);
+        out.times.add(t, &nt);
         compute_heads(bp, t, head, finish);
         out.nodes.head.insert(out.nodes.head.end(), head.begin(), head.end());
         out.nodes.finish.insert(out.nodes.finish.end(), finish.begin(), finish.end());
@@ -74,17 +81,63 @@ NodeBatch take(int n) {
   return b;
 }
 
-void BM_NodeBounds(benchmark::State& state, const std::string& backend) {
+NodeTimesBatch take_times(int n) {
   const Pool& p = pool();
-  std::unique_ptr<BatchedBounds> bb;
+  const NodeTimesBatch& a = p.times;
+  const std::size_t ops = static_cast<std::size_t>(p.problem->num_ops());
+  const std::size_t sm = static_cast<std::size_t>(p.problem->S) * static_cast<std::size_t>(p.problem->m);
+  const std::size_t D = static_cast<std::size_t>(p.problem->D), G = static_cast<std::size_t>(p.problem->G);
+  auto copy = [](std::vector<double>& to, const std::vector<double>& from, std::size_t k, std::size_t len) {
+    to.insert(to.end(), from.begin() + static_cast<std::ptrdiff_t>(k * len),
+              from.begin() + static_cast<std::ptrdiff_t>((k + 1) * len));
+  };
+  NodeTimesBatch b;
+  b.n = n;
+  for (int i = 0; i < n; ++i) {
+    const std::size_t k = static_cast<std::size_t>(i % a.n);
+    copy(b.end, a.end, k, ops);
+    copy(b.device_free, a.device_free, k, D);
+    copy(b.makespan_so_far, a.makespan_so_far, k, 1);
+    copy(b.now, a.now, k, 1);
+    for (auto [to, from] : {std::pair{&b.level, &a.level}, {&b.offload_start, &a.offload_start},
+                            {&b.offload_end, &a.offload_end}, {&b.reload_start, &a.reload_start},
+                            {&b.reload_end, &a.reload_end}}) {
+      copy(*to, *from, k, sm);
+    }
+    copy(b.d2h_free, a.d2h_free, k, G);
+    copy(b.h2d_free, a.h2d_free, k, G);
+  }
+  return b;
+}
+
+std::unique_ptr<BatchedBounds> make_backend(benchmark::State& state, const std::string& backend) {
+  const Pool& p = pool();
   try {
-    bb = backend == "scalar" ? make_scalar_bounds(*p.problem)
-         : backend == "tbb"  ? make_tbb_bounds(*p.problem)
-                             : make_cuda_bounds(*p.problem);
+    return backend == "scalar" ? make_scalar_bounds(*p.problem)
+           : backend == "tbb"  ? make_tbb_bounds(*p.problem)
+                               : make_cuda_bounds(*p.problem);
   } catch (const std::runtime_error& e) {
     state.SkipWithError(e.what());
-    return;
+    return nullptr;
   }
+}
+
+void BM_NodeBoundsFromTimes(benchmark::State& state, const std::string& backend) {
+  std::unique_ptr<BatchedBounds> bb = make_backend(state, backend);
+  if (!bb) return;
+  const NodeTimesBatch batch = take_times(static_cast<int>(state.range(0)));
+  std::vector<double> bounds;
+  for (auto _ : state) {
+    bb->evaluate_times(batch, bounds);
+    benchmark::DoNotOptimize(bounds.data());
+  }
+  state.counters["node_bounds/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * batch.n, benchmark::Counter::kIsRate);
+}
+
+void BM_NodeBounds(benchmark::State& state, const std::string& backend) {
+  std::unique_ptr<BatchedBounds> bb = make_backend(state, backend);
+  if (!bb) return;
   const NodeBatch batch = take(static_cast<int>(state.range(0)));
   std::vector<double> bounds;
   for (auto _ : state) {
@@ -103,6 +156,9 @@ void Batches(benchmark::internal::Benchmark* b) {
 BENCHMARK_CAPTURE(BM_NodeBounds, scalar, std::string("scalar"))->Apply(Batches);
 BENCHMARK_CAPTURE(BM_NodeBounds, tbb, std::string("tbb"))->Apply(Batches);
 BENCHMARK_CAPTURE(BM_NodeBounds, cuda, std::string("cuda"))->Apply(Batches);
+BENCHMARK_CAPTURE(BM_NodeBoundsFromTimes, scalar, std::string("scalar"))->Apply(Batches);
+BENCHMARK_CAPTURE(BM_NodeBoundsFromTimes, tbb, std::string("tbb"))->Apply(Batches);
+BENCHMARK_CAPTURE(BM_NodeBoundsFromTimes, cuda, std::string("cuda"))->Apply(Batches);
 
 }  // namespace
 }  // namespace optpipe

@@ -5,17 +5,21 @@
 //   tbb     Thrust algorithms with the TBB execution policy (thrust::tbb::par) on the CPU;
 //   cuda    the same Thrust code with the CUDA policy on the GPU (built when nvcc is there;
 //           make_cuda_bounds throws a clear error without a build or a device).
-// First increment: a node arrives with its heads and finishes computed (engine/bounds/heads.h)
-// and the batch evaluates the critical-path and one-machine bounds; the heads, channel and
-// memory bounds move into the batch next.
+// Two entry points: evaluate() takes nodes with their heads and finishes computed
+// (engine/bounds/heads.h) and evaluates the critical-path and one-machine bounds;
+// evaluate_times() takes the nodes' times (NodeTimes) and transfers (NodeTransfers) and computes
+// the heads inside the batch too (engine/bounds/heads_core.h, with the memory rules), then the
+// same two bounds. The channel and memory-energy bounds move into the batch next.
 //
 // Determinism: each node's bound is computed by one thread, sequentially, with the same code on
 // every backend, so the values are bit for bit equal to the scalar ones (the tests check it);
 // prune() keeps the nodes whose bound is below the cutoff in their batch order (a stable
 // compaction), whatever the backend and thread count.
 //
-// Complexity: per node O(ops log ops) (Jackson per device); memory: the batch's heads and
-// finishes (2·ops doubles a node) plus scratch of 5·max_device_ops doubles a node.
+// Complexity: per node O(ops log ops) (Jackson per device), plus the heads' O(S·m³) worst case
+// in evaluate_times; memory: the batch's heads and finishes (2·ops doubles a node) plus scratch
+// of 5·max_device_ops doubles a node, and for evaluate_times heads_scratch_doubles (2·S·m + 2·S
+// + 3·m) more doubles a node.
 #pragma once
 
 #include <cstddef>
@@ -27,11 +31,27 @@
 
 namespace optpipe {
 
+struct NodeTransfers;  // engine/bounds/node_transfers.h (not included: nvcc reads this header)
+
 // n nodes, structure of arrays: head and finish are [node * num_ops + op] (head NaN for ops
 // that started), makespan_so_far [node].
 struct NodeBatch {
   int n = 0;
   std::vector<double> head, finish, makespan_so_far;
+};
+
+// n nodes by their times, structure of arrays (the layouts of NodeTimes and NodeTransfers, one
+// node after the other): end [node * num_ops + op], device_free [node * D + d],
+// makespan_so_far [node]; the transfers either all empty (none: static heads) or now [node],
+// level / offload_start / offload_end / reload_start / reload_end [node * S * m + sj],
+// d2h_free / h2d_free [node * G + g].
+struct NodeTimesBatch {
+  int n = 0;
+  std::vector<double> end, device_free, makespan_so_far;
+  std::vector<double> now, level, offload_start, offload_end, reload_start, reload_end, d2h_free, h2d_free;
+  bool with_transfers() const { return !level.empty(); }
+  // Appends one node (`transfers` null: none; then every node of the batch must have none).
+  void add(const NodeTimes& times, const NodeTransfers* transfers);
 };
 
 class BatchedBounds {
@@ -40,6 +60,9 @@ class BatchedBounds {
   virtual const char* name() const = 0;
   // bounds[i] = max(critical path, one machine) of node i.
   virtual void evaluate(const NodeBatch& batch, std::vector<double>& bounds) = 0;
+  // bounds[i] = max(critical path, one machine) of node i, its heads computed in the batch from
+  // its times (bit for bit those of compute_heads with the node's transfers).
+  virtual void evaluate_times(const NodeTimesBatch& batch, std::vector<double>& bounds) = 0;
   // The indices i (ascending) with bounds[i] < cutoff.
   virtual void prune(const std::vector<double>& bounds, double cutoff, std::vector<int>& kept) = 0;
 };

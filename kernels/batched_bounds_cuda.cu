@@ -1,6 +1,7 @@
 // batched_bounds.h on the GPU: batched_bounds_impl.h with Thrust's CUDA policy. The problem's
 // arrays are copied to the device once; each batch is copied in, evaluated and copied back
-// (first increment: one stream, no pinned staging or overlap yet). Every CUDA or Thrust error
+// (first increment: one stream, no pinned staging or overlap yet). evaluate_times computes the
+// heads on the device too. Every CUDA or Thrust error
 // becomes a std::runtime_error naming the step.
 #include <cuda_runtime.h>
 #include <thrust/device_vector.h>
@@ -22,15 +23,22 @@ void check(cudaError_t e, const char* what) {
 
 class CudaBounds final : public BatchedBounds {
  public:
-  explicit CudaBounds(const BoundProblem& p)
-      : device_of_(p.device_of.begin(), p.device_of.end()),
-        dur_(p.dur.begin(), p.dur.end()),
-        op_tails_(p.op_tails.begin(), p.op_tails.end()),
-        device_ops_(max_device_ops(p)) {
+  explicit CudaBounds(const BoundProblem& p) : device_ops_(max_device_ops(p)) {
+    // Every array of the view, on the device.
     view_ = view_of(p);
-    view_.device_of = thrust::raw_pointer_cast(device_of_.data());
-    view_.dur = thrust::raw_pointer_cast(dur_.data());
-    view_.op_tails = thrust::raw_pointer_cast(op_tails_.data());
+    view_.device_of = upload(device_of_, p.device_of);
+    view_.dur = upload(dur_, p.dur);
+    view_.op_tails = upload(op_tails_, p.op_tails);
+    view_.comm_after = upload(comm_after_, p.comm_after);
+    view_.activation = upload(activation_, p.activation);
+    view_.room = upload(room_, p.room);
+    view_.hold_f = upload(hold_f_, p.hold_f);
+    view_.hold_w = upload(hold_w_, p.hold_w);
+    view_.offload_release = upload(offload_release_, p.offload_release);
+    view_.lag_wb = upload(lag_wb_, p.lag_wb);
+    view_.offload_time = upload(offload_time_, p.offload_time);
+    view_.reload_time = upload(reload_time_, p.reload_time);
+    view_.group_of_device = upload(group_of_device_, p.group_of_device);
   }
   const char* name() const override { return "cuda"; }
   void evaluate(const NodeBatch& b, std::vector<double>& bounds) override {
@@ -60,6 +68,51 @@ class CudaBounds final : public BatchedBounds {
       throw std::runtime_error(std::string("CUDA error in the batched bounds: ") + e.what());
     }
   }
+  void evaluate_times(const NodeTimesBatch& b, std::vector<double>& bounds) override {
+    try {
+      const std::size_t n = static_cast<std::size_t>(b.n);
+      const std::size_t ops = static_cast<std::size_t>(view_.num_ops());
+      const int heads_scratch = heads_scratch_doubles(view_);
+      const bool tr = b.with_transfers();
+      batch_impl::NodeTimesArrays t{upload(t_end_, b.end),
+                                    upload(t_device_free_, b.device_free),
+                                    upload(makespan_, b.makespan_so_far),
+                                    tr ? upload(t_now_, b.now) : nullptr,
+                                    tr ? upload(t_level_, b.level) : nullptr,
+                                    tr ? upload(t_offload_start_, b.offload_start) : nullptr,
+                                    tr ? upload(t_offload_end_, b.offload_end) : nullptr,
+                                    tr ? upload(t_reload_start_, b.reload_start) : nullptr,
+                                    tr ? upload(t_reload_end_, b.reload_end) : nullptr,
+                                    tr ? upload(t_d2h_free_, b.d2h_free) : nullptr,
+                                    tr ? upload(t_h2d_free_, b.h2d_free) : nullptr};
+      out_.resize(n);
+      if (head_.size() < n * ops) {
+        head_.resize(n * ops);
+        finish_.resize(n * ops);
+      }
+      if (scratch_.size() < n * static_cast<std::size_t>(heads_scratch)) scratch_.resize(n * static_cast<std::size_t>(heads_scratch));
+      if (jobs_.size() < n * static_cast<std::size_t>(device_ops_)) {
+        jobs_.resize(n * static_cast<std::size_t>(device_ops_));
+        heap_.resize(n * static_cast<std::size_t>(device_ops_));
+      }
+      const batch_impl::NodeTimesBoundFunctor f{view_,
+                                                t,
+                                                thrust::raw_pointer_cast(out_.data()),
+                                                thrust::raw_pointer_cast(head_.data()),
+                                                thrust::raw_pointer_cast(finish_.data()),
+                                                thrust::raw_pointer_cast(scratch_.data()),
+                                                thrust::raw_pointer_cast(jobs_.data()),
+                                                thrust::raw_pointer_cast(heap_.data()),
+                                                heads_scratch,
+                                                device_ops_};
+      batch_impl::evaluate(thrust::cuda::par, f, b.n);
+      check(cudaGetLastError(), "the heads-and-bounds kernel");
+      bounds.resize(n);
+      thrust::copy(out_.begin(), out_.end(), bounds.begin());
+    } catch (const thrust::system_error& e) {
+      throw std::runtime_error(std::string("CUDA error in the batched bounds from times: ") + e.what());
+    }
+  }
   void prune(const std::vector<double>& bounds, double cutoff, std::vector<int>& kept) override {
     try {
       out_.assign(bounds.begin(), bounds.end());
@@ -74,11 +127,20 @@ class CudaBounds final : public BatchedBounds {
   }
 
  private:
-  thrust::device_vector<int> device_of_;
-  thrust::device_vector<double> dur_, op_tails_;
+  template <class T>
+  static const T* upload(thrust::device_vector<T>& to, const std::vector<T>& from) {
+    to.assign(from.begin(), from.end());
+    return thrust::raw_pointer_cast(to.data());
+  }
+
+  thrust::device_vector<int> device_of_, lag_wb_, group_of_device_;
+  thrust::device_vector<double> dur_, op_tails_, comm_after_, activation_, room_, hold_f_, hold_w_, offload_release_,
+      offload_time_, reload_time_;
   int device_ops_;
   BoundProblemView view_;
-  thrust::device_vector<double> head_, finish_, makespan_, out_;
+  thrust::device_vector<double> head_, finish_, makespan_, out_, scratch_;
+  thrust::device_vector<double> t_end_, t_device_free_, t_now_, t_level_, t_offload_start_, t_offload_end_,
+      t_reload_start_, t_reload_end_, t_d2h_free_, t_h2d_free_;
   thrust::device_vector<OneMachineJob> jobs_;
   thrust::device_vector<JacksonEntry> heap_;
   thrust::device_vector<int> kept_;

@@ -9,6 +9,7 @@
 
 #include "engine/bounds/bound_view.h"
 #include "engine/bounds/critical_path_bound.h"
+#include "engine/bounds/heads_core.h"
 #include "engine/bounds/one_machine_bound.h"
 
 namespace optpipe::batch_impl {
@@ -32,14 +33,68 @@ struct NodeBoundFunctor {
   }
 };
 
+// The arrays of a NodeTimesBatch (batched_bounds.h) as pointers; the transfer pointers are null
+// when the batch has none.
+struct NodeTimesArrays {
+  const double* end;
+  const double* device_free;
+  const double* makespan_so_far;
+  const double* now;
+  const double* level;
+  const double* offload_start;
+  const double* offload_end;
+  const double* reload_start;
+  const double* reload_end;
+  const double* d2h_free;
+  const double* h2d_free;
+};
+
+// Heads from the node's times (compute_heads_core), then the two bounds of NodeBoundFunctor.
+struct NodeTimesBoundFunctor {
+  BoundProblemView p;
+  NodeTimesArrays t;
+  double* out;
+  double* head;          // [node * ops]
+  double* finish;        // [node * ops]
+  double* scratch;       // [node * heads_scratch]
+  OneMachineJob* jobs;   // [node * device_ops]
+  JacksonEntry* heap;    // [node * device_ops]
+  int heads_scratch;     // heads_scratch_doubles(p)
+  int device_ops;
+
+  OPTPIPE_HD void operator()(int i) const {
+    const long long k = i;
+    const long long ops = p.num_ops();
+    const long long sm = static_cast<long long>(p.S) * p.m;
+    double* h = head + k * ops;
+    double* f = finish + k * ops;
+    NodeTransfersView nt;
+    if (t.level) {
+      nt.now = t.now[i];
+      nt.level = t.level + k * sm;
+      nt.offload_start = t.offload_start + k * sm;
+      nt.offload_end = t.offload_end + k * sm;
+      nt.reload_start = t.reload_start + k * sm;
+      nt.reload_end = t.reload_end + k * sm;
+      nt.d2h_free = t.d2h_free + k * p.G;
+      nt.h2d_free = t.h2d_free + k * p.G;
+    }
+    compute_heads_core(p, t.end + k * ops, t.device_free + k * p.D, t.level ? &nt : nullptr, h, f, nullptr, nullptr,
+                       scratch + k * heads_scratch);
+    const double cp = critical_path_core(p, t.makespan_so_far[i], f);
+    const double om = one_machine_core(p, h, jobs + k * device_ops, heap + k * device_ops);
+    out[i] = hd::max(cp, om);
+  }
+};
+
 struct BelowCutoff {
   const double* bounds;
   double cutoff;
   OPTPIPE_HD bool operator()(int i) const { return bounds[i] < cutoff; }
 };
 
-template <class Policy>
-void evaluate(const Policy& policy, const NodeBoundFunctor& f, int n) {
+template <class Policy, class Functor>
+void evaluate(const Policy& policy, const Functor& f, int n) {
   thrust::for_each(policy, thrust::counting_iterator<int>(0), thrust::counting_iterator<int>(n), f);
 }
 

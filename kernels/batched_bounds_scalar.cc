@@ -3,6 +3,8 @@
 
 #include "engine/bounds/bound_view.h"
 #include "engine/bounds/critical_path_bound.h"
+#include "engine/bounds/heads_core.h"
+#include "engine/bounds/node_transfers.h"
 #include "engine/bounds/one_machine_bound.h"
 #include "kernels/batched_bounds.h"
 
@@ -14,6 +16,24 @@ int max_device_ops(const BoundProblem& p) {
   return std::max(1, *std::max_element(per.begin(), per.end()));
 }
 
+void NodeTimesBatch::add(const NodeTimes& times, const NodeTransfers* transfers) {
+  end.insert(end.end(), times.end.begin(), times.end.end());
+  device_free.insert(device_free.end(), times.device_free.begin(), times.device_free.end());
+  makespan_so_far.push_back(times.makespan_so_far);
+  if (transfers) {
+    const NodeTransfers& t = *transfers;
+    now.push_back(t.now);
+    level.insert(level.end(), t.level.begin(), t.level.end());
+    offload_start.insert(offload_start.end(), t.offload_start.begin(), t.offload_start.end());
+    offload_end.insert(offload_end.end(), t.offload_end.begin(), t.offload_end.end());
+    reload_start.insert(reload_start.end(), t.reload_start.begin(), t.reload_start.end());
+    reload_end.insert(reload_end.end(), t.reload_end.begin(), t.reload_end.end());
+    d2h_free.insert(d2h_free.end(), t.d2h_free.begin(), t.d2h_free.end());
+    h2d_free.insert(h2d_free.end(), t.h2d_free.begin(), t.h2d_free.end());
+  }
+  ++n;
+}
+
 namespace {
 
 class ScalarBounds final : public BatchedBounds {
@@ -21,6 +41,9 @@ class ScalarBounds final : public BatchedBounds {
   explicit ScalarBounds(const BoundProblem& p) : view_(view_of(p)) {
     jobs_.resize(static_cast<std::size_t>(max_device_ops(p)));
     heap_.resize(jobs_.size());
+    head_.resize(static_cast<std::size_t>(view_.num_ops()));
+    finish_.resize(head_.size());
+    scratch_.resize(static_cast<std::size_t>(heads_scratch_doubles(view_)));
   }
   const char* name() const override { return "scalar"; }
   void evaluate(const NodeBatch& b, std::vector<double>& bounds) override {
@@ -30,6 +53,32 @@ class ScalarBounds final : public BatchedBounds {
       const double cp = critical_path_core(view_, b.makespan_so_far[i], b.finish.data() + static_cast<std::size_t>(i) * ops);
       const double om = one_machine_core(view_, b.head.data() + static_cast<std::size_t>(i) * ops, jobs_.data(), heap_.data());
       bounds[i] = hd::max(cp, om);
+    }
+  }
+  void evaluate_times(const NodeTimesBatch& b, std::vector<double>& bounds) override {
+    const std::size_t ops = static_cast<std::size_t>(view_.num_ops());
+    const std::size_t sm = static_cast<std::size_t>(view_.S) * static_cast<std::size_t>(view_.m);
+    const std::size_t D = static_cast<std::size_t>(view_.D), G = static_cast<std::size_t>(view_.G);
+    bounds.resize(static_cast<std::size_t>(b.n));
+    for (int i = 0; i < b.n; ++i) {
+      const std::size_t k = static_cast<std::size_t>(i);
+      NodeTransfersView nt;
+      if (b.with_transfers()) {
+        nt.now = b.now[k];
+        nt.level = b.level.data() + k * sm;
+        nt.offload_start = b.offload_start.data() + k * sm;
+        nt.offload_end = b.offload_end.data() + k * sm;
+        nt.reload_start = b.reload_start.data() + k * sm;
+        nt.reload_end = b.reload_end.data() + k * sm;
+        nt.d2h_free = b.d2h_free.data() + k * G;
+        nt.h2d_free = b.h2d_free.data() + k * G;
+      }
+      compute_heads_core(view_, b.end.data() + k * ops, b.device_free.data() + k * D,
+                         b.with_transfers() ? &nt : nullptr, head_.data(), finish_.data(), nullptr, nullptr,
+                         scratch_.data());
+      const double cp = critical_path_core(view_, b.makespan_so_far[k], finish_.data());
+      const double om = one_machine_core(view_, head_.data(), jobs_.data(), heap_.data());
+      bounds[k] = hd::max(cp, om);
     }
   }
   void prune(const std::vector<double>& bounds, double cutoff, std::vector<int>& kept) override {
@@ -43,6 +92,7 @@ class ScalarBounds final : public BatchedBounds {
   BoundProblemView view_;
   std::vector<OneMachineJob> jobs_;
   std::vector<JacksonEntry> heap_;
+  std::vector<double> head_, finish_, scratch_;
 };
 
 }  // namespace

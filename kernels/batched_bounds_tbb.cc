@@ -23,6 +23,36 @@ class TbbBounds final : public BatchedBounds {
                                          bounds.data(), jobs_.data(),  heap_.data(),   device_ops_};
     batch_impl::evaluate(thrust::tbb::par, f, b.n);
   }
+  void evaluate_times(const NodeTimesBatch& b, std::vector<double>& bounds) override {
+    bounds.resize(static_cast<std::size_t>(b.n));
+    const std::size_t n = static_cast<std::size_t>(b.n);
+    const std::size_t ops = static_cast<std::size_t>(view_.num_ops());
+    const int heads_scratch = heads_scratch_doubles(view_);
+    if (jobs_.size() < n * static_cast<std::size_t>(device_ops_)) {
+      jobs_.resize(n * static_cast<std::size_t>(device_ops_));
+      heap_.resize(jobs_.size());
+    }
+    if (head_.size() < n * ops) {
+      head_.resize(n * ops);
+      finish_.resize(n * ops);
+    }
+    if (scratch_.size() < n * static_cast<std::size_t>(heads_scratch)) scratch_.resize(n * static_cast<std::size_t>(heads_scratch));
+    const bool tr = b.with_transfers();
+    const batch_impl::NodeTimesArrays t{b.end.data(),
+                                        b.device_free.data(),
+                                        b.makespan_so_far.data(),
+                                        tr ? b.now.data() : nullptr,
+                                        tr ? b.level.data() : nullptr,
+                                        tr ? b.offload_start.data() : nullptr,
+                                        tr ? b.offload_end.data() : nullptr,
+                                        tr ? b.reload_start.data() : nullptr,
+                                        tr ? b.reload_end.data() : nullptr,
+                                        tr ? b.d2h_free.data() : nullptr,
+                                        tr ? b.h2d_free.data() : nullptr};
+    const batch_impl::NodeTimesBoundFunctor f{view_,          t,           bounds.data(), head_.data(), finish_.data(),
+                                              scratch_.data(), jobs_.data(), heap_.data(),  heads_scratch, device_ops_};
+    batch_impl::evaluate(thrust::tbb::par, f, b.n);
+  }
   void prune(const std::vector<double>& bounds, double cutoff, std::vector<int>& kept) override {
     kept.resize(bounds.size());
     const int k = batch_impl::prune(thrust::tbb::par, bounds.data(), static_cast<int>(bounds.size()), cutoff, kept.data());
@@ -34,6 +64,7 @@ class TbbBounds final : public BatchedBounds {
   int device_ops_;
   std::vector<OneMachineJob> jobs_;  // per-node scratch, kept between batches
   std::vector<JacksonEntry> heap_;
+  std::vector<double> head_, finish_, scratch_;  // evaluate_times: per-node heads, finishes, scratch
 };
 
 }  // namespace

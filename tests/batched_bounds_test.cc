@@ -12,6 +12,7 @@
 
 #include "engine/bounds/critical_path_bound.h"
 #include "engine/bounds/heads.h"
+#include "engine/bounds/node_transfers.h"
 #include "engine/bounds/node_times.h"
 #include "engine/bounds/one_machine_bound.h"
 #include "engine/error.h"
@@ -49,6 +50,37 @@ void add_dive(const Instance& inst, const BoundProblem& p, std::mt19937& rng, No
     sim.append(step.device, cands[std::uniform_int_distribution<std::size_t>(0, cands.size() - 1)(rng)].action);
     step = sim.advance();
   }
+}
+
+// Appends the decision nodes of one random dive (offload levels among the random choices) to
+// `batch` by their times and, with `transfers`, their transfers; `expected` gets the scalar
+// path's bounds from compute_heads with the same transfers.
+int add_dive_times(const Instance& inst, const BoundProblem& p, std::mt19937& rng, bool transfers, NodeTimesBatch& batch,
+                   std::vector<double>& expected) {
+  Simulator sim(inst);
+  sim.start_open();
+  Simulator::Step step = sim.advance();
+  std::vector<double> head, finish;
+  std::vector<OneMachineJob> jobs;
+  std::vector<Candidate> cands;
+  CandidateStats stats;
+  int offloaded = 0;
+  while (step.kind == Simulator::Step::Kind::kDecision) {
+    NodeTimes times;
+    NodeTransfers nt;
+    fill_node_times(p, sim.state(), step.time, times);
+    fill_node_transfers(p, sim.state(), step.time, nt);
+    for (double r : nt.level) offloaded += r > 0;
+    compute_heads(p, times, head, finish, transfers ? &nt : nullptr);
+    batch.add(times, transfers ? &nt : nullptr);
+    expected.push_back(std::max(critical_path_bound(p, times, finish), one_machine_bound(p, head, jobs)));
+    compute_heads(p, times, head, finish);  // the branching reads the static heads
+    branch_candidates(inst, p, sim.state(), step.device, step.time, head, false, cands, stats);
+    if (cands.empty()) break;
+    sim.append(step.device, cands[std::uniform_int_distribution<std::size_t>(0, cands.size() - 1)(rng)].action);
+    step = sim.advance();
+  }
+  return offloaded;
 }
 
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
@@ -98,6 +130,48 @@ void check_backend(const char* which) {
   EXPECT_GT(nodes, 1000);
 }
 
+// evaluate_times (heads computed in the batch, with the memory rules and the node's transfers)
+// equals compute_heads + the two bounds of the scalar path bit for bit.
+void check_backend_times(const char* which) {
+  std::mt19937 rng(57);
+  int nodes = 0, instances = 0, offloaded = 0;
+  for (int i = 0; i < 40; ++i) {
+    testing::RandomInstanceOptions o;
+    o.max_devices = 4;
+    o.max_microbatches = 6;
+    o.tight_memory = i % 4 != 3;
+    o.offloadable_probability = 0.8;
+    const Instance inst = testing::random_instance(rng, o);
+    const BoundProblem p(inst);
+    std::unique_ptr<BatchedBounds> bb;
+    try {
+      const std::string w = which;
+      bb = w == "scalar" ? make_scalar_bounds(p) : w == "tbb" ? make_tbb_bounds(p) : make_cuda_bounds(p);
+    } catch (const std::runtime_error& e) {
+      GTEST_SKIP() << e.what();
+    }
+    for (const bool transfers : {true, false}) {
+      NodeTimesBatch batch;
+      std::vector<double> expected, got;
+      for (int dive = 0; dive < 4; ++dive) offloaded += add_dive_times(inst, p, rng, transfers, batch, expected);
+      bb->evaluate_times(batch, got);
+      ASSERT_EQ(got.size(), expected.size());
+      for (std::size_t k = 0; k < got.size(); ++k) {
+        ASSERT_TRUE(same_bits(got[k], expected[k])) << "instance " << i << " node " << k
+                                                     << (transfers ? " with" : " without") << " transfers: " << got[k]
+                                                     << " vs " << expected[k];
+      }
+      nodes += batch.n;
+    }
+    ++instances;
+  }
+  std::printf("[ batch    ] %s from times: %d nodes of %d instances (%d offloaded microbatches listed) equal to the "
+              "scalar bounds\n",
+              which, nodes, instances, offloaded);
+  EXPECT_GT(nodes, 1000);
+  EXPECT_GT(offloaded, 100);
+}
+
 TEST(BatchedBounds, ScalarBackendIsTheScalarPath) {
   const Instance inst = testing::uniform_instance(3, 4, 1, 1.5, 0.5);
   const BoundProblem p(inst);
@@ -115,6 +189,11 @@ TEST(BatchedBounds, TbbBatchEqualsTheScalarBoundsBitForBit) { check_backend("tbb
 // Runs where a GPU is present; otherwise skips, saying why.
 TEST(BatchedBounds, CudaBatchEqualsTheScalarBoundsBitForBit) { check_backend("cuda"); }
 
+TEST(BatchedBounds, ScalarBatchFromTimesEqualsTheScalarBoundsBitForBit) { check_backend_times("scalar"); }
+TEST(BatchedBounds, TbbBatchFromTimesEqualsTheScalarBoundsBitForBit) { check_backend_times("tbb"); }
+// Runs where a GPU is present; otherwise skips, saying why.
+TEST(BatchedBounds, CudaBatchFromTimesEqualsTheScalarBoundsBitForBit) { check_backend_times("cuda"); }
+
 TEST(BatchedBounds, EmptyBatch) {
   const Instance inst = testing::uniform_instance(2, 2, 1, 1, 1);
   const BoundProblem p(inst);
@@ -128,6 +207,9 @@ TEST(BatchedBounds, EmptyBatch) {
     GTEST_SKIP() << e.what();
   }
   bb->evaluate(empty, got);
+  EXPECT_TRUE(got.empty());
+  got = {1.0};
+  bb->evaluate_times(NodeTimesBatch{}, got);
   EXPECT_TRUE(got.empty());
   bb->prune(got, 1.0, kept);
   EXPECT_TRUE(kept.empty());

@@ -2,6 +2,9 @@
 // C++ compiler and, inside .cu files, for the GPU by nvcc (__host__ __device__). They take plain
 // pointers and caller-provided scratch (no allocation, no exceptions, no std containers), so the
 // scalar solver path and the batched kernels (kernels/batched_bounds.h) run the same code.
+//
+// Bit-for-bit equality of host and device needs the same rounding: nvcc contracts a*b + c into
+// one fused multiply-add by default, so the kernels build with -fmad=false (kernels/CMakeLists.txt).
 #pragma once
 
 #if defined(__CUDACC__)
@@ -12,8 +15,12 @@
 
 namespace optpipe::hd {
 
+// Same results as std::max / std::min of two doubles (the first argument on ties).
 OPTPIPE_HD inline double max(double a, double b) { return a < b ? b : a; }
 OPTPIPE_HD inline double min(double a, double b) { return b < a ? b : a; }
+OPTPIPE_HD inline int max(int a, int b) { return a < b ? b : a; }
 OPTPIPE_HD inline bool known(double x) { return x == x; }  // not NaN
+OPTPIPE_HD inline double inf() { return __builtin_huge_val(); }
+OPTPIPE_HD inline double nan() { return __builtin_nan(""); }
 
 }  // namespace optpipe::hd

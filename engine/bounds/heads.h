@@ -15,6 +15,9 @@
 // channel's free time, and lasts r·reload; B(s, j) is ready only when it ended (spec §4). Known
 // transfer times replace those lower bounds.
 //
+// The code is the OPTPIPE_HD core compute_heads_core (heads_core.h), shared with the batched
+// bounds; compute_heads below wraps it.
+//
 // Complexity: O(S·m) plus the memory rule of each forward (O(S·m³) in the worst case, O(S·m)
 // without memory pressure).
 #pragma once

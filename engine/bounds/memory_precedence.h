@@ -63,6 +63,9 @@
 // are nondecreasing in the microbatch, the best zeroed set is a prefix (by index) of those that
 // can be zeroed: any other set with the same largest index frees no more bytes earlier.
 //
+// The rules are OPTPIPE_HD cores (memory_precedence_core.h), shared with the batched bounds; the
+// functions below wrap them.
+//
 // Complexity: forward_memory_head and reload_memory_start are O(j²) for a stage under pressure
 // (O(1) otherwise).
 #pragma once

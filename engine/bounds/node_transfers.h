@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/bounds/bound_problem.h"
+#include "engine/bounds/bound_view.h"
 #include "engine/simulator.h"
 
 namespace optpipe {
@@ -21,6 +22,20 @@ struct NodeTransfers {
   std::vector<double> reload_start, reload_end;    // [sj]: of a started reload; NaN otherwise
   std::vector<double> d2h_free, h2d_free;          // [g]: a transfer not started on the channel starts no earlier
 };
+
+// The transfers as plain pointers into `t` (OPTPIPE_HD cores).
+inline NodeTransfersView view_of(const NodeTransfers& t) {
+  NodeTransfersView v;
+  v.now = t.now;
+  v.level = t.level.data();
+  v.offload_start = t.offload_start.data();
+  v.offload_end = t.offload_end.data();
+  v.reload_start = t.reload_start.data();
+  v.reload_end = t.reload_end.data();
+  v.d2h_free = t.d2h_free.data();
+  v.h2d_free = t.h2d_free.data();
+  return v;
+}
 
 // The node at simulator state `state`, decision time `time`.
 void fill_node_transfers(const BoundProblem& problem, const Simulator::State& state, double time, NodeTransfers& out);
