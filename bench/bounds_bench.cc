@@ -3,7 +3,8 @@
 // otherwise). The nodes are decision points of random dives on gpt-8x24-tight
 // (instances/, 576 ops), their heads computed once up front; a batch of n takes the first n of
 // a pool of 4096 nodes, repeated. BM_NodeBoundsFromTimes: the same nodes by their times and
-// transfers, the heads (with the memory rules) computed in the batch (evaluate_times).
+// transfers, the heads (with the memory rules) and the whole bound (critical path, one machine,
+// channel, memory energy) computed in the batch (evaluate_times).
 // Counter: node_bounds/s.
 #include <benchmark/benchmark.h>
 

@@ -8,18 +8,21 @@
 // Two entry points: evaluate() takes nodes with their heads and finishes computed
 // (engine/bounds/heads.h) and evaluates the critical-path and one-machine bounds;
 // evaluate_times() takes the nodes' times (NodeTimes) and transfers (NodeTransfers) and computes
-// the heads inside the batch too (engine/bounds/heads_core.h, with the memory rules), then the
-// same two bounds. The channel and memory-energy bounds move into the batch next.
+// the heads inside the batch too (engine/bounds/heads_core.h, with the memory rules), then
+// max(critical path, one machine, channel, memory energy) (kernels/node_bound_core.h): the
+// solver's bound() for every node it does not cut (bound() skips the last two parts once the
+// node is cut; the batch always computes all four).
 //
 // Determinism: each node's bound is computed by one thread, sequentially, with the same code on
 // every backend, so the values are bit for bit equal to the scalar ones (the tests check it);
 // prune() keeps the nodes whose bound is below the cutoff in their batch order (a stable
 // compaction), whatever the backend and thread count.
 //
-// Complexity: per node O(ops log ops) (Jackson per device), plus the heads' O(S·m³) worst case
-// in evaluate_times; memory: the batch's heads and finishes (2·ops doubles a node) plus scratch
-// of 5·max_device_ops doubles a node, and for evaluate_times heads_scratch_doubles (2·S·m + 2·S
-// + 3·m) more doubles a node.
+// Complexity: per node O(ops log ops) (Jackson per device), plus in evaluate_times the heads'
+// O(S·m³) worst case, the channels' O(S·m log(S·m)) and the memory energy's O(S·m); memory: the
+// batch's heads and finishes (2·ops doubles a node) plus scratch of 5·max_device_ops doubles a
+// node, and for evaluate_times 5·max(max_device_ops, S·m) doubles of jobs and
+// node_bound_scratch_doubles (4·S·m + 2·S + 4·m + 1) more doubles a node.
 #pragma once
 
 #include <cstddef>
@@ -52,6 +55,10 @@ struct NodeTimesBatch {
   bool with_transfers() const { return !level.empty(); }
   // Appends one node (`transfers` null: none; then every node of the batch must have none).
   void add(const NodeTimes& times, const NodeTransfers* transfers);
+  // Forgets the last node added (n > 0).
+  void pop_back(const BoundProblem& problem);
+  // Empties the batch, keeping the arrays' capacity.
+  void clear();
 };
 
 class BatchedBounds {
@@ -60,8 +67,10 @@ class BatchedBounds {
   virtual const char* name() const = 0;
   // bounds[i] = max(critical path, one machine) of node i.
   virtual void evaluate(const NodeBatch& batch, std::vector<double>& bounds) = 0;
-  // bounds[i] = max(critical path, one machine) of node i, its heads computed in the batch from
-  // its times (bit for bit those of compute_heads with the node's transfers).
+  // bounds[i] = max(critical path, one machine, channel, memory energy) of node i, its heads
+  // computed in the batch from its times (bit for bit compute_heads with the node's transfers
+  // and the four std::vector bounds, as the solver's bound() combines them; without transfers
+  // the channel part is 0 and the memory energy sees none).
   virtual void evaluate_times(const NodeTimesBatch& batch, std::vector<double>& bounds) = 0;
   // The indices i (ascending) with bounds[i] < cutoff.
   virtual void prune(const std::vector<double>& bounds, double cutoff, std::vector<int>& kept) = 0;

@@ -1,7 +1,7 @@
 // batched_bounds.h on the GPU: batched_bounds_impl.h with Thrust's CUDA policy. The problem's
 // arrays are copied to the device once; each batch is copied in, evaluated and copied back
 // (first increment: one stream, no pinned staging or overlap yet). evaluate_times computes the
-// heads on the device too. Every CUDA or Thrust error
+// heads and all four bounds on the device too. Every CUDA or Thrust error
 // becomes a std::runtime_error naming the step.
 #include <cuda_runtime.h>
 #include <thrust/device_vector.h>
@@ -39,6 +39,10 @@ class CudaBounds final : public BatchedBounds {
     view_.offload_time = upload(offload_time_, p.offload_time);
     view_.reload_time = upload(reload_time_, p.reload_time);
     view_.group_of_device = upload(group_of_device_, p.group_of_device);
+    view_.tokens = upload(tokens_, p.tokens);
+    view_.token_w_weight = upload(token_w_weight_, p.token_w_weight);
+    view_.token_w_extra = upload(token_w_extra_, p.token_w_extra);
+    view_.latency = upload(latency_, p.latency);
   }
   const char* name() const override { return "cuda"; }
   void evaluate(const NodeBatch& b, std::vector<double>& bounds) override {
@@ -72,7 +76,8 @@ class CudaBounds final : public BatchedBounds {
     try {
       const std::size_t n = static_cast<std::size_t>(b.n);
       const std::size_t ops = static_cast<std::size_t>(view_.num_ops());
-      const int heads_scratch = heads_scratch_doubles(view_);
+      const int node_scratch = node_bound_scratch_doubles(view_);
+      const int node_jobs = node_bound_scratch_jobs(view_, device_ops_);
       const bool tr = b.with_transfers();
       batch_impl::NodeTimesArrays t{upload(t_end_, b.end),
                                     upload(t_device_free_, b.device_free),
@@ -90,10 +95,10 @@ class CudaBounds final : public BatchedBounds {
         head_.resize(n * ops);
         finish_.resize(n * ops);
       }
-      if (scratch_.size() < n * static_cast<std::size_t>(heads_scratch)) scratch_.resize(n * static_cast<std::size_t>(heads_scratch));
-      if (jobs_.size() < n * static_cast<std::size_t>(device_ops_)) {
-        jobs_.resize(n * static_cast<std::size_t>(device_ops_));
-        heap_.resize(n * static_cast<std::size_t>(device_ops_));
+      if (scratch_.size() < n * static_cast<std::size_t>(node_scratch)) scratch_.resize(n * static_cast<std::size_t>(node_scratch));
+      if (jobs_.size() < n * static_cast<std::size_t>(node_jobs)) {
+        jobs_.resize(n * static_cast<std::size_t>(node_jobs));
+        heap_.resize(n * static_cast<std::size_t>(node_jobs));
       }
       const batch_impl::NodeTimesBoundFunctor f{view_,
                                                 t,
@@ -103,8 +108,8 @@ class CudaBounds final : public BatchedBounds {
                                                 thrust::raw_pointer_cast(scratch_.data()),
                                                 thrust::raw_pointer_cast(jobs_.data()),
                                                 thrust::raw_pointer_cast(heap_.data()),
-                                                heads_scratch,
-                                                device_ops_};
+                                                node_scratch,
+                                                node_jobs};
       batch_impl::evaluate(thrust::cuda::par, f, b.n);
       check(cudaGetLastError(), "the heads-and-bounds kernel");
       bounds.resize(n);
@@ -133,9 +138,9 @@ class CudaBounds final : public BatchedBounds {
     return thrust::raw_pointer_cast(to.data());
   }
 
-  thrust::device_vector<int> device_of_, lag_wb_, group_of_device_;
+  thrust::device_vector<int> device_of_, lag_wb_, group_of_device_, tokens_, token_w_extra_;
   thrust::device_vector<double> dur_, op_tails_, comm_after_, activation_, room_, hold_f_, hold_w_, offload_release_,
-      offload_time_, reload_time_;
+      offload_time_, reload_time_, token_w_weight_, latency_;
   int device_ops_;
   BoundProblemView view_;
   thrust::device_vector<double> head_, finish_, makespan_, out_, scratch_;

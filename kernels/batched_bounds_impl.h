@@ -11,6 +11,7 @@
 #include "engine/bounds/critical_path_bound.h"
 #include "engine/bounds/heads_core.h"
 #include "engine/bounds/one_machine_bound.h"
+#include "kernels/node_bound_core.h"
 
 namespace optpipe::batch_impl {
 
@@ -49,25 +50,24 @@ struct NodeTimesArrays {
   const double* h2d_free;
 };
 
-// Heads from the node's times (compute_heads_core), then the two bounds of NodeBoundFunctor.
+// The whole bound from the node's times (node_bound_from_times_core: heads, then critical path,
+// one machine, channel and memory energy).
 struct NodeTimesBoundFunctor {
   BoundProblemView p;
   NodeTimesArrays t;
   double* out;
   double* head;          // [node * ops]
   double* finish;        // [node * ops]
-  double* scratch;       // [node * heads_scratch]
-  OneMachineJob* jobs;   // [node * device_ops]
-  JacksonEntry* heap;    // [node * device_ops]
-  int heads_scratch;     // heads_scratch_doubles(p)
-  int device_ops;
+  double* scratch;       // [node * node_scratch]
+  OneMachineJob* jobs;   // [node * node_jobs]
+  JacksonEntry* heap;    // [node * node_jobs]
+  int node_scratch;      // node_bound_scratch_doubles(p)
+  int node_jobs;         // node_bound_scratch_jobs(p, max_device_ops)
 
   OPTPIPE_HD void operator()(int i) const {
     const long long k = i;
     const long long ops = p.num_ops();
     const long long sm = static_cast<long long>(p.S) * p.m;
-    double* h = head + k * ops;
-    double* f = finish + k * ops;
     NodeTransfersView nt;
     if (t.level) {
       nt.now = t.now[i];
@@ -79,11 +79,9 @@ struct NodeTimesBoundFunctor {
       nt.d2h_free = t.d2h_free + k * p.G;
       nt.h2d_free = t.h2d_free + k * p.G;
     }
-    compute_heads_core(p, t.end + k * ops, t.device_free + k * p.D, t.level ? &nt : nullptr, h, f, nullptr, nullptr,
-                       scratch + k * heads_scratch);
-    const double cp = critical_path_core(p, t.makespan_so_far[i], f);
-    const double om = one_machine_core(p, h, jobs + k * device_ops, heap + k * device_ops);
-    out[i] = hd::max(cp, om);
+    out[i] = node_bound_from_times_core(p, t.end + k * ops, t.device_free + k * p.D, t.makespan_so_far[i],
+                                        t.level ? &nt : nullptr, head + k * ops, finish + k * ops,
+                                        scratch + k * node_scratch, jobs + k * node_jobs, heap + k * node_jobs);
   }
 };
 

@@ -7,6 +7,7 @@
 #include "engine/bounds/node_transfers.h"
 #include "engine/bounds/one_machine_bound.h"
 #include "kernels/batched_bounds.h"
+#include "kernels/node_bound_core.h"
 
 namespace optpipe {
 
@@ -34,16 +35,40 @@ void NodeTimesBatch::add(const NodeTimes& times, const NodeTransfers* transfers)
   ++n;
 }
 
+void NodeTimesBatch::pop_back(const BoundProblem& p) {
+  const std::size_t ops = static_cast<std::size_t>(p.num_ops());
+  const std::size_t sm = static_cast<std::size_t>(p.S) * static_cast<std::size_t>(p.m);
+  const std::size_t D = static_cast<std::size_t>(p.D), G = static_cast<std::size_t>(p.G);
+  end.resize(end.size() - ops);
+  device_free.resize(device_free.size() - D);
+  makespan_so_far.pop_back();
+  if (with_transfers()) {
+    now.pop_back();
+    for (std::vector<double>* v : {&level, &offload_start, &offload_end, &reload_start, &reload_end}) v->resize(v->size() - sm);
+    d2h_free.resize(d2h_free.size() - G);
+    h2d_free.resize(h2d_free.size() - G);
+  }
+  --n;
+}
+
+void NodeTimesBatch::clear() {
+  for (std::vector<double>* v : {&end, &device_free, &makespan_so_far, &now, &level, &offload_start, &offload_end,
+                                 &reload_start, &reload_end, &d2h_free, &h2d_free}) {
+    v->clear();
+  }
+  n = 0;
+}
+
 namespace {
 
 class ScalarBounds final : public BatchedBounds {
  public:
   explicit ScalarBounds(const BoundProblem& p) : view_(view_of(p)) {
-    jobs_.resize(static_cast<std::size_t>(max_device_ops(p)));
+    jobs_.resize(static_cast<std::size_t>(node_bound_scratch_jobs(view_, max_device_ops(p))));
     heap_.resize(jobs_.size());
     head_.resize(static_cast<std::size_t>(view_.num_ops()));
     finish_.resize(head_.size());
-    scratch_.resize(static_cast<std::size_t>(heads_scratch_doubles(view_)));
+    scratch_.resize(static_cast<std::size_t>(node_bound_scratch_doubles(view_)));
   }
   const char* name() const override { return "scalar"; }
   void evaluate(const NodeBatch& b, std::vector<double>& bounds) override {
@@ -73,12 +98,9 @@ class ScalarBounds final : public BatchedBounds {
         nt.d2h_free = b.d2h_free.data() + k * G;
         nt.h2d_free = b.h2d_free.data() + k * G;
       }
-      compute_heads_core(view_, b.end.data() + k * ops, b.device_free.data() + k * D,
-                         b.with_transfers() ? &nt : nullptr, head_.data(), finish_.data(), nullptr, nullptr,
-                         scratch_.data());
-      const double cp = critical_path_core(view_, b.makespan_so_far[k], finish_.data());
-      const double om = one_machine_core(view_, head_.data(), jobs_.data(), heap_.data());
-      bounds[k] = hd::max(cp, om);
+      bounds[k] = node_bound_from_times_core(view_, b.end.data() + k * ops, b.device_free.data() + k * D,
+                                             b.makespan_so_far[k], b.with_transfers() ? &nt : nullptr, head_.data(),
+                                             finish_.data(), scratch_.data(), jobs_.data(), heap_.data());
     }
   }
   void prune(const std::vector<double>& bounds, double cutoff, std::vector<int>& kept) override {

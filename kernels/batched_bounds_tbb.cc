@@ -27,16 +27,17 @@ class TbbBounds final : public BatchedBounds {
     bounds.resize(static_cast<std::size_t>(b.n));
     const std::size_t n = static_cast<std::size_t>(b.n);
     const std::size_t ops = static_cast<std::size_t>(view_.num_ops());
-    const int heads_scratch = heads_scratch_doubles(view_);
-    if (jobs_.size() < n * static_cast<std::size_t>(device_ops_)) {
-      jobs_.resize(n * static_cast<std::size_t>(device_ops_));
+    const int node_scratch = node_bound_scratch_doubles(view_);
+    const int node_jobs = node_bound_scratch_jobs(view_, device_ops_);
+    if (jobs_.size() < n * static_cast<std::size_t>(node_jobs)) {
+      jobs_.resize(n * static_cast<std::size_t>(node_jobs));
       heap_.resize(jobs_.size());
     }
     if (head_.size() < n * ops) {
       head_.resize(n * ops);
       finish_.resize(n * ops);
     }
-    if (scratch_.size() < n * static_cast<std::size_t>(heads_scratch)) scratch_.resize(n * static_cast<std::size_t>(heads_scratch));
+    if (scratch_.size() < n * static_cast<std::size_t>(node_scratch)) scratch_.resize(n * static_cast<std::size_t>(node_scratch));
     const bool tr = b.with_transfers();
     const batch_impl::NodeTimesArrays t{b.end.data(),
                                         b.device_free.data(),
@@ -50,7 +51,7 @@ class TbbBounds final : public BatchedBounds {
                                         tr ? b.d2h_free.data() : nullptr,
                                         tr ? b.h2d_free.data() : nullptr};
     const batch_impl::NodeTimesBoundFunctor f{view_,          t,           bounds.data(), head_.data(), finish_.data(),
-                                              scratch_.data(), jobs_.data(), heap_.data(),  heads_scratch, device_ops_};
+                                              scratch_.data(), jobs_.data(), heap_.data(),  node_scratch,  node_jobs};
     batch_impl::evaluate(thrust::tbb::par, f, b.n);
   }
   void prune(const std::vector<double>& bounds, double cutoff, std::vector<int>& kept) override {

@@ -10,8 +10,10 @@
 #include <random>
 #include <stdexcept>
 
+#include "engine/bounds/channel_bound.h"
 #include "engine/bounds/critical_path_bound.h"
 #include "engine/bounds/heads.h"
+#include "engine/bounds/memory_energy_bound.h"
 #include "engine/bounds/node_transfers.h"
 #include "engine/bounds/node_times.h"
 #include "engine/bounds/one_machine_bound.h"
@@ -52,15 +54,21 @@ void add_dive(const Instance& inst, const BoundProblem& p, std::mt19937& rng, No
   }
 }
 
+// Counts of the nodes whose full bound comes from the channel or the memory-energy part.
+struct PartCounts {
+  int channel = 0, energy = 0;
+};
+
 // Appends the decision nodes of one random dive (offload levels among the random choices) to
 // `batch` by their times and, with `transfers`, their transfers; `expected` gets the scalar
-// path's bounds from compute_heads with the same transfers.
+// path's bound from compute_heads with the same transfers: max(critical path, one machine,
+// channel, memory energy) as the solver's bound() gives it for a node it does not cut.
 int add_dive_times(const Instance& inst, const BoundProblem& p, std::mt19937& rng, bool transfers, NodeTimesBatch& batch,
-                   std::vector<double>& expected) {
+                   std::vector<double>& expected, PartCounts& parts) {
   Simulator sim(inst);
   sim.start_open();
   Simulator::Step step = sim.advance();
-  std::vector<double> head, finish;
+  std::vector<double> head, finish, offload_lb, reload_lb;
   std::vector<OneMachineJob> jobs;
   std::vector<Candidate> cands;
   CandidateStats stats;
@@ -71,9 +79,16 @@ int add_dive_times(const Instance& inst, const BoundProblem& p, std::mt19937& rn
     fill_node_times(p, sim.state(), step.time, times);
     fill_node_transfers(p, sim.state(), step.time, nt);
     for (double r : nt.level) offloaded += r > 0;
-    compute_heads(p, times, head, finish, transfers ? &nt : nullptr);
+    compute_heads(p, times, head, finish, transfers ? &nt : nullptr, &offload_lb, &reload_lb);
     batch.add(times, transfers ? &nt : nullptr);
-    expected.push_back(std::max(critical_path_bound(p, times, finish), one_machine_bound(p, head, jobs)));
+    const double cp = critical_path_bound(p, times, finish);
+    const double om = one_machine_bound(p, head, jobs);
+    const double ch = transfers ? channel_bound(p, nt, finish, reload_lb, jobs) : 0.0;
+    const double me =
+        memory_energy_bound(p, times, transfers ? &nt : nullptr, head, finish, offload_lb, std::max({cp, om, ch}));
+    parts.channel += ch > std::max(cp, om);
+    parts.energy += me > std::max({cp, om, ch});
+    expected.push_back(std::max({cp, om, ch, me}));
     compute_heads(p, times, head, finish);  // the branching reads the static heads
     branch_candidates(inst, p, sim.state(), step.device, step.time, head, false, cands, stats);
     if (cands.empty()) break;
@@ -131,10 +146,11 @@ void check_backend(const char* which) {
 }
 
 // evaluate_times (heads computed in the batch, with the memory rules and the node's transfers)
-// equals compute_heads + the two bounds of the scalar path bit for bit.
+// equals compute_heads + the four bounds of the scalar path (the solver's bound()) bit for bit.
 void check_backend_times(const char* which) {
   std::mt19937 rng(57);
   int nodes = 0, instances = 0, offloaded = 0;
+  PartCounts parts;
   for (int i = 0; i < 40; ++i) {
     testing::RandomInstanceOptions o;
     o.max_devices = 4;
@@ -153,7 +169,7 @@ void check_backend_times(const char* which) {
     for (const bool transfers : {true, false}) {
       NodeTimesBatch batch;
       std::vector<double> expected, got;
-      for (int dive = 0; dive < 4; ++dive) offloaded += add_dive_times(inst, p, rng, transfers, batch, expected);
+      for (int dive = 0; dive < 4; ++dive) offloaded += add_dive_times(inst, p, rng, transfers, batch, expected, parts);
       bb->evaluate_times(batch, got);
       ASSERT_EQ(got.size(), expected.size());
       for (std::size_t k = 0; k < got.size(); ++k) {
@@ -165,11 +181,13 @@ void check_backend_times(const char* which) {
     }
     ++instances;
   }
-  std::printf("[ batch    ] %s from times: %d nodes of %d instances (%d offloaded microbatches listed) equal to the "
-              "scalar bounds\n",
-              which, nodes, instances, offloaded);
+  std::printf("[ batch    ] %s from times: %d nodes of %d instances (%d offloaded microbatches listed; channel best "
+              "on %d, memory energy best on %d) equal to the scalar bounds\n",
+              which, nodes, instances, offloaded, parts.channel, parts.energy);
   EXPECT_GT(nodes, 1000);
   EXPECT_GT(offloaded, 100);
+  EXPECT_GT(parts.channel, 0);
+  EXPECT_GT(parts.energy, 0);
 }
 
 TEST(BatchedBounds, ScalarBackendIsTheScalarPath) {

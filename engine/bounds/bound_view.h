@@ -1,7 +1,7 @@
 // BoundProblem as plain pointers (a POD view) for OPTPIPE_HD bound functions: the same arrays in
 // host memory for the scalar path, or copied to device memory for the GPU batch. Only the fields
 // the ported bounds read are here (critical path, one machine, heads with the memory rules and
-// node transfers); the view never owns memory.
+// node transfers, channel, memory energy); the view never owns memory.
 #pragma once
 
 #include "engine/bounds/bound_problem.h"
@@ -27,9 +27,15 @@ struct BoundProblemView {
   const double* offload_time = nullptr;    // [s]
   const double* reload_time = nullptr;     // [s]
   const int* group_of_device = nullptr;    // [d]
+  // Memory tokens (memory_energy_bound.h).
+  const int* tokens = nullptr;             // [s]
+  const double* token_w_weight = nullptr;  // [s]
+  const int* token_w_extra = nullptr;      // [s]
+  const double* latency = nullptr;         // [s]
 
   OPTPIPE_HD int op(int type, int s, int j) const { return (type * S + s) * m + j; }
   OPTPIPE_HD int num_ops() const { return 3 * S * m; }
+  OPTPIPE_HD double op_tail(int type, int s, int j) const { return op_tails[op(type, s, j)]; }
 };
 
 // A node's transfers (node_transfers.h) as plain pointers: [sj] arrays, [g] channel free times.
@@ -64,6 +70,10 @@ inline BoundProblemView view_of(const BoundProblem& p) {
   v.offload_time = p.offload_time.data();
   v.reload_time = p.reload_time.data();
   v.group_of_device = p.group_of_device.data();
+  v.tokens = p.tokens.data();
+  v.token_w_weight = p.token_w_weight.data();
+  v.token_w_extra = p.token_w_extra.data();
+  v.latency = p.latency.data();
   return v;
 }
 

@@ -19,6 +19,9 @@
 // schedule minimises max(completion + tail) of the relaxation, so its value is a lower bound on
 // the makespan. At the root no level is decided and the bound is 0.
 //
+// The code is the OPTPIPE_HD core channel_bound_core (channel_bound_core.h), shared with the
+// batched bounds; channel_bound below wraps it.
+//
 // Complexity: O(n log n) per channel for its n pending transfers.
 #pragma once
 
@@ -31,7 +34,7 @@
 namespace optpipe {
 
 // The largest channel bound over the groups' D2H and H2D channels. `finish` and `reload_lb`
-// come from compute_heads with the same `transfers`.
+// come from compute_heads with the same `transfers`. `scratch` is grown as needed (S·m jobs).
 double channel_bound(const BoundProblem& problem, const NodeTransfers& transfers, const std::vector<double>& finish,
                      const std::vector<double>& reload_lb, std::vector<OneMachineJob>& scratch);
 

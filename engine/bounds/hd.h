@@ -19,6 +19,7 @@ namespace optpipe::hd {
 OPTPIPE_HD inline double max(double a, double b) { return a < b ? b : a; }
 OPTPIPE_HD inline double min(double a, double b) { return b < a ? b : a; }
 OPTPIPE_HD inline int max(int a, int b) { return a < b ? b : a; }
+OPTPIPE_HD inline int min(int a, int b) { return b < a ? b : a; }
 OPTPIPE_HD inline bool known(double x) { return x == x; }  // not NaN
 OPTPIPE_HD inline double inf() { return __builtin_huge_val(); }
 OPTPIPE_HD inline double nan() { return __builtin_nan(""); }

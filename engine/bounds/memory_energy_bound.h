@@ -57,6 +57,10 @@
 // the finish of the op whose tail ends the right region (T - that tail >= its end >= its
 // finish); a deficit whose condition is not shown is left out.
 //
+// The code is the OPTPIPE_HD core memory_energy_bound_core (memory_energy_bound_core.h), shared
+// with the batched bounds; memory_energy_bound below wraps it (its prefix-sum scratch, m + 1
+// doubles, is the caller's there: memory_energy_scratch_doubles).
+//
 // Complexity: O(S·m) per node: per stage 9 left ends, each O(m) (prefix sums of the
 // microbatches' parts), and 6 right ends each O(microbatches whose tail is below q) plus O(c)
 // for the deficits; O(m) for a stage whose most optimistic window cannot beat the caller's

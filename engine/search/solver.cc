@@ -116,7 +116,7 @@ struct Worker {
   StateKey key;
   // Batch modes: the evaluator and the children waiting for their batched bounds.
   std::unique_ptr<BatchedBounds> batch;
-  NodeBatch nodes;
+  NodeTimesBatch nodes;  // the children's times and transfers
   std::vector<double> batch_bounds;
   std::vector<int> kept;
   SolveStats stats;
@@ -598,33 +598,22 @@ class Search {
     return batch_backend_ == "cuda" ? make_cuda_bounds(problem_) : make_tbb_bounds(problem_);
   }
 
-  // The bounds that stay on the CPU (channel, memory energy) for the child whose state is `st`;
-  // its heads go to the worker's batch for the critical-path and one-machine bounds, which
-  // batch_loop adds. Returns the CPU part (a valid bound on its own).
+  // Batch modes: adds the child whose state is `st` to the worker's batch by its times and
+  // transfers; the batch computes its heads and whole bound (kernels/batched_bounds.h, the value
+  // of bound() for a node that is not cut), which batch_loop combines. Returns what the CPU has
+  // for free: the makespan so far (a valid bound on its own, for the early prune in expand).
   double bound_outside_batch(Worker& w, const Simulator::State& st, double t) {
     fill_times(st, t, w.times);
     fill_node_transfers(problem_, st, t, w.transfers);
-    compute_heads(problem_, w.times, w.head, w.finish, &w.transfers, &w.offload_lb, &w.reload_lb);
     ++w.stats.bound_calls;
-    const double ch = can_offload_ ? channel_bound(problem_, w.transfers, w.finish, w.reload_lb, w.jobs) : 0.0;
-    const double me = memory_energy_bound(problem_, w.times, &w.transfers, w.head, w.finish, w.offload_lb, ch);
-    NodeBatch& b = w.nodes;
-    b.head.insert(b.head.end(), w.head.begin(), w.head.end());
-    b.finish.insert(b.finish.end(), w.finish.begin(), w.finish.end());
-    b.makespan_so_far.push_back(w.times.makespan_so_far);
-    ++b.n;
-    return std::max(ch, me);
+    w.nodes.add(w.times, &w.transfers);
+    return w.times.makespan_so_far;
   }
 
   // Batch modes: forgets the last child added to the batch (cut before the batch ran).
   void drop_batch_entry(Worker& w) const {
     if (!w.batch) return;
-    NodeBatch& b = w.nodes;
-    const std::size_t ops = static_cast<std::size_t>(problem_.num_ops());
-    b.head.resize(b.head.size() - ops);
-    b.finish.resize(b.finish.size() - ops);
-    b.makespan_so_far.pop_back();
-    --b.n;
+    w.nodes.pop_back(problem_);
   }
 
   // Pops up to `k` open nodes (smallest bounds first); marks the worker busy with the first.
@@ -642,9 +631,9 @@ class Search {
     return out;
   }
 
-  // Best-first in batches: expand up to a batch of open nodes, bound all their children at once
-  // (critical path and one machine in the batch, the rest on the CPU), keep those below the
-  // cutoff. The batch grows with the pool (narrow tree: small batches; wide: up to 1024 nodes).
+  // Best-first in batches: expand up to a batch of open nodes (the CPU simulates the children),
+  // bound all their children at once (heads and the four bounds in the batch), keep those below
+  // the cutoff. The batch grows with the pool (narrow tree: small batches; wide: up to 1024 nodes).
   void batch_loop(Worker& w, int wi) {
     std::vector<NodePtr> children, pending;
     std::vector<Action> actions;
@@ -662,7 +651,7 @@ class Search {
         std::this_thread::sleep_for(std::chrono::microseconds(200));
         continue;
       }
-      w.nodes = NodeBatch{};
+      w.nodes.clear();
       pending.clear();
       for (std::size_t k = 0; k < taken.size(); ++k) {
         NodePtr& n = taken[k];
@@ -677,14 +666,14 @@ class Search {
         }
         count_node(w);
         const Simulator::Step step = replay(w, *n);
-        expand(w, *n, step, children, actions);  // children carry their CPU-side bounds
+        expand(w, *n, step, children, actions);  // children carry their makespans so far
         for (auto& c : children) pending.push_back(std::move(c));
         children.clear();
         actions.clear();
       }
       if (!pending.empty()) {
         if (w.nodes.n != static_cast<int>(pending.size())) throw std::logic_error("batch out of step with its nodes");
-        w.batch->evaluate(w.nodes, w.batch_bounds);
+        w.batch->evaluate_times(w.nodes, w.batch_bounds);
         ++w.stats.batches;
         w.stats.batched_nodes += w.nodes.n;
         for (std::size_t i = 0; i < pending.size(); ++i) {
