@@ -376,6 +376,17 @@ class Search {
 
   // ---- workers -----------------------------------------------------------------------------
 
+  // No open node is left and no worker holds one: the search is over. Otherwise waits a moment
+  // (another worker may still add nodes) and says no.
+  bool search_finished() {
+    {
+      std::lock_guard<std::mutex> lock(pool_mu_);
+      if (pool_.empty() && busy_ == 0) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    return false;
+  }
+
   void work(int w) {
     Worker worker(inst_);
     if (batch_backend_ != "cpu") {
@@ -388,13 +399,7 @@ class Search {
     while (!stopping()) {
       NodePtr n = pop(w);
       if (!n) {
-        bool finished;
-        {
-          std::lock_guard<std::mutex> lock(pool_mu_);
-          finished = pool_.empty() && busy_ == 0;
-        }
-        if (finished) break;
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        if (search_finished()) break;
         continue;
       }
       dive(worker, std::move(n), w);
@@ -642,13 +647,7 @@ class Search {
       const std::size_t want = std::clamp<std::size_t>(pool_size() / static_cast<std::size_t>(threads_), 1, cap);
       std::vector<NodePtr> taken = pop_many(wi, want);
       if (taken.empty()) {
-        bool finished;
-        {
-          std::lock_guard<std::mutex> lock(pool_mu_);
-          finished = pool_.empty() && busy_ == 0;
-        }
-        if (finished) break;
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        if (search_finished()) break;
         continue;
       }
       w.nodes.clear();
