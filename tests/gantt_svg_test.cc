@@ -320,6 +320,22 @@ TEST(GanttSvg, EscapesSpecialCharactersInNames) {
   EXPECT_EQ(svg.find("<1F1B>"), std::string::npos);
 }
 
+TEST(GanttSvg, ShowsWhatTheSolverProved) {
+  const Instance inst = testing::uniform_instance(2, 2, 1.0, 1.0, 1.0);
+  Schedule sch = one_f_one_b(inst);
+  const SimResult sim = simulate(inst, sch);
+  EXPECT_EQ(render_svg_gantt(inst, sch, sim).find("lower bound"), std::string::npos);  // a heuristic's: nothing
+  sch.status = "feasible";
+  sch.bound = 4.5;
+  sch.gap = 0.125;
+  const std::string open = render_svg_gantt(inst, sch, sim);
+  EXPECT_NE(open.find("lower bound 4.50 ms (gap 12.50%)"), std::string::npos);
+  sch.status = "optimal";
+  const std::string proven = render_svg_gantt(inst, sch, sim);
+  EXPECT_NE(proven.find("proven optimal"), std::string::npos);
+  EXPECT_EQ(proven.find("lower bound"), std::string::npos);
+}
+
 TEST(GanttSvg, InfeasibleSimulationStillRendersWithItsReason) {
   // Device 0 must hold two activations before its first backward, but only one fits.
   const Instance inst = testing::uniform_instance(2, 2, 1.0, 1.0, 1.0, 0.0, GiB, GiB / 2, 1.5 * GiB);

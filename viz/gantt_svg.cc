@@ -264,6 +264,12 @@ std::string info_line(const Context& c) {
                   ", placement " + to_string(i.placement()) + " \u00b7 " + std::to_string(i.microbatches) +
                   " microbatches \u00b7 " + (i.split_backward ? "split backward (B + W)" : "fused backward");
   if (!c.sch.solver.empty()) s += " \u00b7 " + c.sch.solver;
+  // What the solver proved, from the schedule file's informational fields.
+  if (c.sch.status == "optimal") {
+    s += " \u00b7 proven optimal";
+  } else if (c.sch.bound && c.sch.gap) {
+    s += " \u00b7 lower bound " + fixed(*c.sch.bound, 2) + " ms (gap " + fixed(*c.sch.gap * 100, 2) + "%)";
+  }
   return s;
 }
 
