@@ -1,7 +1,9 @@
 #include "tests/test_util.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -49,6 +51,25 @@ Schedule lists(const Instance& inst, std::initializer_list<std::initializer_list
   std::vector<std::vector<std::string>> v;
   for (const auto& list : devices) v.emplace_back(list.begin(), list.end());
   return lists(inst, v);
+}
+
+Schedule offload_slow_witness(const Instance& inst) {
+  static const char* const kLines[] = {
+      "F0.0 F0.1@1 R0.1 F0.2@1 R0.2 B0.0 W0.0 F0.3@1 R0.3 B0.1 W0.1 F0.4 B0.2 W0.2 B0.3 W0.3 F0.5 B0.4 W0.4 "
+      "F0.6@1 R0.6 F0.7 B0.5 W0.5 B0.6 W0.6 B0.7 W0.7",
+      "F1.0 F1.1 B1.0 W1.0 F1.2 B1.1 W1.1 F1.3@1 R1.3 B1.2 W1.2 F1.4 B1.3 B1.4 F1.5 W1.3 W1.4 F1.6 B1.5 W1.5 "
+      "F1.7 B1.6 W1.6 B1.7 W1.7",
+      "F2.0 F2.1 B2.0 W2.0 B2.1 W2.1 F2.2 F2.3 B2.2 W2.2 B2.3 W2.3 F2.4 B2.4 F2.5 W2.4 B2.5 F2.6 W2.5 F2.7 "
+      "B2.6 W2.6 B2.7 W2.7",
+      "F3.0 B3.0 W3.0 F3.1 B3.1 W3.1 F3.2 B3.2 F3.3 W3.2 B3.3 W3.3 F3.4 B3.4 W3.4 F3.5 B3.5 W3.5 F3.6 B3.6 "
+      "F3.7 B3.7 W3.6 W3.7",
+  };
+  std::vector<std::vector<std::string>> devices;
+  for (const char* line : kLines) {
+    std::istringstream in(line);
+    devices.emplace_back(std::istream_iterator<std::string>(in), std::istream_iterator<std::string>());
+  }
+  return lists(inst, devices);
 }
 
 Instance random_instance(std::mt19937& rng, const RandomInstanceOptions& o) {

@@ -24,6 +24,10 @@ Instance uniform_instance(int p, int m, double f, double b, double w, double com
 Schedule lists(const Instance& instance, std::initializer_list<std::initializer_list<const char*>> devices);
 Schedule lists(const Instance& instance, const std::vector<std::vector<std::string>>& devices);
 
+// The best known schedule of instances/offload-slow-pcie-4x8.json (341.92 ms; found by simulated
+// annealing, see tests/offload_witness_test.cc), for `inst` loaded from that file.
+Schedule offload_slow_witness(const Instance& inst);
+
 struct RandomInstanceOptions {
   int min_devices = 1, max_devices = 4;
   int min_microbatches = 1, max_microbatches = 6;
