@@ -5,8 +5,6 @@
 //   tbb     Thrust algorithms with the TBB execution policy (thrust::tbb::par) on the CPU;
 //   cuda    the same Thrust code with the CUDA policy on the GPU (built when nvcc is there;
 //           make_cuda_bounds throws a clear error without a build or a device).
-// Two entry points: evaluate() takes nodes with their heads and finishes computed
-// (engine/bounds/heads.h) and evaluates the critical-path and one-machine bounds;
 // evaluate_times() takes the nodes' times (NodeTimes) and transfers (NodeTransfers) and computes
 // the heads inside the batch too (engine/bounds/heads_core.h, with the memory rules), then
 // max(critical path, one machine, channel, memory energy) (kernels/node_bound_core.h): the
@@ -18,10 +16,9 @@
 // prune() keeps the nodes whose bound is below the cutoff in their batch order (a stable
 // compaction), whatever the backend and thread count.
 //
-// Complexity: per node O(ops log ops) (Jackson per device), plus in evaluate_times the heads'
-// O(S·m³) worst case, the channels' O(S·m log(S·m)) and the memory energy's O(S·m); memory: the
-// batch's heads and finishes (2·ops doubles a node) plus scratch of 5·max_device_ops doubles a
-// node, and for evaluate_times 5·max(max_device_ops, S·m) doubles of jobs and
+// Complexity: per node O(ops log ops) (Jackson per device), the heads' O(S·m³) worst case, the
+// channels' O(S·m log(S·m)) and the memory energy's O(S·m); memory: the batch's times, 2·ops
+// doubles of heads and finishes, 5·max(max_device_ops, S·m) doubles of jobs and
 // node_bound_scratch_doubles (4·S·m + 2·S + 4·m + 1) more doubles a node.
 #pragma once
 
@@ -35,13 +32,6 @@
 namespace optpipe {
 
 struct NodeTransfers;  // engine/bounds/node_transfers.h (not included: nvcc reads this header)
-
-// n nodes, structure of arrays: head and finish are [node * num_ops + op] (head NaN for ops
-// that started), makespan_so_far [node].
-struct NodeBatch {
-  int n = 0;
-  std::vector<double> head, finish, makespan_so_far;
-};
 
 // n nodes by their times, structure of arrays (the layouts of NodeTimes and NodeTransfers, one
 // node after the other): end [node * num_ops + op], device_free [node * D + d],
@@ -65,8 +55,6 @@ class BatchedBounds {
  public:
   virtual ~BatchedBounds() = default;
   virtual const char* name() const = 0;
-  // bounds[i] = max(critical path, one machine) of node i.
-  virtual void evaluate(const NodeBatch& batch, std::vector<double>& bounds) = 0;
   // bounds[i] = max(critical path, one machine, channel, memory energy) of node i, its heads
   // computed in the batch from its times (bit for bit compute_heads with the node's transfers
   // and the four std::vector bounds, as the solver's bound() combines them; without transfers

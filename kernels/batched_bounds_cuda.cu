@@ -45,33 +45,6 @@ class CudaBounds final : public BatchedBounds {
     view_.latency = upload(latency_, p.latency);
   }
   const char* name() const override { return "cuda"; }
-  void evaluate(const NodeBatch& b, std::vector<double>& bounds) override {
-    try {
-      head_.assign(b.head.begin(), b.head.end());
-      finish_.assign(b.finish.begin(), b.finish.end());
-      makespan_.assign(b.makespan_so_far.begin(), b.makespan_so_far.end());
-      out_.resize(static_cast<std::size_t>(b.n));
-      const std::size_t scratch = static_cast<std::size_t>(b.n) * static_cast<std::size_t>(device_ops_);
-      if (jobs_.size() < scratch) {
-        jobs_.resize(scratch);
-        heap_.resize(scratch);
-      }
-      const batch_impl::NodeBoundFunctor f{view_,
-                                           thrust::raw_pointer_cast(head_.data()),
-                                           thrust::raw_pointer_cast(finish_.data()),
-                                           thrust::raw_pointer_cast(makespan_.data()),
-                                           thrust::raw_pointer_cast(out_.data()),
-                                           thrust::raw_pointer_cast(jobs_.data()),
-                                           thrust::raw_pointer_cast(heap_.data()),
-                                           device_ops_};
-      batch_impl::evaluate(thrust::cuda::par, f, b.n);
-      check(cudaGetLastError(), "the bound kernel");
-      bounds.resize(static_cast<std::size_t>(b.n));
-      thrust::copy(out_.begin(), out_.end(), bounds.begin());
-    } catch (const thrust::system_error& e) {
-      throw std::runtime_error(std::string("CUDA error in the batched bounds: ") + e.what());
-    }
-  }
   void evaluate_times(const NodeTimesBatch& b, std::vector<double>& bounds) override {
     try {
       const std::size_t n = static_cast<std::size_t>(b.n);

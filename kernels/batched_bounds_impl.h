@@ -8,31 +8,10 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include "engine/bounds/bound_view.h"
-#include "engine/bounds/critical_path_bound.h"
 #include "engine/bounds/heads_core.h"
-#include "engine/bounds/one_machine_bound.h"
 #include "kernels/node_bound_core.h"
 
 namespace optpipe::batch_impl {
-
-struct NodeBoundFunctor {
-  BoundProblemView p;
-  const double* head;
-  const double* finish;
-  const double* makespan_so_far;
-  double* out;
-  OneMachineJob* jobs;   // [node * device_ops]
-  JacksonEntry* heap;    // [node * device_ops]
-  int device_ops;
-
-  OPTPIPE_HD void operator()(int i) const {
-    const int ops = p.num_ops();
-    const double cp = critical_path_core(p, makespan_so_far[i], finish + static_cast<long long>(i) * ops);
-    const double om = one_machine_core(p, head + static_cast<long long>(i) * ops, jobs + static_cast<long long>(i) * device_ops,
-                                       heap + static_cast<long long>(i) * device_ops);
-    out[i] = hd::max(cp, om);
-  }
-};
 
 // The arrays of a NodeTimesBatch (batched_bounds.h) as pointers; the transfer pointers are null
 // when the batch has none.

@@ -71,15 +71,6 @@ class ScalarBounds final : public BatchedBounds {
     scratch_.resize(static_cast<std::size_t>(node_bound_scratch_doubles(view_)));
   }
   const char* name() const override { return "scalar"; }
-  void evaluate(const NodeBatch& b, std::vector<double>& bounds) override {
-    const int ops = view_.num_ops();
-    bounds.resize(static_cast<std::size_t>(b.n));
-    for (int i = 0; i < b.n; ++i) {
-      const double cp = critical_path_core(view_, b.makespan_so_far[i], b.finish.data() + static_cast<std::size_t>(i) * ops);
-      const double om = one_machine_core(view_, b.head.data() + static_cast<std::size_t>(i) * ops, jobs_.data(), heap_.data());
-      bounds[i] = hd::max(cp, om);
-    }
-  }
   void evaluate_times(const NodeTimesBatch& b, std::vector<double>& bounds) override {
     const std::size_t ops = static_cast<std::size_t>(view_.num_ops());
     const std::size_t sm = static_cast<std::size_t>(view_.S) * static_cast<std::size_t>(view_.m);

@@ -12,17 +12,6 @@ class TbbBounds final : public BatchedBounds {
  public:
   explicit TbbBounds(const BoundProblem& p) : view_(view_of(p)), device_ops_(max_device_ops(p)) {}
   const char* name() const override { return "tbb"; }
-  void evaluate(const NodeBatch& b, std::vector<double>& bounds) override {
-    bounds.resize(static_cast<std::size_t>(b.n));
-    const std::size_t scratch = static_cast<std::size_t>(b.n) * static_cast<std::size_t>(device_ops_);
-    if (jobs_.size() < scratch) {
-      jobs_.resize(scratch);
-      heap_.resize(scratch);
-    }
-    const batch_impl::NodeBoundFunctor f{view_,        b.head.data(), b.finish.data(), b.makespan_so_far.data(),
-                                         bounds.data(), jobs_.data(),  heap_.data(),   device_ops_};
-    batch_impl::evaluate(thrust::tbb::par, f, b.n);
-  }
   void evaluate_times(const NodeTimesBatch& b, std::vector<double>& bounds) override {
     bounds.resize(static_cast<std::size_t>(b.n));
     const std::size_t n = static_cast<std::size_t>(b.n);
