@@ -190,6 +190,36 @@ TEST(BatchedBounds, SolverGivesTheSameOptimaInTheTbbBatchMode) {
   EXPECT_GT(batches, 0);
 }
 
+// The batch mode dives (its lanes go on with their best child): without a warm start it
+// reaches a leaf within a node budget of about two passes over the ops, where a pure best-first
+// search would still be widening the top of the tree.
+TEST(BatchedBounds, TbbBatchModeDivesToAnIncumbentWithoutAWarmStart) {
+  std::mt19937 rng(17);
+  for (int i = 0; i < 6; ++i) {
+    testing::RandomInstanceOptions o;
+    o.max_devices = 4;
+    o.max_microbatches = 8;
+    const Instance inst = i == 0 ? testing::uniform_instance(4, 8, 1, 1, 1) : testing::random_instance(rng, o);
+    int ops = 0;
+    for (std::size_t s = 0; s < inst.stages.size(); ++s) ops += (inst.split_backward ? 3 : 2) * inst.microbatches;
+    SolveOptions opt;
+    opt.threads = 1;
+    opt.bounds = BoundsMode::kTbb;
+    opt.node_limit = 2 * ops;
+    SolveResult r;
+    try {
+      r = solve(inst, {}, opt);
+    } catch (const InputError& e) {
+      GTEST_SKIP() << e.what();
+    }
+    SCOPED_TRACE("instance " + std::to_string(i) + ", " + std::to_string(ops) + " ops");
+    EXPECT_GE(r.stats.incumbent_updates, 1);
+    EXPECT_LE(r.stats.nodes, 2 * ops);
+    ASSERT_TRUE(r.schedule.has_value());
+    EXPECT_NEAR(simulate(inst, *r.schedule).makespan, r.makespan, 1e-9);
+  }
+}
+
 TEST(BatchedBounds, GpuModeWithoutADeviceIsAClearError) {
   if (!query_cuda_devices().devices.empty()) GTEST_SKIP() << "a GPU is present";
   const Instance inst = testing::uniform_instance(2, 3, 1, 1, 1);

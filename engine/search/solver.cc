@@ -621,8 +621,10 @@ class Search {
     w.nodes.pop_back(problem_);
   }
 
-  // Pops up to `k` open nodes (smallest bounds first); marks the worker busy with the first.
-  std::vector<NodePtr> pop_many(int w, std::size_t k) {
+  // Pops up to `k` open nodes (smallest bounds first). The worker becomes busy unless it already
+  // is (`held`), and its working bound drops to the smallest bound it holds (`held_min`, the
+  // bound of what it held before, or infinity).
+  std::vector<NodePtr> pop_many(int w, std::size_t k, bool held, double held_min) {
     std::vector<NodePtr> out;
     std::lock_guard<std::mutex> lock(pool_mu_);
     while (out.size() < k && !pool_.empty()) {
@@ -630,46 +632,72 @@ class Search {
       pool_.pop();
     }
     if (!out.empty()) {
-      working_bound_[w].store(out.front()->bound);
-      ++busy_;
+      working_bound_[w].store(std::min(held_min, out.front()->bound));
+      if (!held) ++busy_;
     }
     return out;
   }
 
-  // Best-first in batches: expand up to a batch of open nodes (the CPU simulates the children),
-  // bound all their children at once (heads and the four bounds in the batch), keep those below
-  // the cutoff. The batch grows with the pool (narrow tree: small batches; wide: up to 1024 nodes).
+  // Best-first in batches, with dives: the worker holds a set of lanes, each a depth-first dive.
+  // Every round expands every lane (the CPU simulates the children), bounds all their children
+  // in one batch (heads and the four bounds, kernels/batched_bounds.h), keeps those below the
+  // cutoff, continues each lane with its best kept child (smallest bound, then the dive's
+  // list-scheduling priority) and sends the other kept children to the pool. Lanes that end (a
+  // leaf, or every child cut) are refilled from the worker's own stack, then best-first from
+  // the pool. The lane count adapts to the tree: the pool's share per worker, at least 1 and
+  // at most the batch size (narrow tree: small batches; wide: up to 1024 lanes), and it starts
+  // at 1 and doubles each round in which a dive ended: the first dive reaches a leaf after about
+  // one pass over the ops (an incumbent when there was none), not after lanes x depth nodes of
+  // lockstep dives. When the pool
+  // is full (max_open_), siblings stay on the worker's stack instead, as in dive().
   void batch_loop(Worker& w, int wi) {
-    std::vector<NodePtr> children, pending;
+    std::vector<NodePtr> lanes, next_lanes, children, pending, stack;
     std::vector<Action> actions;
+    std::vector<std::size_t> first_child;  // pending[first_child[k] .. first_child[k + 1]) are lane k's
+    bool held = false;
+    auto min_bound = [](const std::vector<NodePtr>& v, double b) {
+      for (const auto& n : v) b = std::min(b, n->bound);
+      return b;
+    };
+    std::size_t ramp = 1;  // doubles whenever a dive ends, so that the first dives reach leaves soon
     while (!stopping()) {
       const std::size_t cap = opt_.batch_size > 0 ? static_cast<std::size_t>(opt_.batch_size) : 1024;
-      const std::size_t want = std::clamp<std::size_t>(pool_size() / static_cast<std::size_t>(threads_), 1, cap);
-      std::vector<NodePtr> taken = pop_many(wi, want);
-      if (taken.empty()) {
+      const std::size_t want =
+          std::clamp<std::size_t>(pool_size() / static_cast<std::size_t>(threads_), 1, std::min(cap, ramp));
+      while (lanes.size() < want && !stack.empty()) {
+        lanes.push_back(std::move(stack.back()));
+        stack.pop_back();
+      }
+      if (lanes.size() < want) {
+        std::vector<NodePtr> taken = pop_many(wi, want - lanes.size(), held, min_bound(stack, min_bound(lanes, kInf)));
+        if (!taken.empty()) held = true;
+        for (auto& n : taken) lanes.push_back(std::move(n));
+      }
+      if (lanes.empty()) {
+        if (held) release(wi);
+        held = false;
         if (search_finished()) break;
         continue;
       }
       w.nodes.clear();
       pending.clear();
-      for (std::size_t k = 0; k < taken.size(); ++k) {
-        NodePtr& n = taken[k];
-        if (stopping()) {  // keep the rest open for the bound
-          for (std::size_t r = k; r < taken.size(); ++r) push(std::move(taken[r]));
-          break;
-        }
-        if (n->bound >= cutoff()) {
+      first_child.assign(1, 0);
+      for (auto& n : lanes) {
+        if (!stopping() && n->bound < cutoff()) {
+          count_node(w);
+          const Simulator::Step step = replay(w, *n);
+          expand(w, *n, step, children, actions);  // children carry their makespans so far
+          for (auto& c : children) pending.push_back(std::move(c));
+          children.clear();
+          actions.clear();
+        } else if (!stopping()) {
           note_cut(n->bound);
           ++w.stats.pruned_bound;
-          continue;
+          n.reset();
         }
-        count_node(w);
-        const Simulator::Step step = replay(w, *n);
-        expand(w, *n, step, children, actions);  // children carry their makespans so far
-        for (auto& c : children) pending.push_back(std::move(c));
-        children.clear();
-        actions.clear();
+        first_child.push_back(pending.size());
       }
+      if (stopping()) break;  // the lanes (expanded or not) go back to the pool below
       if (!pending.empty()) {
         if (w.nodes.n != static_cast<int>(pending.size())) throw std::logic_error("batch out of step with its nodes");
         w.batch->evaluate_times(w.nodes, w.batch_bounds);
@@ -679,21 +707,50 @@ class Search {
           pending[i]->bound = std::max(pending[i]->bound, w.batch_bounds[i]);
           w.batch_bounds[i] = pending[i]->bound;
         }
-        const double cut = cutoff();
-        w.batch->prune(w.batch_bounds, cut, w.kept);
-        std::size_t next_kept = 0;
-        for (std::size_t i = 0; i < pending.size(); ++i) {
+        w.batch->prune(w.batch_bounds, cutoff(), w.kept);
+      } else {
+        w.kept.clear();
+      }
+      // Each lane goes on with its best kept child; the other kept children go to the pool (or,
+      // when it is full, to the worker's stack).
+      const bool pool_full = pool_size() > max_open_;
+      next_lanes.clear();
+      std::size_t next_kept = 0;
+      for (std::size_t k = 0; k + 1 < first_child.size(); ++k) {
+        std::size_t best = pending.size();
+        for (std::size_t i = first_child[k]; i < first_child[k + 1]; ++i) {
           if (next_kept < w.kept.size() && w.kept[next_kept] == static_cast<int>(i)) {
             ++next_kept;
-            push(std::move(pending[i]));
+            if (best == pending.size() || pending[i]->bound < pending[best]->bound ||
+                (pending[i]->bound == pending[best]->bound && pending[i]->priority < pending[best]->priority)) {
+              best = i;
+            }
           } else {
             note_cut(pending[i]->bound);
             ++w.stats.pruned_bound;
+            pending[i].reset();
           }
         }
+        for (std::size_t i = first_child[k]; i < first_child[k + 1]; ++i) {
+          if (!pending[i] || i == best) continue;
+          if (pool_full) {
+            stack.push_back(std::move(pending[i]));
+          } else {
+            push(std::move(pending[i]));
+          }
+        }
+        if (best != pending.size()) next_lanes.push_back(std::move(pending[best]));
       }
-      release(wi);
+      if (next_lanes.size() < lanes.size()) ramp = std::min<std::size_t>(2 * ramp, 1 << 20);
+      lanes.swap(next_lanes);
+      // Everything the worker dropped is explored or in the pool now: its working bound may rise.
+      working_bound_[wi].store(min_bound(stack, min_bound(lanes, kInf)));
     }
+    for (auto& n : stack) push(std::move(n));  // stopped: what is left stays open for the bound
+    for (auto& n : lanes) {
+      if (n) push(std::move(n));
+    }
+    if (held) release(wi);
   }
 
   // A wait that can never end, seen before the simulation gets stuck everywhere: a device whose

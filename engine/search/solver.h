@@ -60,7 +60,8 @@ struct Neighbourhood {
 
 // Where node bounds are computed (kernels/batched_bounds.h). kCpu: one node at a time in the
 // depth-first dives (the default; fastest without a GPU for now). The batch modes expand many
-// open nodes at once and bound all their children in one batch, best-first without dives:
+// open nodes at once and bound all their children in one batch (each worker runs a set of
+// depth-first dives in lockstep, refilled best-first from the pool: Search::batch_loop):
 // kTbb on the CPU, kGpu on a CUDA device (an error without one), kAuto the GPU when one is
 // present, otherwise kTbb.
 enum class BoundsMode { kCpu, kTbb, kGpu, kAuto };
