@@ -3,8 +3,10 @@
 // search calls (engine/bounds/*_core), on one of three backends:
 //   scalar  a plain loop (the reference);
 //   tbb     Thrust algorithms with the TBB execution policy (thrust::tbb::par) on the CPU;
-//   cuda    the same Thrust code with the CUDA policy on the GPU (built when nvcc is there;
-//           make_cuda_bounds throws a clear error without a build or a device).
+//   cuda    the same Thrust code with the CUDA policy on the GPU, pruning with CUB's
+//           DeviceSelect, a device pool and pinned staging allocated once, and chunked copies
+//           on a copy stream overlapping the kernel on a compute stream (built when nvcc is
+//           there; make_cuda_bounds throws a clear error without a build or a device).
 // evaluate_times() takes the nodes' times (NodeTimes) and transfers (NodeTransfers) and computes
 // the heads inside the batch too (engine/bounds/heads_core.h, with the memory rules), then
 // max(critical path, one machine, channel, memory energy) (kernels/node_bound_core.h): the
@@ -68,7 +70,9 @@ class BatchedBounds {
 std::unique_ptr<BatchedBounds> make_scalar_bounds(const BoundProblem& problem);
 std::unique_ptr<BatchedBounds> make_tbb_bounds(const BoundProblem& problem);
 // Throws std::runtime_error naming the reason when this build has no CUDA or no GPU is present.
-std::unique_ptr<BatchedBounds> make_cuda_bounds(const BoundProblem& problem);
+// `capacity`: the batch size (nodes) its device pool and pinned staging buffers are allocated
+// for up front; a larger batch grows them by doubling (batched_bounds_cuda.cu).
+std::unique_ptr<BatchedBounds> make_cuda_bounds(const BoundProblem& problem, int capacity = 4096);
 
 // The most ops one device has (types x m x its stages): the scratch a node needs.
 int max_device_ops(const BoundProblem& problem);

@@ -1,13 +1,37 @@
-// batched_bounds.h on the GPU: batched_bounds_impl.h with Thrust's CUDA policy. The problem's
-// arrays are copied to the device once; each batch is copied in, evaluated and copied back
-// (first increment: one stream, no pinned staging or overlap yet). evaluate_times computes the
-// heads and all four bounds on the device too. Every CUDA or Thrust error
-// becomes a std::runtime_error naming the step.
+// batched_bounds.h on the GPU: batched_bounds_impl.h with Thrust's CUDA policy, pruning with
+// CUB's DeviceSelect.
+//
+// Memory. The problem's arrays go to the device once. The batch's arrays (the node times and
+// transfers, the per-node heads, finishes and scratch, the bounds, the kept indices and CUB's
+// temporary storage) live in one device pool per evaluator, sized at construction for
+// `capacity` nodes (the search passes its batch size times a typical branching factor) and
+// grown by doubling when a batch is larger, so a search allocates a handful of times, not once
+// per batch. The host side stages each batch in pinned (page-locked) buffers, so the copies
+// are truly asynchronous.
+//
+// Overlap. A batch of n nodes is cut into up to kChunks chunks. For chunk c the host packs its
+// nodes into the pinned buffers and queues the host-to-device copies on the copy stream, then
+// an event; the compute stream waits for that event, runs the heads-and-bounds kernel on the
+// chunk and copies the chunk's bounds back into pinned memory. So the copy of chunk c + 1 (and
+// the host's packing of it) overlaps the evaluation of chunk c. One compute stream and one copy
+// stream per evaluator; evaluate_times returns after the compute stream has drained.
+//
+// Determinism: one thread per node, the same sequential code as the scalar path (engine/bounds/
+// *_core.h; built with --fmad=false), so the bounds are bit for bit the CPU's; DeviceSelect::If
+// is a stable compaction, so the kept indices come out in batch order.
+//
+// Errors: every CUDA runtime and CUB call's status is checked; a failure becomes a
+// std::runtime_error naming the step and CUDA's message (Thrust's own errors are caught and
+// rethrown the same way).
+#include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
 #include <thrust/device_vector.h>
+#include <thrust/iterator/counting_iterator.h>
 #include <thrust/system/cuda/execution_policy.h>
 #include <thrust/system_error.h>
 
+#include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -18,13 +42,68 @@ namespace optpipe {
 namespace {
 
 void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(e));
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // clear a non-sticky error so that the next call starts clean
+    throw std::runtime_error(std::string("CUDA error in ") + what + ": " + cudaGetErrorName(e) + " (" +
+                             cudaGetErrorString(e) + ")");
+  }
 }
+
+// Device memory for `n` objects of T (no construction: plain data only).
+template <class T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  ~DeviceArray() { cudaFree(p_); }
+  // Keeps the contents only up to the old size when it grows (callers refill after growing).
+  void reserve(std::size_t n, const char* what) {
+    if (n <= n_) return;
+    cudaFree(p_);
+    p_ = nullptr;
+    n_ = 0;
+    check(cudaMalloc(reinterpret_cast<void**>(&p_), std::max<std::size_t>(n, 1) * sizeof(T)), what);
+    n_ = n;
+  }
+  T* get() const { return p_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  T* p_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+// Pinned host memory for `n` objects of T.
+template <class T>
+class PinnedArray {
+ public:
+  PinnedArray() = default;
+  PinnedArray(const PinnedArray&) = delete;
+  PinnedArray& operator=(const PinnedArray&) = delete;
+  ~PinnedArray() { cudaFreeHost(p_); }
+  void reserve(std::size_t n, const char* what) {
+    if (n <= n_) return;
+    cudaFreeHost(p_);
+    p_ = nullptr;
+    n_ = 0;
+    check(cudaHostAlloc(reinterpret_cast<void**>(&p_), std::max<std::size_t>(n, 1) * sizeof(T), cudaHostAllocDefault),
+          what);
+    n_ = n;
+  }
+  T* get() const { return p_; }
+
+ private:
+  T* p_ = nullptr;
+  std::size_t n_ = 0;
+};
 
 class CudaBounds final : public BatchedBounds {
  public:
-  explicit CudaBounds(const BoundProblem& p) : device_ops_(max_device_ops(p)) {
-    // Every array of the view, on the device.
+  static constexpr int kChunks = 4;          // most chunks a batch is cut into
+  static constexpr int kMinChunkNodes = 256;  // fewer nodes are not worth a chunk of their own
+
+  CudaBounds(const BoundProblem& p, int capacity) : device_ops_(max_device_ops(p)) {
     view_ = view_of(p);
     view_.device_of = upload(device_of_, p.device_of);
     view_.dur = upload(dur_, p.dur);
@@ -43,72 +122,146 @@ class CudaBounds final : public BatchedBounds {
     view_.token_w_weight = upload(token_w_weight_, p.token_w_weight);
     view_.token_w_extra = upload(token_w_extra_, p.token_w_extra);
     view_.latency = upload(latency_, p.latency);
+    const long long sm = static_cast<long long>(view_.S) * view_.m;
+    // The batch's input arrays, each with its doubles per node (NodeTimesBatch's layout).
+    strides_[kEnd] = view_.num_ops();
+    strides_[kDeviceFree] = view_.D;
+    strides_[kMakespan] = 1;
+    strides_[kNow] = 1;
+    for (int f = kLevel; f <= kReloadEnd; ++f) strides_[f] = sm;
+    strides_[kD2h] = view_.G;
+    strides_[kH2d] = view_.G;
+    node_scratch_ = node_bound_scratch_doubles(view_);
+    node_jobs_ = node_bound_scratch_jobs(view_, device_ops_);
+    check(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking), "creating the compute stream");
+    check(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking), "creating the copy stream");
+    for (auto& e : copied_) check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "creating an event");
+    reserve(static_cast<std::size_t>(std::max(capacity, 1)));
   }
+  ~CudaBounds() override {
+    cudaStreamSynchronize(compute_);
+    cudaStreamSynchronize(copy_);
+    for (auto& e : copied_) cudaEventDestroy(e);
+    cudaStreamDestroy(compute_);
+    cudaStreamDestroy(copy_);
+  }
+
   const char* name() const override { return "cuda"; }
+
   void evaluate_times(const NodeTimesBatch& b, std::vector<double>& bounds) override {
+    const std::size_t n = static_cast<std::size_t>(b.n);
+    bounds.resize(n);
+    if (n == 0) return;
     try {
-      const std::size_t n = static_cast<std::size_t>(b.n);
-      const std::size_t ops = static_cast<std::size_t>(view_.num_ops());
-      const int node_scratch = node_bound_scratch_doubles(view_);
-      const int node_jobs = node_bound_scratch_jobs(view_, device_ops_);
+      reserve(n);
       const bool tr = b.with_transfers();
-      batch_impl::NodeTimesArrays t{upload(t_end_, b.end),
-                                    upload(t_device_free_, b.device_free),
-                                    upload(makespan_, b.makespan_so_far),
-                                    tr ? upload(t_now_, b.now) : nullptr,
-                                    tr ? upload(t_level_, b.level) : nullptr,
-                                    tr ? upload(t_offload_start_, b.offload_start) : nullptr,
-                                    tr ? upload(t_offload_end_, b.offload_end) : nullptr,
-                                    tr ? upload(t_reload_start_, b.reload_start) : nullptr,
-                                    tr ? upload(t_reload_end_, b.reload_end) : nullptr,
-                                    tr ? upload(t_d2h_free_, b.d2h_free) : nullptr,
-                                    tr ? upload(t_h2d_free_, b.h2d_free) : nullptr};
-      out_.resize(n);
-      if (head_.size() < n * ops) {
-        head_.resize(n * ops);
-        finish_.resize(n * ops);
+      const std::vector<double>* src[kFields] = {&b.end,           &b.device_free, &b.makespan_so_far, &b.now,
+                                                 &b.level,         &b.offload_start, &b.offload_end,   &b.reload_start,
+                                                 &b.reload_end,    &b.d2h_free,    &b.h2d_free};
+      const int fields = tr ? kFields : kNow;  // without transfers only end, device_free, makespan
+      batch_impl::NodeTimesArrays t{};
+      const double** dst[kFields] = {&t.end,         &t.device_free,   &t.makespan_so_far, &t.now,
+                                     &t.level,       &t.offload_start, &t.offload_end,     &t.reload_start,
+                                     &t.reload_end,  &t.d2h_free,      &t.h2d_free};
+      for (int f = 0; f < fields; ++f) *dst[f] = in_dev_[f].get();
+      const batch_impl::NodeTimesBoundFunctor fn{view_,          t,
+                                                 out_dev_.get(), head_.get(),
+                                                 finish_.get(),  scratch_.get(),
+                                                 jobs_.get(),    heap_.get(),
+                                                 node_scratch_,  node_jobs_};
+      const int chunks = static_cast<int>(std::clamp<std::size_t>(n / kMinChunkNodes, 1, kChunks));
+      const std::size_t per = (n + static_cast<std::size_t>(chunks) - 1) / static_cast<std::size_t>(chunks);
+      for (int c = 0; c < chunks; ++c) {
+        const std::size_t lo = std::min(n, per * static_cast<std::size_t>(c));
+        const std::size_t hi = std::min(n, lo + per);
+        if (lo == hi) break;
+        for (int f = 0; f < fields; ++f) {
+          const std::size_t s = static_cast<std::size_t>(strides_[f]);
+          if (s == 0) continue;
+          const double* from = src[f]->data() + lo * s;
+          double* stage = in_pinned_[f].get() + lo * s;
+          std::memcpy(stage, from, (hi - lo) * s * sizeof(double));
+          check(cudaMemcpyAsync(in_dev_[f].get() + lo * s, stage, (hi - lo) * s * sizeof(double), cudaMemcpyHostToDevice,
+                                copy_),
+                "copying a batch chunk to the device");
+        }
+        check(cudaEventRecord(copied_[c], copy_), "recording a chunk's copy");
+        check(cudaStreamWaitEvent(compute_, copied_[c], 0), "waiting for a chunk's copy");
+        thrust::for_each(thrust::cuda::par.on(compute_), thrust::counting_iterator<int>(static_cast<int>(lo)),
+                         thrust::counting_iterator<int>(static_cast<int>(hi)), fn);
+        check(cudaGetLastError(), "the heads-and-bounds kernel");
+        check(cudaMemcpyAsync(out_pinned_.get() + lo, out_dev_.get() + lo, (hi - lo) * sizeof(double),
+                              cudaMemcpyDeviceToHost, compute_),
+              "copying a chunk's bounds back");
       }
-      if (scratch_.size() < n * static_cast<std::size_t>(node_scratch)) scratch_.resize(n * static_cast<std::size_t>(node_scratch));
-      if (jobs_.size() < n * static_cast<std::size_t>(node_jobs)) {
-        jobs_.resize(n * static_cast<std::size_t>(node_jobs));
-        heap_.resize(n * static_cast<std::size_t>(node_jobs));
-      }
-      const batch_impl::NodeTimesBoundFunctor f{view_,
-                                                t,
-                                                thrust::raw_pointer_cast(out_.data()),
-                                                thrust::raw_pointer_cast(head_.data()),
-                                                thrust::raw_pointer_cast(finish_.data()),
-                                                thrust::raw_pointer_cast(scratch_.data()),
-                                                thrust::raw_pointer_cast(jobs_.data()),
-                                                thrust::raw_pointer_cast(heap_.data()),
-                                                node_scratch,
-                                                node_jobs};
-      batch_impl::evaluate(thrust::cuda::par, f, b.n);
-      check(cudaGetLastError(), "the heads-and-bounds kernel");
-      bounds.resize(n);
-      thrust::copy(out_.begin(), out_.end(), bounds.begin());
+      check(cudaStreamSynchronize(compute_), "the batched bounds (stream synchronisation)");
+      std::memcpy(bounds.data(), out_pinned_.get(), n * sizeof(double));
     } catch (const thrust::system_error& e) {
       throw std::runtime_error(std::string("CUDA error in the batched bounds from times: ") + e.what());
     }
   }
+
   void prune(const std::vector<double>& bounds, double cutoff, std::vector<int>& kept) override {
-    try {
-      out_.assign(bounds.begin(), bounds.end());
-      kept_.resize(bounds.size());
-      const int k = batch_impl::prune(thrust::cuda::par, thrust::raw_pointer_cast(out_.data()),
-                                      static_cast<int>(bounds.size()), cutoff, thrust::raw_pointer_cast(kept_.data()));
-      kept.resize(static_cast<std::size_t>(k));
-      thrust::copy(kept_.begin(), kept_.begin() + k, kept.begin());
-    } catch (const thrust::system_error& e) {
-      throw std::runtime_error(std::string("CUDA error in the batched pruning: ") + e.what());
+    const std::size_t n = bounds.size();
+    kept.clear();
+    if (n == 0) return;
+    reserve(n);
+    std::memcpy(out_pinned_.get(), bounds.data(), n * sizeof(double));
+    check(cudaMemcpyAsync(out_dev_.get(), out_pinned_.get(), n * sizeof(double), cudaMemcpyHostToDevice, compute_),
+          "copying the bounds to prune");
+    std::size_t temp = select_temp_.size();
+    check(cub::DeviceSelect::If(select_temp_.get(), temp, thrust::counting_iterator<int>(0), kept_dev_.get(),
+                                count_dev_.get(), static_cast<int>(n), batch_impl::BelowCutoff{out_dev_.get(), cutoff},
+                                compute_),
+          "cub::DeviceSelect::If (pruning)");
+    check(cudaMemcpyAsync(count_pinned_.get(), count_dev_.get(), sizeof(int), cudaMemcpyDeviceToHost, compute_),
+          "copying the kept count back");
+    check(cudaStreamSynchronize(compute_), "the pruning (stream synchronisation)");
+    const int k = *count_pinned_.get();
+    if (k > 0) {
+      check(cudaMemcpy(kept_pinned_.get(), kept_dev_.get(), static_cast<std::size_t>(k) * sizeof(int),
+                       cudaMemcpyDeviceToHost),
+            "copying the kept indices back");
     }
+    kept.assign(kept_pinned_.get(), kept_pinned_.get() + k);
   }
 
  private:
+  enum Field { kEnd, kDeviceFree, kMakespan, kNow, kLevel, kOffloadStart, kOffloadEnd, kReloadStart, kReloadEnd, kD2h, kH2d, kFields };
+
   template <class T>
   static const T* upload(thrust::device_vector<T>& to, const std::vector<T>& from) {
     to.assign(from.begin(), from.end());
     return thrust::raw_pointer_cast(to.data());
+  }
+
+  // Room for n nodes in every pool array (doubling, so a search reallocates O(log n) times).
+  void reserve(std::size_t n) {
+    if (n <= capacity_) return;
+    const std::size_t cap = std::max(n, 2 * capacity_);
+    for (int f = 0; f < kFields; ++f) {
+      const std::size_t s = static_cast<std::size_t>(strides_[f]);
+      in_dev_[f].reserve(cap * s, "allocating the batch's device arrays");
+      in_pinned_[f].reserve(cap * s, "allocating the pinned staging buffers");
+    }
+    const std::size_t ops = static_cast<std::size_t>(view_.num_ops());
+    head_.reserve(cap * ops, "allocating the heads");
+    finish_.reserve(cap * ops, "allocating the finishes");
+    scratch_.reserve(cap * static_cast<std::size_t>(node_scratch_), "allocating the per-node scratch");
+    jobs_.reserve(cap * static_cast<std::size_t>(node_jobs_), "allocating the one-machine jobs");
+    heap_.reserve(cap * static_cast<std::size_t>(node_jobs_), "allocating the Jackson heaps");
+    out_dev_.reserve(cap, "allocating the bounds");
+    out_pinned_.reserve(cap, "allocating the pinned bounds");
+    kept_dev_.reserve(cap, "allocating the kept indices");
+    kept_pinned_.reserve(cap, "allocating the pinned kept indices");
+    count_dev_.reserve(1, "allocating the kept count");
+    count_pinned_.reserve(1, "allocating the pinned kept count");
+    std::size_t temp = 0;
+    check(cub::DeviceSelect::If(nullptr, temp, thrust::counting_iterator<int>(0), kept_dev_.get(), count_dev_.get(),
+                                static_cast<int>(cap), batch_impl::BelowCutoff{out_dev_.get(), 0.0}, compute_),
+          "sizing cub::DeviceSelect::If");
+    select_temp_.reserve(temp, "allocating CUB's temporary storage");
+    capacity_ = cap;
   }
 
   thrust::device_vector<int> device_of_, lag_wb_, group_of_device_, tokens_, token_w_extra_;
@@ -116,25 +269,34 @@ class CudaBounds final : public BatchedBounds {
       offload_time_, reload_time_, token_w_weight_, latency_;
   int device_ops_;
   BoundProblemView view_;
-  thrust::device_vector<double> head_, finish_, makespan_, out_, scratch_;
-  thrust::device_vector<double> t_end_, t_device_free_, t_now_, t_level_, t_offload_start_, t_offload_end_,
-      t_reload_start_, t_reload_end_, t_d2h_free_, t_h2d_free_;
-  thrust::device_vector<OneMachineJob> jobs_;
-  thrust::device_vector<JacksonEntry> heap_;
-  thrust::device_vector<int> kept_;
+  long long strides_[kFields] = {};
+  int node_scratch_ = 0, node_jobs_ = 0;
+  std::size_t capacity_ = 0;
+  cudaStream_t compute_ = nullptr, copy_ = nullptr;
+  cudaEvent_t copied_[kChunks] = {};
+  DeviceArray<double> in_dev_[kFields];
+  PinnedArray<double> in_pinned_[kFields];
+  DeviceArray<double> head_, finish_, scratch_, out_dev_;
+  PinnedArray<double> out_pinned_;
+  DeviceArray<OneMachineJob> jobs_;
+  DeviceArray<JacksonEntry> heap_;
+  DeviceArray<int> kept_dev_, count_dev_;
+  PinnedArray<int> kept_pinned_, count_pinned_;
+  DeviceArray<unsigned char> select_temp_;
 };
 
 }  // namespace
 
-std::unique_ptr<BatchedBounds> make_cuda_bounds(const BoundProblem& problem) {
+std::unique_ptr<BatchedBounds> make_cuda_bounds(const BoundProblem& problem, int capacity) {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0) {
+    cudaGetLastError();
     throw std::runtime_error(std::string("--bounds gpu: no CUDA device (") +
                              (e != cudaSuccess ? cudaGetErrorString(e) : "none found") + ")");
   }
   try {
-    return std::make_unique<CudaBounds>(problem);
+    return std::make_unique<CudaBounds>(problem, capacity);
   } catch (const thrust::system_error& ex) {
     throw std::runtime_error(std::string("CUDA error setting up the batched bounds: ") + ex.what());
   }

@@ -5,7 +5,7 @@
 
 namespace optpipe {
 
-std::unique_ptr<BatchedBounds> make_cuda_bounds(const BoundProblem&) {
+std::unique_ptr<BatchedBounds> make_cuda_bounds(const BoundProblem&, int) {
   throw std::runtime_error("--bounds gpu: this build has no CUDA (nvcc was not found at configure time)");
 }
 

@@ -600,7 +600,9 @@ class Search {
   }
 
   std::unique_ptr<BatchedBounds> make_batch_bounds() const {
-    return batch_backend_ == "cuda" ? make_cuda_bounds(problem_) : make_tbb_bounds(problem_);
+    // A batch holds the children of up to batch_size lanes: about 8 each.
+    const int lanes = opt_.batch_size > 0 ? opt_.batch_size : 1024;
+    return batch_backend_ == "cuda" ? make_cuda_bounds(problem_, 8 * lanes) : make_tbb_bounds(problem_);
   }
 
   // Batch modes: adds the child whose state is `st` to the worker's batch by its times and
