@@ -13,8 +13,14 @@
 // solver's bound() for every node it does not cut (bound() skips the last two parts once the
 // node is cut; the batch always computes all four).
 //
-// Determinism: each node's bound is computed by one thread, sequentially, with the same code on
-// every backend, so the values are bit for bit equal to the scalar ones (the tests check it);
+// Layering (batched_bounds_impl.h): per node, the heads and the critical path and channel
+// parts; per (node, device), Jackson's one-machine bound; a segmented maximum over each node's
+// devices (Thrust reduce_by_key); per node, the memory energy part and the maximum of the four
+// (kernels/node_bound_core.h has the phases, and node_bound_from_times_core for the scalar loop).
+//
+// Determinism: each phase of a node (or of a node and device) runs in one thread, sequentially,
+// with the same code on every backend, and a maximum is exact whatever the reduction order, so
+// the values are bit for bit equal to the scalar ones (the tests check it);
 // prune() keeps the nodes whose bound is below the cutoff in their batch order (a stable
 // compaction), whatever the backend and thread count.
 //

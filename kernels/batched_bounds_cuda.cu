@@ -1,5 +1,7 @@
-// batched_bounds.h on the GPU: batched_bounds_impl.h with Thrust's CUDA policy, pruning with
-// CUB's DeviceSelect.
+// batched_bounds.h on the GPU: batched_bounds_impl.h with Thrust's CUDA policy (a kernel per
+// node for the heads, critical path and channel parts, one per (node, device) for Jackson's
+// one-machine bound, a segmented maximum over devices, one per node for the memory energy
+// part), pruning with CUB's DeviceSelect.
 //
 // Memory. The problem's arrays go to the device once. The batch's arrays (the node times and
 // transfers, the per-node heads, finishes and scratch, the bounds, the kept indices and CUB's
@@ -132,7 +134,7 @@ class CudaBounds final : public BatchedBounds {
     strides_[kD2h] = view_.G;
     strides_[kH2d] = view_.G;
     node_scratch_ = node_bound_scratch_doubles(view_);
-    node_jobs_ = node_bound_scratch_jobs(view_, device_ops_);
+    node_jobs_ = batch_impl::batch_node_jobs(view_, device_ops_);
     check(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking), "creating the compute stream");
     check(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking), "creating the copy stream");
     for (auto& e : copied_) check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "creating an event");
@@ -164,11 +166,14 @@ class CudaBounds final : public BatchedBounds {
                                      &t.level,       &t.offload_start, &t.offload_end,     &t.reload_start,
                                      &t.reload_end,  &t.d2h_free,      &t.h2d_free};
       for (int f = 0; f < fields; ++f) *dst[f] = in_dev_[f].get();
-      const batch_impl::NodeTimesBoundFunctor fn{view_,          t,
-                                                 out_dev_.get(), head_.get(),
-                                                 finish_.get(),  scratch_.get(),
-                                                 jobs_.get(),    heap_.get(),
-                                                 node_scratch_,  node_jobs_};
+      const batch_impl::NodeBoundPhases phases{view_,          t,
+                                               out_dev_.get(), head_.get(),
+                                               finish_.get(),  scratch_.get(),
+                                               jobs_.get(),    heap_.get(),
+                                               cp_.get(),      ch_.get(),
+                                               om_.get(),      om_device_.get(),
+                                               node_scratch_,  node_jobs_,
+                                               device_ops_};
       const int chunks = static_cast<int>(std::clamp<std::size_t>(n / kMinChunkNodes, 1, kChunks));
       const std::size_t per = (n + static_cast<std::size_t>(chunks) - 1) / static_cast<std::size_t>(chunks);
       for (int c = 0; c < chunks; ++c) {
@@ -187,9 +192,9 @@ class CudaBounds final : public BatchedBounds {
         }
         check(cudaEventRecord(copied_[c], copy_), "recording a chunk's copy");
         check(cudaStreamWaitEvent(compute_, copied_[c], 0), "waiting for a chunk's copy");
-        thrust::for_each(thrust::cuda::par.on(compute_), thrust::counting_iterator<int>(static_cast<int>(lo)),
-                         thrust::counting_iterator<int>(static_cast<int>(hi)), fn);
-        check(cudaGetLastError(), "the heads-and-bounds kernel");
+        batch_impl::evaluate(thrust::cuda::par.on(compute_), phases, static_cast<long long>(lo),
+                             static_cast<long long>(hi));
+        check(cudaGetLastError(), "the node-bound kernels");
         check(cudaMemcpyAsync(out_pinned_.get() + lo, out_dev_.get() + lo, (hi - lo) * sizeof(double),
                               cudaMemcpyDeviceToHost, compute_),
               "copying a chunk's bounds back");
@@ -251,6 +256,10 @@ class CudaBounds final : public BatchedBounds {
     jobs_.reserve(cap * static_cast<std::size_t>(node_jobs_), "allocating the one-machine jobs");
     heap_.reserve(cap * static_cast<std::size_t>(node_jobs_), "allocating the Jackson heaps");
     out_dev_.reserve(cap, "allocating the bounds");
+    cp_.reserve(cap, "allocating the critical path parts");
+    ch_.reserve(cap, "allocating the channel parts");
+    om_.reserve(cap, "allocating the one-machine parts");
+    om_device_.reserve(cap * static_cast<std::size_t>(view_.D), "allocating the one-machine parts per device");
     out_pinned_.reserve(cap, "allocating the pinned bounds");
     kept_dev_.reserve(cap, "allocating the kept indices");
     kept_pinned_.reserve(cap, "allocating the pinned kept indices");
@@ -276,7 +285,7 @@ class CudaBounds final : public BatchedBounds {
   cudaEvent_t copied_[kChunks] = {};
   DeviceArray<double> in_dev_[kFields];
   PinnedArray<double> in_pinned_[kFields];
-  DeviceArray<double> head_, finish_, scratch_, out_dev_;
+  DeviceArray<double> head_, finish_, scratch_, out_dev_, cp_, ch_, om_, om_device_;
   PinnedArray<double> out_pinned_;
   DeviceArray<OneMachineJob> jobs_;
   DeviceArray<JacksonEntry> heap_;

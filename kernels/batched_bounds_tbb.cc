@@ -17,16 +17,16 @@ class TbbBounds final : public BatchedBounds {
     const std::size_t n = static_cast<std::size_t>(b.n);
     const std::size_t ops = static_cast<std::size_t>(view_.num_ops());
     const int node_scratch = node_bound_scratch_doubles(view_);
-    const int node_jobs = node_bound_scratch_jobs(view_, device_ops_);
-    if (jobs_.size() < n * static_cast<std::size_t>(node_jobs)) {
-      jobs_.resize(n * static_cast<std::size_t>(node_jobs));
-      heap_.resize(jobs_.size());
-    }
-    if (head_.size() < n * ops) {
-      head_.resize(n * ops);
-      finish_.resize(n * ops);
-    }
-    if (scratch_.size() < n * static_cast<std::size_t>(node_scratch)) scratch_.resize(n * static_cast<std::size_t>(node_scratch));
+    const int node_jobs = batch_impl::batch_node_jobs(view_, device_ops_);
+    grow(jobs_, n * static_cast<std::size_t>(node_jobs));
+    grow(heap_, n * static_cast<std::size_t>(node_jobs));
+    grow(head_, n * ops);
+    grow(finish_, n * ops);
+    grow(scratch_, n * static_cast<std::size_t>(node_scratch));
+    grow(cp_, n);
+    grow(ch_, n);
+    grow(om_, n);
+    grow(om_device_, n * static_cast<std::size_t>(view_.D));
     const bool tr = b.with_transfers();
     const batch_impl::NodeTimesArrays t{b.end.data(),
                                         b.device_free.data(),
@@ -39,9 +39,10 @@ class TbbBounds final : public BatchedBounds {
                                         tr ? b.reload_end.data() : nullptr,
                                         tr ? b.d2h_free.data() : nullptr,
                                         tr ? b.h2d_free.data() : nullptr};
-    const batch_impl::NodeTimesBoundFunctor f{view_,          t,           bounds.data(), head_.data(), finish_.data(),
-                                              scratch_.data(), jobs_.data(), heap_.data(),  node_scratch,  node_jobs};
-    batch_impl::evaluate(thrust::tbb::par, f, b.n);
+    const batch_impl::NodeBoundPhases phases{view_,        t,          bounds.data(), head_.data(),       finish_.data(),
+                                             scratch_.data(), jobs_.data(), heap_.data(), cp_.data(),         ch_.data(),
+                                             om_.data(),   om_device_.data(), node_scratch, node_jobs, device_ops_};
+    batch_impl::evaluate(thrust::tbb::par, phases, 0, b.n);
   }
   void prune(const std::vector<double>& bounds, double cutoff, std::vector<int>& kept) override {
     kept.resize(bounds.size());
@@ -55,6 +56,12 @@ class TbbBounds final : public BatchedBounds {
   std::vector<OneMachineJob> jobs_;  // per-node scratch, kept between batches
   std::vector<JacksonEntry> heap_;
   std::vector<double> head_, finish_, scratch_;  // evaluate_times: per-node heads, finishes, scratch
+  std::vector<double> cp_, ch_, om_, om_device_;  // the parts per node, the one-machine part per (node, device)
+
+  template <class T>
+  static void grow(std::vector<T>& v, std::size_t n) {
+    if (v.size() < n) v.resize(n);
+  }
 };
 
 }  // namespace

@@ -27,6 +27,44 @@ OPTPIPE_HD inline int node_bound_scratch_jobs(const BoundProblemView& p, int dev
   return hd::max(device_ops, channel_scratch_jobs(p));
 }
 
+// The node's bound in three phases, so that a batch can run the one-machine part with one
+// thread per (node, device) and take the maximum over devices as a segmented reduction
+// (batched_bounds_impl.h); node_bound_from_times_core runs them in a row. Every phase is the
+// scalar path's code, and max is exact, so the phased bound equals the scalar one bit for bit.
+//
+// Phase 1 (per node): the heads (compute_heads_core) into `head` and `finish` [op], the
+// offload and reload lower bounds into `scratch`, and the critical path and channel parts.
+// `jobs`, `heap`: channel_scratch_jobs(p) entries (not used after the phase).
+OPTPIPE_HD inline void node_bound_phase1_core(const BoundProblemView& p, const double* end, const double* device_free,
+                                              double makespan_so_far, const NodeTransfersView* nt, double* head,
+                                              double* finish, double* scratch, OneMachineJob* jobs, JacksonEntry* heap,
+                                              double* cp, double* ch) {
+  const int sm = p.S * p.m;
+  double* offload_lb = scratch;
+  double* reload_lb = scratch + sm;
+  double* heads_scratch = scratch + 2 * sm;
+  compute_heads_core(p, end, device_free, nt, head, finish, offload_lb, reload_lb, heads_scratch);
+  *cp = critical_path_core(p, makespan_so_far, finish);
+  *ch = nt ? channel_bound_core(p, *nt, finish, reload_lb, jobs, heap) : 0.0;
+}
+
+// Phase 2 (per node and device): one_machine_device_core (engine/bounds/one_machine_bound.h);
+// the node's one-machine part is the maximum over its devices.
+
+// Phase 3 (per node): the memory energy part, given the other three, and the whole bound.
+// `scratch` as phase 1 left it.
+OPTPIPE_HD inline double node_bound_phase3_core(const BoundProblemView& p, const double* end, const double* device_free,
+                                                const NodeTransfersView* nt, const double* head, const double* finish,
+                                                double* scratch, double cp, double om, double ch) {
+  const int sm = p.S * p.m;
+  const double* offload_lb = scratch;
+  double* energy_scratch = scratch + 2 * sm + heads_scratch_doubles(p);
+  const double enough = hd::max(hd::max(cp, om), ch);
+  const double me =
+      memory_energy_bound_core(p, end, device_free, nt, head, finish, nt ? offload_lb : nullptr, enough, energy_scratch);
+  return hd::max(enough, me);
+}
+
 // The node's bound. `end` [op], `device_free` [d], `makespan_so_far`: its times; `nt` (null:
 // none, then the channel part is 0 and the heads are static) its transfers. `head`, `finish`
 // [op]: written. `scratch`: node_bound_scratch_doubles(p); `jobs`, `heap`:
@@ -35,19 +73,10 @@ OPTPIPE_HD inline double node_bound_from_times_core(const BoundProblemView& p, c
                                                     const double* device_free, double makespan_so_far,
                                                     const NodeTransfersView* nt, double* head, double* finish,
                                                     double* scratch, OneMachineJob* jobs, JacksonEntry* heap) {
-  const int sm = p.S * p.m;
-  double* offload_lb = scratch;
-  double* reload_lb = scratch + sm;
-  double* heads_scratch = scratch + 2 * sm;
-  double* energy_scratch = heads_scratch + heads_scratch_doubles(p);
-  compute_heads_core(p, end, device_free, nt, head, finish, offload_lb, reload_lb, heads_scratch);
-  const double cp = critical_path_core(p, makespan_so_far, finish);
+  double cp = 0, ch = 0;
+  node_bound_phase1_core(p, end, device_free, makespan_so_far, nt, head, finish, scratch, jobs, heap, &cp, &ch);
   const double om = one_machine_core(p, head, jobs, heap);
-  const double ch = nt ? channel_bound_core(p, *nt, finish, reload_lb, jobs, heap) : 0.0;
-  const double enough = hd::max(hd::max(cp, om), ch);
-  const double me =
-      memory_energy_bound_core(p, end, device_free, nt, head, finish, nt ? offload_lb : nullptr, enough, energy_scratch);
-  return hd::max(enough, me);
+  return node_bound_phase3_core(p, end, device_free, nt, head, finish, scratch, cp, om, ch);
 }
 
 }  // namespace optpipe

@@ -106,25 +106,30 @@ OPTPIPE_HD inline double jackson_core(OneMachineJob* jobs, int n, JacksonEntry* 
   return bound;
 }
 
+// Device d's one-machine bound from the node's heads [op] (NaN: started): Jackson's preemptive
+// schedule of its ops not started. Scratch: `jobs` and `heap` with room for the device's ops.
+OPTPIPE_HD inline double one_machine_device_core(const BoundProblemView& p, const double* head, int d,
+                                                 OneMachineJob* jobs, JacksonEntry* heap) {
+  int n = 0;
+  for (int s = 0; s < p.S; ++s) {
+    if (p.device_of[s] != d) continue;
+    for (int type = 0; type < p.types; ++type) {
+      for (int j = 0; j < p.m; ++j) {
+        const int o = p.op(type, s, j);
+        const double h = head[o];
+        if (hd::known(h)) jobs[n++] = {h, p.dur[type * p.S + s], p.op_tails[o]};
+      }
+    }
+  }
+  return jackson_core(jobs, n, heap);
+}
+
 // The largest one-machine bound over the devices from the node's heads [op] (NaN: started).
 // Scratch: `jobs` and `heap` with room for the most ops of one device (num_ops() is enough).
 OPTPIPE_HD inline double one_machine_core(const BoundProblemView& p, const double* head, OneMachineJob* jobs,
                                           JacksonEntry* heap) {
   double best = 0;
-  for (int d = 0; d < p.D; ++d) {
-    int n = 0;
-    for (int s = 0; s < p.S; ++s) {
-      if (p.device_of[s] != d) continue;
-      for (int type = 0; type < p.types; ++type) {
-        for (int j = 0; j < p.m; ++j) {
-          const int o = p.op(type, s, j);
-          const double h = head[o];
-          if (hd::known(h)) jobs[n++] = {h, p.dur[type * p.S + s], p.op_tails[o]};
-        }
-      }
-    }
-    best = hd::max(best, jackson_core(jobs, n, heap));
-  }
+  for (int d = 0; d < p.D; ++d) best = hd::max(best, one_machine_device_core(p, head, d, jobs, heap));
   return best;
 }
 
