@@ -4,7 +4,7 @@
 // ops), by their times and transfers; a batch of n takes the first n of a pool of 4096 nodes,
 // repeated. The batch computes the heads (with the memory rules) and the whole bound (critical
 // path, one machine, channel, memory energy): evaluate_times.
-// Counter: node_bounds/s.
+// Counters: node_bounds/s; state_bytes, the bytes of one node state in the batch.
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -114,6 +114,12 @@ void BM_NodeBoundsFromTimes(benchmark::State& state, const std::string& backend)
   }
   state.counters["node_bounds/s"] =
       benchmark::Counter(static_cast<double>(state.iterations()) * batch.n, benchmark::Counter::kIsRate);
+  // What one node's state costs to ship (the batch's arrays per node): the bytes a GPU reads.
+  const std::size_t doubles = batch.end.size() + batch.device_free.size() + batch.makespan_so_far.size() +
+                              batch.now.size() + batch.level.size() + batch.offload_start.size() +
+                              batch.offload_end.size() + batch.reload_start.size() + batch.reload_end.size() +
+                              batch.d2h_free.size() + batch.h2d_free.size();
+  state.counters["state_bytes"] = static_cast<double>(doubles * sizeof(double)) / batch.n;
 }
 
 void Batches(benchmark::internal::Benchmark* b) {

@@ -4,6 +4,7 @@
 //
 //   ./build/bench/solver_table [--time-limit S] [--threads N] [--no-transposition] [instances/*.json ...]
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -24,18 +25,39 @@ int main(int argc, char** argv) {
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::string> files;
   bool transposition = true;
+  BoundsMode bounds = BoundsMode::kCpu;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--time-limit" && i + 1 < argc) {
       time_limit = std::atof(argv[++i]);
     } else if (a == "--threads" && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
+    } else if (a == "--bounds" && i + 1 < argc) {
+      const std::string b = argv[++i];
+      if (b == "cpu") {
+        bounds = BoundsMode::kCpu;
+      } else if (b == "tbb") {
+        bounds = BoundsMode::kTbb;
+      } else if (b == "gpu") {
+        bounds = BoundsMode::kGpu;
+      } else if (b == "auto") {
+        bounds = BoundsMode::kAuto;
+      } else {
+        std::fprintf(stderr, "solver_table: --bounds must be cpu, tbb, gpu or auto, not '%s'\n", b.c_str());
+        return 2;
+      }
     } else if (a == "--no-transposition") {
       transposition = false;
     } else if (a == "--help" || a == "-h") {
-      std::printf("usage: solver_table [--time-limit S] [--threads N] [--no-transposition] [INSTANCE.json ...]\n"
-                  "Solves each instance (default: the shipped ones) at 1 and N threads.\n");
+      std::printf("usage: solver_table [--time-limit S] [--threads N] [--bounds cpu|tbb|gpu|auto] [--no-transposition]\n"
+                  "                    [INSTANCE.json ...]\n"
+                  "Solves each instance (default: the shipped ones) at 1 and N threads. 'warm start' is the time of\n"
+                  "the heuristics and local search before the search; the search's times are from its start;\n"
+                  "'bound share' is the share of the search's thread-time spent computing node bounds.\n");
       return 0;
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "solver_table: unknown option '%s' (see --help)\n", a.c_str());
+      return 2;
     } else {
       files.push_back(a);
     }
@@ -47,13 +69,16 @@ int main(int argc, char** argv) {
     std::sort(files.begin(), files.end());
   }
   std::printf("time limit %.0f s per solve\n\n", time_limit);
-  std::printf("| instance | ops | best heuristic | threads | makespan | bound | gap | status | time to best | time to proof | nodes | nodes/s |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| instance | ops | best heuristic | warm start | threads | makespan | bound | gap | status | time to best | "
+              "time to proof | nodes | nodes/s | bound share |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& f : files) {
     const Instance inst = load_instance(f);
     const int ops = inst.num_stages() * inst.num_compute_types() * inst.microbatches;
     const BestResult heur = run_all_heuristics(inst);
+    const auto w0 = std::chrono::steady_clock::now();
     const std::vector<Schedule> warm = build_warm_starts(inst, heur).schedules;  // as optpipe solve does
+    const double warm_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
     const HeuristicResult* best = heur.best_result();
     char hbuf[64];
     if (best) {
@@ -68,7 +93,14 @@ int main(int argc, char** argv) {
       opt.time_limit = time_limit;
       opt.threads = t;
       opt.transposition = transposition;
-      const SolveResult r = solve(inst, warm, opt);
+      opt.bounds = bounds;
+      SolveResult r;
+      try {
+        r = solve(inst, warm, opt);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "solver_table: %s: %s\n", inst.name.c_str(), e.what());
+        return 1;
+      }
       const bool proven = r.status == SolveResult::Status::kOptimal || r.status == SolveResult::Status::kInfeasible;
       char proof[32];
       if (proven) {
@@ -76,10 +108,12 @@ int main(int argc, char** argv) {
       } else {
         std::snprintf(proof, sizeof proof, "-");
       }
-      std::printf("| %s | %d | %s | %d | %.2f | %.2f | %.2f%% | %s | %.3f s | %s | %lld | %.0f |\n", inst.name.c_str(),
-                  ops, hbuf, t, r.makespan, r.bound, 100 * r.gap, to_string(r.status), r.stats.seconds_to_best, proof,
-                  static_cast<long long>(r.stats.nodes),
-                  r.stats.seconds > 0 ? static_cast<double>(r.stats.nodes) / r.stats.seconds : 0.0);
+      const double thread_seconds = r.stats.seconds * t;
+      std::printf("| %s | %d | %s | %.2f s | %d | %.2f | %.2f | %.2f%% | %s | %.3f s | %s | %lld | %.0f | %.0f%% |\n",
+                  inst.name.c_str(), ops, hbuf, warm_seconds, t, r.makespan, r.bound, 100 * r.gap, to_string(r.status),
+                  r.stats.seconds_to_best, proof, static_cast<long long>(r.stats.nodes),
+                  r.stats.seconds > 0 ? static_cast<double>(r.stats.nodes) / r.stats.seconds : 0.0,
+                  thread_seconds > 0 ? 100 * r.stats.bound_seconds / thread_seconds : 0.0);
       std::fflush(stdout);
     }
   }

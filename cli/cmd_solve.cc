@@ -191,7 +191,8 @@ int run_solve(const SolveArgs& a) {
                        {"pruned_dominance", res.stats.pruned_dominance},
                        {"pruned_transposition", res.stats.pruned_transposition},
                        {"bounds_backend", res.stats.bounds_backend},
-                       {"batches", res.stats.batches}};
+                       {"batches", res.stats.batches},
+                       {"bound_seconds", res.stats.bound_seconds}};
     if (res.schedule) out["peak_memory"] = sim.peak_memory, out["bubble"] = sim.bubble;
     if (!a.output.empty()) out["output"] = a.output;
     std::cout << out.dump() << std::endl;
@@ -226,6 +227,10 @@ int run_solve(const SolveArgs& a) {
                 << " (critical path best " << res.stats.critical_path_best << ", one-machine best "
                 << res.stats.one_machine_best << ", channel best " << res.stats.channel_best << ", memory energy best "
                 << res.stats.memory_best << "); incumbent updates " << res.stats.incumbent_updates << "\n";
+      const double thread_seconds = res.stats.seconds * res.stats.threads;
+      std::cout << "  bounds: " << num(res.stats.bound_seconds, 2) << " thread-s on " << res.stats.bounds_backend << " ("
+                << num(thread_seconds > 0 ? 100 * res.stats.bound_seconds / thread_seconds : 0, 0)
+                << "% of the search's thread-time)\n";
       if (res.stats.lns_repairs > 0) {
         std::cout << "  large neighbourhood search: " << res.stats.lns_repairs << " repairs, "
                   << res.stats.lns_improvements << " improvements, " << res.stats.lns_nodes << " nodes, "

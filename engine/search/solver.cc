@@ -540,7 +540,14 @@ class Search {
         ++w.stats.pruned_deadlock;
         continue;
       }
-      const double b = w.batch ? bound_outside_batch(w, w.sim.state(), next.time) : bound(w, w.sim.state(), next.time);
+      double b;
+      if (w.batch) {
+        b = bound_outside_batch(w, w.sim.state(), next.time);
+      } else {
+        const auto t0 = std::chrono::steady_clock::now();
+        b = bound(w, w.sim.state(), next.time);
+        w.stats.bound_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      }
       if (b >= cutoff()) {
         note_cut(b);
         ++w.stats.pruned_bound;
@@ -702,6 +709,7 @@ class Search {
       if (stopping()) break;  // the lanes (expanded or not) go back to the pool below
       if (!pending.empty()) {
         if (w.nodes.n != static_cast<int>(pending.size())) throw std::logic_error("batch out of step with its nodes");
+        const auto t0 = std::chrono::steady_clock::now();
         w.batch->evaluate_times(w.nodes, w.batch_bounds);
         ++w.stats.batches;
         w.stats.batched_nodes += w.nodes.n;
@@ -710,6 +718,7 @@ class Search {
           w.batch_bounds[i] = pending[i]->bound;
         }
         w.batch->prune(w.batch_bounds, cutoff(), w.kept);
+        w.stats.bound_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       } else {
         w.kept.clear();
       }
@@ -797,6 +806,7 @@ class Search {
     stats_.pruned_deadlock += w.stats.pruned_deadlock;
     stats_.pruned_dominance += w.candidate_stats.dominated;
     stats_.pruned_transposition += w.stats.pruned_transposition;
+    stats_.bound_seconds += w.stats.bound_seconds;
     stats_.batches += w.stats.batches;
     stats_.batched_nodes += w.stats.batched_nodes;
     stats_.bound_calls += w.stats.bound_calls;
@@ -857,6 +867,7 @@ class Search {
     res.stats = stats_;
     if (tt_) res.stats.transposition_stored = tt_->stored();
     res.stats.bounds_backend = batch_backend_;
+    res.stats.threads = threads_;
     res.stats.seconds = seconds();
     res.stats.seconds_to_best = seconds_to_best_;
     const double inc = incumbent_.load();
