@@ -7,6 +7,7 @@ packages=(
   cmake make g++ pkg-config
   libtbb-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  coinor-cbc
 )
 
 missing=()
