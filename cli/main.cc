@@ -18,6 +18,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "cli/cmd_generate.h"
 #include "cli/cmd_solve.h"
 #include "cli/report.h"
 #include "engine/bytes.h"
@@ -431,6 +432,7 @@ int main_impl(int argc, char** argv) {
 
   auto* list = app.add_subcommand("heuristics", "List the baseline heuristics");
   auto* devices = app.add_subcommand("devices", "Show the CUDA devices this build can use");
+  add_generate_command(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,178 @@
+#include "cli/cmd_generate.h"
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "engine/bytes.h"
+#include "engine/error.h"
+#include "engine/instance_io.h"
+#include "instances/generator/generate.h"
+#include "instances/generator/summary.h"
+
+namespace optpipe::cli {
+namespace {
+
+struct GenerateArgs {
+  std::string model, dtype, mlp, gpu = "h100-sxm", placement = "one", memory = "gpu", recompute = "none";
+  std::string offload_levels = "0,1", split, name, output = "-", workspace;
+  int layers = 0, hidden = 0, heads = 0, ffn = 0, vocab = 0, seq = 0, micro_batch = 0;
+  int devices = 0, microbatches = 0;
+  double utilization = 0, bytes_per_param = 0;
+  bool list_presets = false, no_flash = false, unsplit = false, quiet = false;
+};
+
+void print_presets() {
+  std::cout << "models (--model NAME; explicit flags such as --micro-batch override a preset's field):\n";
+  for (const auto& p : gen::model_presets()) {
+    const auto& m = p.shape;
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-11s %5s  %2d layers, h %5d, %2d heads, ffn %5d %-6s vocab %5d, seq %4d, micro-batch %d  (%s)\n",
+                  m.name.c_str(), p.params.c_str(), m.layers, m.hidden, m.heads, m.ffn, gen::to_string(m.mlp), m.vocab,
+                  m.seq, m.micro_batch, p.source.c_str());
+    std::cout << line;
+  }
+  std::cout << "GPUs (--gpu NAME):\n";
+  for (const auto& g : gen::gpu_presets()) {
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "  %-9s %s: %.1f TFLOP/s bf16 dense x utilisation %.2f, %s, PCIe %.0f GB/s per direction "
+                  "(%d GPUs per switch), NVLink %.0f GB/s, network %.0f GB/s\n",
+                  g.name.c_str(), g.description.c_str(), g.peak_flops / 1e12, g.utilization,
+                  format_bytes(g.memory_bytes).c_str(), g.pcie_bandwidth / 1e9, g.gpus_per_pcie_switch,
+                  g.nvlink_bandwidth / 1e9, g.network_bandwidth / 1e9);
+    std::cout << line;
+  }
+}
+
+gen::GenerateOptions to_options(const GenerateArgs& a, const CLI::App& cmd) {
+  gen::GenerateOptions o;
+  auto given = [&](const char* flag) { return cmd.count(flag) > 0; };
+  if (!a.model.empty()) {
+    const gen::ModelPreset* p = gen::find_model_preset(a.model);
+    if (!p) throw InputError("model: unknown preset \"" + a.model + "\" (choose one of: " + gen::model_preset_names() + ")");
+    o.model = p->shape;
+  } else {
+    for (const char* f : {"--layers", "--hidden", "--heads", "--vocab", "--seq"}) {
+      if (!given(f)) {
+        throw InputError(std::string("model: give --model PRESET or an explicit shape (") + f +
+                         " is missing; --layers --hidden --heads --vocab --seq are needed)");
+      }
+    }
+    o.model.micro_batch = 1;
+  }
+  if (given("--layers")) o.model.layers = a.layers;
+  if (given("--hidden")) o.model.hidden = a.hidden;
+  if (given("--heads")) o.model.heads = a.heads;
+  if (given("--vocab")) o.model.vocab = a.vocab;
+  if (given("--seq")) o.model.seq = a.seq;
+  if (given("--micro-batch")) o.model.micro_batch = a.micro_batch;
+  if (given("--mlp")) {
+    o.model.mlp = a.mlp == "swiglu" ? gen::Mlp::kSwiGlu : gen::Mlp::kGelu;
+    o.model.dropout = o.model.mlp == gen::Mlp::kGelu;
+    o.model.learned_positions = o.model.mlp == gen::Mlp::kGelu;
+  }
+  if (given("--ffn")) {
+    o.model.ffn = a.ffn;
+  } else if (a.model.empty()) {
+    o.model.ffn = 4 * o.model.hidden;
+  }
+  if (given("--dtype")) o.model.dtype = gen::parse_dtype(a.dtype);
+  if (!a.model.empty() && (given("--layers") || given("--hidden") || given("--heads") || given("--ffn") ||
+                           given("--vocab") || given("--mlp"))) {
+    o.model.name = a.model + "-custom";
+  }
+
+  const gen::GpuPreset* gpu = gen::find_gpu_preset(a.gpu);
+  if (!gpu) throw InputError("gpu: unknown preset \"" + a.gpu + "\" (choose one of: " + gen::gpu_preset_names() + ")");
+  o.gpu = *gpu;
+  if (given("--utilization")) o.gpu.utilization = a.utilization;
+
+  if (!given("--devices")) throw InputError("devices: required (--devices N)");
+  if (!given("--microbatches")) throw InputError("microbatches: required (--microbatches M)");
+  o.devices = a.devices;
+  o.microbatches = a.microbatches;
+  o.placement = gen::parse_placement(a.placement);
+  o.memory = gen::parse_memory_limit(a.memory);
+  o.cost.recompute = gen::parse_recompute(a.recompute);
+  o.cost.flash_attention = !a.no_flash;
+  o.cost.bytes_per_param = a.bytes_per_param;
+  if (!a.workspace.empty()) {
+    std::string why;
+    const auto b = parse_bytes(a.workspace, &why);
+    if (!b || *b < 0) throw InputError("workspace: " + (b ? std::string("must be >= 0") : why));
+    o.cost.workspace_bytes = *b;
+  }
+  o.offload_levels = gen::parse_offload_levels(a.offload_levels);
+  if (!a.split.empty()) o.split = gen::parse_split(a.split);
+  o.split_backward = !a.unsplit;
+  o.name = a.name;
+  return o;
+}
+
+}  // namespace
+
+void add_generate_command(CLI::App& app) {
+  auto args = std::make_shared<GenerateArgs>();
+  auto* cmd = app.add_subcommand(
+      "generate", "Write an instance for a transformer model on a GPU cluster (cost model: instances/README.md)");
+  cmd->add_option("--model", args->model, "model preset (see --list-presets), e.g. gpt3-1.5b, llama2-7b");
+  cmd->add_option("--layers", args->layers, "transformer layers (explicit shape, or override the preset's)");
+  cmd->add_option("--hidden", args->hidden, "hidden size h");
+  cmd->add_option("--heads", args->heads, "attention heads (must divide --hidden)");
+  cmd->add_option("--ffn", args->ffn, "FFN inner size (default 4 x hidden for an explicit shape)");
+  cmd->add_option("--vocab", args->vocab, "vocabulary size");
+  cmd->add_option("--seq", args->seq, "sequence length in tokens");
+  cmd->add_option("--micro-batch", args->micro_batch, "sequences per microbatch (default: the preset's, or 1)");
+  cmd->add_option("--mlp", args->mlp, "gelu (GPT, with dropout; default) or swiglu (Llama, no dropout)")
+      ->check(CLI::IsMember({"gelu", "swiglu"}));
+  cmd->add_option("--dtype", args->dtype, "bf16 (default), fp16 or fp32")->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
+  cmd->add_option("--devices", args->devices, "number of GPUs in the pipeline (required)");
+  cmd->add_option("--placement", args->placement,
+                  "one (a stage per GPU, default), v (2 stages per GPU, V shape: ZB-V) or loop (2 per GPU: interleaved 1F1B)")
+      ->check(CLI::IsMember({"one", "v", "loop"}));
+  cmd->add_option("--microbatches", args->microbatches, "microbatches per iteration (required)");
+  cmd->add_option("--gpu", args->gpu, "GPU preset: h100-sxm (default) or a100-sxm");
+  cmd->add_option("--memory-limit", args->memory,
+                  "per-GPU limit: gpu (the GPU's memory, default), bytes such as 40GiB, or Nact (static memory + N of "
+                  "the largest activations, e.g. 3act)");
+  cmd->add_option("--utilization", args->utilization, "achievable fraction of the GPU's peak rate (default 0.5)");
+  cmd->add_option("--recompute", args->recompute, "activation recomputation: none (default), selective or full")
+      ->check(CLI::IsMember({"none", "selective", "full"}));
+  cmd->add_flag("--no-flash-attention", args->no_flash, "keep the s x s attention scores (the 5as term of M_B)");
+  cmd->add_option("--offload-levels", args->offload_levels, "allowed offload fractions (default 0,1), e.g. 0,0.5,1");
+  cmd->add_option("--split", args->split, "layers per stage, e.g. 4,4,4,4 (default: even, or the Zero Bubble split)");
+  cmd->add_flag("--unsplit-backward", args->unsplit, "fused backward (split_backward false: no W ops)");
+  cmd->add_option("--workspace", args->workspace, "per-GPU workspace in the static memory (default 1GiB)");
+  cmd->add_option("--bytes-per-param", args->bytes_per_param,
+                  "static bytes per parameter (default 18: bf16 weights, fp32 grads, fp32 master + Adam; fp32: 16)");
+  cmd->add_option("--name", args->name, "instance name (default MODEL[-v|-loop]-DxM)");
+  cmd->add_option("-o,--output", args->output, "instance file to write (default - : standard output)");
+  cmd->add_flag("--list-presets", args->list_presets, "list the model and GPU presets and exit");
+  cmd->add_flag("-q,--quiet", args->quiet, "no summary on standard error");
+  cmd->footer(
+      "Examples:\n"
+      "  optpipe generate --model gpt3-1.5b --devices 8 --microbatches 24 -o gpt.json\n"
+      "  optpipe generate --model llama2-7b --devices 8 --placement v --microbatches 32 --memory-limit 40GiB\n"
+      "  optpipe generate --layers 16 --hidden 1024 --heads 16 --vocab 32000 --seq 2048 --devices 4 --microbatches 8\n"
+      "The summary (per-stage F/B/W ms, activations, static memory, whether 1F1B fits) goes to standard error.");
+  cmd->callback([args, cmd]() {
+    if (args->list_presets) {
+      print_presets();
+      throw CLI::Success();
+    }
+    const gen::GenerateOptions options = to_options(*args, *cmd);
+    const gen::Generated g = gen::generate(options);
+    write_text_file(args->output, gen::generated_instance_json(g.instance));
+    if (!args->quiet) {
+      std::cerr << gen::generated_summary(options, g);
+      if (args->output != "-") std::cerr << "wrote " << args->output << "\n";
+    }
+    for (const auto& w : g.warnings) std::cerr << "optpipe: warning: " << w << "\n";
+    std::cout.flush();
+    throw CLI::Success();
+  });
+}
+
+}  // namespace optpipe::cli
