@@ -19,7 +19,9 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/cmd_generate.h"
+#include "cli/cmd_profile.h"
 #include "cli/cmd_solve.h"
+#include "cli/cmd_train.h"
 #include "cli/report.h"
 #include "engine/bytes.h"
 #include "engine/error.h"
@@ -433,6 +435,8 @@ int main_impl(int argc, char** argv) {
   auto* list = app.add_subcommand("heuristics", "List the baseline heuristics");
   auto* devices = app.add_subcommand("devices", "Show the CUDA devices this build can use");
   add_generate_command(app);
+  add_train_command(app);
+  add_profile_command(app);
 
   try {
     app.parse(argc, argv);

@@ -8,6 +8,7 @@ packages=(
   libtbb-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-cbc
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()

@@ -1,0 +1,123 @@
+#include "cli/cmd_train.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "engine/error.h"
+#include "engine/instance_io.h"
+#include "engine/schedule_io.h"
+#include "runtime/mpi_transport.h"
+#include "runtime/train.h"
+
+namespace optpipe::cli {
+namespace {
+
+struct TrainArgs {
+  std::string instance, schedule, backend = "cpu", dtype = "double", optimizer = "adam";
+  int iterations = 10, width = 32, rows = 8, layers = 2;
+  double lr = 0, timeout = 60, time_scale = 1.0;  // lr 0: the optimizer's default
+  unsigned long long seed = 1;
+  bool synthetic = false;
+};
+
+std::string gib(double bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f GiB", bytes / 1073741824.0);
+  return b;
+}
+
+void run_train(const TrainArgs& a) {
+  const Instance inst = load_instance(a.instance);
+  const Schedule sch = load_schedule(a.schedule);
+  runtime::TrainOptions o;
+  if (a.backend == "cuda") {
+    throw InputError("--backend cuda: the CUDA/NCCL executor backend is not in this build yet (issue 7 is in "
+                     "progress); use --backend cpu");
+  }
+  o.backend = runtime::launched_by_mpirun() ? "mpi" : "threads";
+  o.synthetic = a.synthetic;
+  o.executor.iterations = a.iterations;
+  o.executor.timeout_s = a.timeout;
+  o.executor.time_scale = a.time_scale;
+  o.model.dtype = a.dtype == "float" ? runtime::DType::kFloat32 : runtime::DType::kFloat64;
+  o.model.width = a.width;
+  o.model.rows = a.rows;
+  o.model.layers_per_stage = a.layers;
+  o.model.learning_rate = a.lr;
+  o.model.optimizer = a.optimizer == "sgd" ? runtime::MlpConfig::kSgd : runtime::MlpConfig::kAdam;
+  o.model.seed = a.seed;
+  const runtime::TrainResult r = runtime::train(inst, sch, o);
+  if (!r.root) return;  // MPI ranks other than 0 print nothing
+  std::cout << "train: " << inst.name << ", " << inst.num_devices() << " devices ("
+            << (o.backend == "mpi" ? "MPI ranks" : "threads") << "), "
+            << (a.synthetic ? "synthetic ops" : "MLP " + std::to_string(a.layers) + "x" + std::to_string(a.width) +
+                                                    " per stage, " + a.dtype)
+            << ", " << a.iterations << " iterations\n";
+  std::printf("%9s %14s %14s\n", "iteration", "loss", "time (ms)");
+  for (std::size_t i = 0; i < r.iteration_seconds.size(); ++i) {
+    const std::string loss = i < r.losses.size() ? std::to_string(r.losses[i]) : "-";
+    std::printf("%9zu %14s %14.3f\n", i, loss.c_str(), 1000 * r.iteration_seconds[i]);
+  }
+  std::vector<double> sorted = r.iteration_seconds;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted.empty() ? 0 : sorted[sorted.size() / 2];
+  if (a.synthetic) {
+    const double expected = r.simulated_makespan * a.time_scale;
+    std::printf("iteration time: median %.3f ms, simulated makespan %.3f ms x time scale %g = %.3f ms (%+.1f%%)\n",
+                1000 * median, r.simulated_makespan, a.time_scale, expected,
+                expected > 0 ? 100 * (1000 * median - expected) / expected : 0.0);
+  } else {
+    std::printf("iteration time: median %.3f ms (the instance's simulated makespan: %.3f ms)\n", 1000 * median,
+                r.simulated_makespan);
+  }
+  std::printf("%6s %16s %16s %16s %9s\n", "device", "peak (tracked)", "peak (simulated)", "limit", "offloads");
+  for (const auto& d : r.devices) {
+    std::printf("%6d %16s %16s %16s %9d\n", d.device, gib(d.peak_bytes).c_str(),
+                gib(r.simulated_peak[static_cast<std::size_t>(d.device)]).c_str(),
+                gib(inst.devices[static_cast<std::size_t>(d.device)].memory_limit).c_str(), d.offloads);
+  }
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  auto args = std::make_shared<TrainArgs>();
+  auto* cmd = app.add_subcommand("train", "Run a schedule for real: the executor with a reference MLP (or sleeping ops)");
+  cmd->add_option("INSTANCE", args->instance, "instance file")->required();
+  cmd->add_option("SCHEDULE", args->schedule, "schedule file (for this instance)")->required();
+  cmd->add_option("--backend", args->backend,
+                  "cpu (default): one MPI rank per device under mpirun, otherwise one thread per device; cuda: the "
+                  "CUDA/NCCL backend")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--iterations", args->iterations, "training iterations (default 10)")->check(CLI::PositiveNumber);
+  cmd->add_flag("--synthetic", args->synthetic,
+                "no model: every op and copy sleeps for the instance's duration times --time-scale");
+  cmd->add_option("--time-scale", args->time_scale,
+                  "synthetic ops: wall milliseconds per instance millisecond (default 1)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--dtype", args->dtype, "double (default) or float")->check(CLI::IsMember({"double", "float"}));
+  cmd->add_option("--width", args->width, "MLP width (default 32)")->check(CLI::PositiveNumber);
+  cmd->add_option("--rows", args->rows, "samples per microbatch (default 8)")->check(CLI::PositiveNumber);
+  cmd->add_option("--layers", args->layers, "layers per stage (default 2)")->check(CLI::PositiveNumber);
+  cmd->add_option("--optimizer", args->optimizer, "adam (default) or sgd")->check(CLI::IsMember({"adam", "sgd"}));
+  cmd->add_option("--lr", args->lr, "learning rate (default: the optimizer's, Adam 0.01, SGD 0.5)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--seed", args->seed, "data and initialisation seed (default 1)");
+  cmd->add_option("--timeout", args->timeout, "seconds any single wait may take before it is an error (default 60)")
+      ->check(CLI::PositiveNumber);
+  cmd->footer(
+      "Examples:\n"
+      "  optpipe train instances/uniform-4x8.json out/uniform.json --iterations 20\n"
+      "  mpirun -np 4 optpipe train instances/uniform-4x8.json out/uniform.json --synthetic --time-scale 0.5\n"
+      "Memory is accounted in the instance's bytes with the simulator's waits; the peaks are compared with the "
+      "simulator's.");
+  cmd->callback([args] {
+    run_train(*args);
+    throw CLI::Success();
+  });
+}
+
+}  // namespace optpipe::cli

@@ -1,0 +1,278 @@
+#include "runtime/executor.h"
+
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "runtime/copy_stream.h"
+#include "runtime/tracked_memory.h"
+
+namespace optpipe::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The buffers and per-iteration state of one (stage, microbatch) of this device.
+struct Slot {
+  std::vector<char> input, output, keep_b, keep_w, grad_in, grad_out, host;
+  double r = 0;  // offload fraction this iteration
+  bool offloaded = false, reloaded = false;
+  Transport::Request recv_input = 0, recv_grad = 0;
+};
+
+std::string op_name(char type, int s, int j) {
+  return std::string(1, type) + std::to_string(s) + "." + std::to_string(j);
+}
+
+class DeviceRun {
+ public:
+  DeviceRun(const Instance& inst, const DeviceProgram& program, const std::vector<StageModel*>& models, Transport& t,
+            const ExecutorOptions& opt)
+      : inst_(inst), prog_(program), models_(models), t_(t), opt_(opt), d_(program.device),
+        memory_(inst.devices[static_cast<std::size_t>(program.device)].static_memory,
+                inst.devices[static_cast<std::size_t>(program.device)].memory_limit) {
+    const int S = inst.num_stages();
+    if (static_cast<int>(models_.size()) != S) throw std::invalid_argument("run_device: one model entry per stage");
+    synthetic_ = true;
+    for (int s = 0; s < S; ++s) {
+      if (inst.stages[static_cast<std::size_t>(s)].device == d_ && models_[static_cast<std::size_t>(s)]) synthetic_ = false;
+    }
+    for (int s = 0; s < S; ++s) {
+      if (inst.stages[static_cast<std::size_t>(s)].device != d_) continue;
+      if (!synthetic_ && !models_[static_cast<std::size_t>(s)]) {
+        throw std::invalid_argument("run_device: stage " + std::to_string(s) + " on device " + std::to_string(d_) +
+                                    " has no model while others do");
+      }
+      StageShapes sh{8, 8, 0, 0};
+      if (!synthetic_) sh = models_[static_cast<std::size_t>(s)]->shapes();
+      shapes_[s] = sh;
+      for (int j = 0; j < inst.microbatches; ++j) {
+        Slot& x = slots_[{s, j}];
+        x.input.resize(sh.input_bytes);
+        x.output.resize(sh.output_bytes);
+        x.keep_b.resize(sh.keep_for_b);
+        x.keep_w.resize(sh.keep_for_w);
+        x.grad_in.resize(sh.input_bytes);
+        x.grad_out.resize(sh.output_bytes);
+        x.host.resize(sh.keep_for_b);
+      }
+    }
+  }
+
+  DeviceReport run() {
+    DeviceReport rep;
+    rep.device = d_;
+    for (int it = 0; it < opt_.iterations; ++it) {
+      if (opt_.synchronize_iterations) barrier();
+      const auto t0 = Clock::now();
+      iteration(it, rep);
+      rep.iteration_seconds.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    rep.peak_bytes = memory_.peak();
+    return rep;
+  }
+
+ private:
+  const Instance& inst_;
+  const DeviceProgram& prog_;
+  const std::vector<StageModel*>& models_;
+  Transport& t_;
+  const ExecutorOptions& opt_;
+  int d_;
+  bool synthetic_ = true;
+  TrackedMemory memory_;
+  std::map<int, StageShapes> shapes_;
+  std::map<std::pair<int, int>, Slot> slots_;
+  std::mutex mu_;  // guards the offloaded / reloaded flags
+  std::condition_variable cv_;
+
+  Slot& slot(int s, int j) { return slots_.at({s, j}); }
+  StageModel* model(int s) const { return models_[static_cast<std::size_t>(s)]; }
+  const Stage& stage(int s) const { return inst_.stages[static_cast<std::size_t>(s)]; }
+  bool same_device(int s) const { return s >= 0 && s < inst_.num_stages() && stage(s).device == d_; }
+
+  void barrier() {
+    t_.gather({}, opt_.timeout_s);
+    std::vector<char> go(1, 1);
+    t_.broadcast(go, opt_.timeout_s);
+  }
+
+  // Synthetic mode: the op or copy takes the instance's time, scaled.
+  void busy(double instance_ms) const {
+    if (!synthetic_ || instance_ms <= 0) return;
+    std::this_thread::sleep_until(Clock::now() + std::chrono::duration<double, std::milli>(instance_ms * opt_.time_scale));
+  }
+
+  void wait_flag(bool Slot::*flag, int s, int j, const std::string& what) {
+    std::unique_lock<std::mutex> lock(mu_);
+    Slot& x = slot(s, j);
+    if (!cv_.wait_for(lock, std::chrono::duration<double>(opt_.timeout_s), [&] { return x.*flag; })) {
+      throw std::runtime_error("device " + std::to_string(d_) + ": " + what + " did not happen within " +
+                               std::to_string(opt_.timeout_s) + " s");
+    }
+  }
+  void set_flag(bool Slot::*flag, int s, int j) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      slot(s, j).*flag = true;
+    }
+    cv_.notify_all();
+  }
+
+  void iteration(int it, DeviceReport& rep) {
+    const int S = inst_.num_stages();
+    memory_.restart_order();
+    for (auto& [key, x] : slots_) {
+      x.r = 0;
+      x.offloaded = x.reloaded = false;
+    }
+    for (const auto& [s, sh] : shapes_) {
+      if (!synthetic_) model(s)->begin_iteration(it);
+    }
+    // Every receive of the iteration, posted up front.
+    for (const Step& r : prog_.receives) {
+      Slot& x = slot(r.stage, r.mb);
+      if (r.op == Instr::kWaitInput) {
+        x.recv_input = t_.irecv(r.peer, message_tag(inst_, 0, r.stage - 1, r.mb, it), x.input.data(), x.input.size());
+      } else {
+        x.recv_grad = t_.irecv(r.peer, message_tag(inst_, 1, r.stage + 1, r.mb, it), x.grad_out.data(), x.grad_out.size());
+      }
+    }
+    std::vector<Transport::Request> sends;
+    CopyStream d2h, h2d;
+    const bool split = inst_.split_backward;
+    for (const Step& st : prog_.steps) {
+      const int s = st.stage, j = st.mb;
+      Slot& x = slot(s, j);
+      const Stage& sg = stage(s);
+      switch (st.op) {
+        case Instr::kWaitInput:
+          t_.wait(x.recv_input, opt_.timeout_s, "activation " + op_name('F', s - 1, j));
+          break;
+        case Instr::kForward: {
+          memory_.allocate_in_order(sg.activation, st.ticket, opt_.timeout_s,
+                                    "device " + std::to_string(d_) + ": " + op_name('F', s, j) + " waits for memory");
+          x.r = st.r;
+          if (!synthetic_) {
+            const void* in = s == 0 ? nullptr : same_device(s - 1) ? slot(s - 1, j).output.data() : x.input.data();
+            model(s)->forward(j, in, x.output.data(), x.keep_b.data());
+          }
+          busy(sg.forward);
+          break;
+        }
+        case Instr::kSendOutput:
+          sends.push_back(t_.isend(st.peer, message_tag(inst_, 0, s, j, it), x.output.data(), x.output.size()));
+          break;
+        case Instr::kStartOffload: {
+          const double r = st.r;
+          d2h.submit([this, s, j, r, &rep] {
+            Slot& y = slot(s, j);
+            const std::size_t n = static_cast<std::size_t>(std::floor(r * static_cast<double>(y.keep_b.size())));
+            if (n > 0) std::memcpy(y.host.data(), y.keep_b.data(), n);
+            if (opt_.poison_offloaded && n > 0) poison(y.keep_b.data(), n);
+            busy(r * stage(s).offload.value_or(0.0));
+            memory_.release(r * stage(s).activation);
+            ++rep.offloads;
+            set_flag(&Slot::offloaded, s, j);
+          });
+          break;
+        }
+        case Instr::kIssueReload: {
+          const double r = x.r;
+          const int ticket = st.ticket;
+          h2d.submit([this, s, j, r, ticket, &rep] {
+            wait_flag(&Slot::offloaded, s, j, "the offload of " + op_name('F', s, j));
+            memory_.allocate_in_order(r * stage(s).activation, ticket, opt_.timeout_s,
+                                      "device " + std::to_string(d_) + ": the reload of " + op_name('F', s, j) +
+                                          " waits for memory");
+            Slot& y = slot(s, j);
+            busy(r * stage(s).reload.value_or(0.0));
+            const std::size_t n = static_cast<std::size_t>(std::floor(r * static_cast<double>(y.keep_b.size())));
+            if (n > 0) std::memcpy(y.keep_b.data(), y.host.data(), n);
+            ++rep.reloads;
+            set_flag(&Slot::reloaded, s, j);
+          });
+          break;
+        }
+        case Instr::kWaitGrad:
+          t_.wait(x.recv_grad, opt_.timeout_s, "gradient " + op_name('B', s + 1, j));
+          break;
+        case Instr::kWaitReload:
+          if (x.r > 0) wait_flag(&Slot::reloaded, s, j, "the reload of " + op_name('F', s, j));
+          break;
+        case Instr::kBackward: {
+          if (!synthetic_) {
+            const void* gout = s == S - 1 ? nullptr : same_device(s + 1) ? slot(s + 1, j).grad_in.data() : x.grad_out.data();
+            model(s)->backward_input(j, x.keep_b.data(), gout, x.grad_in.data(), x.keep_w.data());
+            if (!split) model(s)->backward_weight(j, x.keep_w.data());
+          }
+          busy(split ? sg.backward : sg.backward + sg.weight);
+          memory_.release(split ? sg.activation - sg.weight_activation : sg.activation);
+          break;
+        }
+        case Instr::kSendGrad:
+          sends.push_back(t_.isend(st.peer, message_tag(inst_, 1, s, j, it), x.grad_in.data(), x.grad_in.size()));
+          break;
+        case Instr::kWeight:
+          if (!synthetic_) model(s)->backward_weight(j, x.keep_w.data());
+          busy(sg.weight);
+          memory_.release(sg.weight_activation);
+          break;
+      }
+    }
+    d2h.drain();
+    h2d.drain();
+    for (Transport::Request q : sends) t_.wait(q, opt_.timeout_s, "a send to a neighbouring device");
+    const double left = memory_.used() - inst_.devices[static_cast<std::size_t>(d_)].static_memory;
+    if (std::fabs(left) > 1.0 + 1e-9 * inst_.devices[static_cast<std::size_t>(d_)].memory_limit) {
+      throw std::logic_error("device " + std::to_string(d_) + ": " + std::to_string(left) +
+                             " activation bytes still accounted at the end of the iteration");
+    }
+    if (!synthetic_) {
+      if (same_device(S - 1)) {
+        double sum = 0;
+        for (int j = 0; j < inst_.microbatches; ++j) sum += model(S - 1)->loss_of(slot(S - 1, j).output.data());
+        rep.losses.push_back(sum / inst_.microbatches);
+      }
+      for (const auto& [s, sh] : shapes_) model(s)->end_iteration();
+    }
+  }
+
+  void poison(char* p, std::size_t n) const {
+    const DType t = models_.empty() || synthetic_ ? DType::kFloat64 : first_model()->dtype();
+    if (t == DType::kFloat64) {
+      const double nan = std::numeric_limits<double>::quiet_NaN();
+      for (std::size_t k = 0; k + sizeof nan <= n; k += sizeof nan) std::memcpy(p + k, &nan, sizeof nan);
+    } else {
+      const float nan = std::numeric_limits<float>::quiet_NaN();
+      for (std::size_t k = 0; k + sizeof nan <= n; k += sizeof nan) std::memcpy(p + k, &nan, sizeof nan);
+    }
+  }
+  StageModel* first_model() const {
+    for (StageModel* m : models_) {
+      if (m) return m;
+    }
+    return nullptr;
+  }
+};
+
+}  // namespace
+
+DeviceReport run_device(const Instance& instance, const DeviceProgram& program, const std::vector<StageModel*>& models,
+                        Transport& transport, const ExecutorOptions& options) {
+  try {
+    DeviceRun run(instance, program, models, transport, options);
+    return run.run();
+  } catch (const std::exception& e) {
+    transport.abort(e.what());
+    throw;
+  }
+}
+
+}  // namespace optpipe::runtime

@@ -1,0 +1,57 @@
+// The executor core (issue 7): runs one device's program (program.h) for a number of training
+// iterations with the spec's semantics (spec §4), on any Transport (transport.h):
+//
+//   - one compute stream: the program's compute steps in order, on the calling thread;
+//   - a D2H and an H2D copy stream (copy_stream.h): an offload is queued when its F ends, a
+//     reload when the program reaches R; a reload waits for its offload and for room;
+//   - activation memory accounted in the instance's bytes (tracked_memory.h), with the
+//     simulator's waits: F waits for room (only offloads can free it meanwhile), a reload waits
+//     on its copy stream while the compute stream goes on;
+//   - every receive posted when the iteration starts and every send non-blocking, so a valid
+//     schedule cannot deadlock (program.h); every wait has a deadline (`timeout_s`), so a peer
+//     that died or runs another schedule ends in an error on every rank, not a hang.
+//
+// With stage models (stage_model.h) the ops compute for real: F's kept activation is copied to
+// host memory by an offload and its device copy is poisoned (NaN), so a reload that did not
+// happen shows in the gradients. Without models (synthetic mode) every op and copy sleeps for
+// the instance's duration times `time_scale`, messages are 8 bytes, and the measured iteration
+// time can be compared with the simulator's makespan.
+//
+// The PCIe channels of the CPU backend are per device: devices sharing a pcie_group do not
+// queue behind each other here (spec: they share one channel); the CUDA backend has the same
+// limitation until its copies are scheduled per switch.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/instance.h"
+#include "runtime/program.h"
+#include "runtime/stage_model.h"
+#include "runtime/transport.h"
+
+namespace optpipe::runtime {
+
+struct ExecutorOptions {
+  int iterations = 1;
+  double timeout_s = 60;     // the longest any single wait may take
+  double time_scale = 1.0;   // synthetic mode: wall milliseconds per instance millisecond
+  bool poison_offloaded = true;  // with models: overwrite the offloaded part of the device copy
+  bool synchronize_iterations = true;  // all ranks start each iteration together (for timings)
+};
+
+struct DeviceReport {
+  int device = 0;
+  std::vector<double> iteration_seconds;  // per iteration, from the common start to this device's end
+  std::vector<double> losses;             // per iteration, when the last stage is on this device
+  double peak_bytes = 0;                  // tracked peak, static memory included
+  int offloads = 0, reloads = 0;          // per run
+};
+
+// Runs `program` (device `program.device`) for options.iterations iterations. `models[s]` is
+// stage s's model for the stages on this device (the others may be null), or every entry null
+// for the synthetic mode. Throws on any failure, after telling the other ranks (Transport::abort).
+DeviceReport run_device(const Instance& instance, const DeviceProgram& program, const std::vector<StageModel*>& models,
+                        Transport& transport, const ExecutorOptions& options);
+
+}  // namespace optpipe::runtime

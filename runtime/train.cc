@@ -1,0 +1,157 @@
+#include "runtime/train.h"
+
+#include <algorithm>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "engine/error.h"
+#include "engine/simulator.h"
+#include "runtime/in_process_transport.h"
+#include "runtime/mpi_transport.h"
+#include "runtime/program.h"
+
+namespace optpipe::runtime {
+namespace {
+
+std::vector<double> pack(const DeviceReport& r) {
+  // [device, peak, offloads, reloads, n, seconds..., k, losses...]
+  std::vector<double> v{static_cast<double>(r.device), r.peak_bytes, static_cast<double>(r.offloads),
+                        static_cast<double>(r.reloads), static_cast<double>(r.iteration_seconds.size())};
+  v.insert(v.end(), r.iteration_seconds.begin(), r.iteration_seconds.end());
+  v.push_back(static_cast<double>(r.losses.size()));
+  v.insert(v.end(), r.losses.begin(), r.losses.end());
+  return v;
+}
+
+DeviceReport unpack(const std::vector<double>& v) {
+  DeviceReport r;
+  std::size_t k = 0;
+  auto next = [&] {
+    if (k >= v.size()) throw TransportError("a device's report is truncated");
+    return v[k++];
+  };
+  r.device = static_cast<int>(next());
+  r.peak_bytes = next();
+  r.offloads = static_cast<int>(next());
+  r.reloads = static_cast<int>(next());
+  const int n = static_cast<int>(next());
+  for (int i = 0; i < n; ++i) r.iteration_seconds.push_back(next());
+  const int m = static_cast<int>(next());
+  for (int i = 0; i < m; ++i) r.losses.push_back(next());
+  return r;
+}
+
+void summarise(const Instance& inst, TrainResult& res) {
+  const int iters = res.devices.empty() ? 0 : static_cast<int>(res.devices.front().iteration_seconds.size());
+  res.iteration_seconds.assign(static_cast<std::size_t>(iters), 0.0);
+  for (const DeviceReport& r : res.devices) {
+    for (int i = 0; i < iters && i < static_cast<int>(r.iteration_seconds.size()); ++i) {
+      res.iteration_seconds[static_cast<std::size_t>(i)] =
+          std::max(res.iteration_seconds[static_cast<std::size_t>(i)], r.iteration_seconds[static_cast<std::size_t>(i)]);
+    }
+    const int last_device = inst.stages.back().device;
+    if (r.device == last_device) res.losses = r.losses;
+  }
+}
+
+}  // namespace
+
+MlpConfig model_config_for(const Instance& inst, const MlpConfig& base) {
+  MlpConfig c = base;
+  c.stages = inst.num_stages();
+  c.microbatches = inst.microbatches;
+  return c;
+}
+
+TrainResult train(const Instance& inst, const Schedule& schedule, const TrainOptions& opt) {
+  const std::vector<DeviceProgram> programs = lower_schedule(inst, schedule);  // InputError if it does not fit
+  TrainResult res;
+  {
+    Simulator sim(inst);
+    const SimResult s = sim.run(schedule);
+    res.simulated_makespan = s.makespan;
+    res.simulated_peak = s.peak_memory;
+  }
+  const MlpConfig cfg = model_config_for(inst, opt.model);
+  if (!opt.synthetic) validate_mlp_config(cfg);
+  const int S = inst.num_stages();
+  const int D = inst.num_devices();
+  auto make_models = [&](int d, std::vector<std::unique_ptr<StageModel>>& owned, std::vector<StageModel*>& ptrs) {
+    owned.clear();
+    ptrs.assign(static_cast<std::size_t>(S), nullptr);
+    if (opt.synthetic) return;
+    for (int s = 0; s < S; ++s) {
+      if (inst.stages[static_cast<std::size_t>(s)].device != d) continue;
+      owned.push_back(make_mlp_stage(cfg, s));
+      ptrs[static_cast<std::size_t>(s)] = owned.back().get();
+    }
+  };
+
+  if (opt.backend == "threads") {
+    InProcessHub hub(D);
+    res.devices.resize(static_cast<std::size_t>(D));
+    res.final_parameters.resize(static_cast<std::size_t>(S));
+    res.final_gradients.resize(static_cast<std::size_t>(S));
+    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(D));
+    std::vector<std::thread> threads;
+    for (int d = 0; d < D; ++d) {
+      threads.emplace_back([&, d] {
+        try {
+          std::unique_ptr<Transport> t = hub.transport(d);
+          std::vector<std::unique_ptr<StageModel>> owned;
+          std::vector<StageModel*> ptrs;
+          make_models(d, owned, ptrs);
+          res.devices[static_cast<std::size_t>(d)] =
+              run_device(inst, programs[static_cast<std::size_t>(d)], ptrs, *t, opt.executor);
+          for (int s = 0; s < S; ++s) {
+            if (StageModel* m = ptrs[static_cast<std::size_t>(s)]) {
+              res.final_parameters[static_cast<std::size_t>(s)] = m->parameters();
+              res.final_gradients[static_cast<std::size_t>(s)] = m->gradients();
+            }
+          }
+        } catch (...) {
+          errors[static_cast<std::size_t>(d)] = std::current_exception();
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    // The first failure is the cause; the others are ranks that stopped because of it.
+    for (auto& e : errors) {
+      if (!e) continue;
+      try {
+        std::rethrow_exception(e);
+      } catch (const TransportError&) {
+        continue;
+      } catch (...) {
+        throw;
+      }
+    }
+    for (auto& e : errors) {
+      if (e) std::rethrow_exception(e);
+    }
+    summarise(inst, res);
+    return res;
+  }
+  if (opt.backend == "mpi") {
+    const int max_tag = message_tag(inst, 1, S - 1, inst.microbatches - 1, 1);
+    std::unique_ptr<Transport> t = make_mpi_transport(max_tag);
+    if (t->size() != D) {
+      throw InputError("the instance has " + std::to_string(D) + " devices but mpirun started " +
+                       std::to_string(t->size()) + " ranks (use mpirun -np " + std::to_string(D) + ")");
+    }
+    const int d = t->rank();
+    std::vector<std::unique_ptr<StageModel>> owned;
+    std::vector<StageModel*> ptrs;
+    make_models(d, owned, ptrs);
+    const DeviceReport mine = run_device(inst, programs[static_cast<std::size_t>(d)], ptrs, *t, opt.executor);
+    const auto all = t->gather(pack(mine), opt.executor.timeout_s);
+    res.root = d == 0;
+    for (const auto& v : all) res.devices.push_back(unpack(v));
+    if (res.root) summarise(inst, res);
+    return res;
+  }
+  throw InputError("unknown backend '" + opt.backend + "' (threads or mpi)");
+}
+
+}  // namespace optpipe::runtime

@@ -1,0 +1,46 @@
+// Training runs over the executor (issue 7): lowers a schedule, starts one executor per device
+// -- a thread each (`threads`) or this process's rank under mpirun (`mpi`) -- with the reference
+// MLP (mlp_model.h) or synthetic sleeping ops, and gathers what every device measured. The CLI's
+// `optpipe train` is a thin layer over this.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/instance.h"
+#include "engine/schedule.h"
+#include "runtime/executor.h"
+#include "runtime/mlp_model.h"
+#include "runtime/stage_model.h"
+
+namespace optpipe::runtime {
+
+struct TrainOptions {
+  std::string backend = "threads";  // threads | mpi
+  ExecutorOptions executor;
+  bool synthetic = false;           // sleeping ops instead of the model
+  MlpConfig model;                  // stages and microbatches are taken from the instance
+};
+
+struct TrainResult {
+  bool root = true;                  // false on MPI ranks other than 0 (they hold no results)
+  std::vector<DeviceReport> devices;  // on the root: every device's report, in device order
+  std::vector<double> losses;         // per iteration (the last stage's device's)
+  std::vector<double> iteration_seconds;  // per iteration: the slowest device
+  double simulated_makespan = 0;      // the simulator's makespan of the schedule (instance ms)
+  std::vector<double> simulated_peak; // per device, bytes
+  std::vector<std::vector<double>> final_parameters;  // per stage, after the last step (threads only)
+  std::vector<std::vector<double>> final_gradients;   // per stage, of the last iteration (threads only)
+};
+
+// Runs options.executor.iterations iterations of `schedule`. Throws InputError for a schedule
+// that does not fit the instance (on every rank), TransportError / runtime_error for failures
+// while running (after telling the other ranks).
+TrainResult train(const Instance& instance, const Schedule& schedule, const TrainOptions& options);
+
+// The model config used for `instance` (its stages and microbatches on top of options.model).
+MlpConfig model_config_for(const Instance& instance, const MlpConfig& base);
+
+}  // namespace optpipe::runtime

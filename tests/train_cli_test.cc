@@ -1,0 +1,148 @@
+// `optpipe train` end to end: one thread per device, and one MPI process per device under
+// mpirun (the CPU backend as it runs across machines). The mpirun tests skip, saying why, when
+// Open MPI is not installed (scripts/setup.sh installs it).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "tests/test_paths.h"
+
+namespace optpipe {
+namespace {
+
+#ifdef OPTPIPE_CLI_PATH
+constexpr const char* kCli = OPTPIPE_CLI_PATH;
+#else
+constexpr const char* kCli = "";
+#endif
+
+struct ShellRun {
+  int status = -1;
+  std::string output;
+};
+
+// Runs a shell command line, capturing stdout and stderr together.
+ShellRun sh(const std::string& command) {
+  static int counter = 0;
+  const std::string out = ::testing::TempDir() + "optpipe-train-" + std::to_string(::getpid()) + "-" +
+                          std::to_string(counter++) + ".txt";
+  const int rc = std::system((command + " > '" + out + "' 2>&1 < /dev/null").c_str());
+  ShellRun r;
+  r.status = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  std::ifstream in(out);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  r.output = ss.str();
+  std::filesystem::remove(out);
+  return r;
+}
+
+std::string cli() { return std::string("'") + kCli + "'"; }
+std::string instance(const std::string& name) { return std::string(OPTPIPE_SOURCE_DIR) + "/instances/" + name + ".json"; }
+
+// mpirun as root needs Open MPI's consent; --oversubscribe allows more ranks than cores.
+std::string mpirun(int ranks) {
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 mpirun -np " +
+         std::to_string(ranks) + " ";
+}
+
+bool have_mpirun() { return std::system("command -v mpirun > /dev/null 2>&1") == 0; }
+
+std::string schedule_of(const std::string& inst, const std::string& heuristic) {
+  const std::string path = ::testing::TempDir() + "optpipe-train-" + std::to_string(::getpid()) + "-" + heuristic + ".json";
+  const ShellRun r = sh(cli() + " schedule " + instance(inst) + " --heuristic " + heuristic + " -o '" + path + "'");
+  EXPECT_EQ(r.status, 0) << r.output;
+  return path;
+}
+
+std::vector<std::string> losses(const std::string& output) {
+  std::vector<std::string> out;
+  const std::regex row(R"(^\s+\d+\s+([0-9.]+)\s+[0-9.]+$)");
+  std::istringstream in(output);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_match(line, m, row)) out.push_back(m[1]);
+  }
+  return out;
+}
+
+#define REQUIRE_CLI() \
+  if (std::string(kCli).empty() || !std::filesystem::exists(kCli)) GTEST_SKIP() << "the optpipe binary is not built"
+#define REQUIRE_MPIRUN() \
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun is not installed (Debian openmpi-bin; scripts/setup.sh installs it)"
+
+TEST(TrainCli, ThreadsAndMpiRanksGiveTheSameLosses) {
+  REQUIRE_CLI();
+  REQUIRE_MPIRUN();
+  const std::string sch = schedule_of("uniform-4x8", "zb-h1");
+  const ShellRun threads = sh(cli() + " train " + instance("uniform-4x8") + " '" + sch + "' --iterations 5");
+  ASSERT_EQ(threads.status, 0) << threads.output;
+  EXPECT_NE(threads.output.find("(threads)"), std::string::npos) << threads.output;
+  const ShellRun mpi = sh(mpirun(4) + cli() + " train " + instance("uniform-4x8") + " '" + sch + "' --iterations 5");
+  ASSERT_EQ(mpi.status, 0) << mpi.output;
+  EXPECT_NE(mpi.output.find("(MPI ranks)"), std::string::npos) << mpi.output;
+  const auto a = losses(threads.output), b = losses(mpi.output);
+  ASSERT_EQ(a.size(), 5u) << threads.output;
+  EXPECT_EQ(a, b) << mpi.output;
+  EXPECT_LT(std::stod(a.back()), std::stod(a.front()));
+}
+
+// Sleeping ops under mpirun: the measured iteration time is within 10% of the simulator's
+// makespan (scaled), for a plain and an offloading schedule.
+TEST(TrainCli, MpiIterationTimeMatchesTheSimulatedMakespan) {
+  REQUIRE_CLI();
+  REQUIRE_MPIRUN();
+  for (const auto& [inst, heuristic] : {std::pair{"uniform-4x8", "1f1b"}, {"offload-fast-pcie-4x8", "pipe-offload"}}) {
+    const std::string sch = schedule_of(inst, heuristic);
+    const ShellRun r = sh(mpirun(4) + cli() + " train " + instance(inst) + " '" + sch +
+                     "' --synthetic --time-scale 0.4 --iterations 4");
+    ASSERT_EQ(r.status, 0) << r.output;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(\(([-+][0-9.]+)%\))"))) << r.output;
+    const double off = std::stod(m[1]);
+    std::printf("[ train    ] %s %s under mpirun: %+.1f%% from the simulated makespan\n", inst, heuristic, off);
+    EXPECT_LT(std::abs(off), 10.0) << r.output;
+  }
+}
+
+TEST(TrainCli, WrongRankCountAnotherInstancesScheduleAndCudaAreClearErrors) {
+  REQUIRE_CLI();
+  const std::string sch = schedule_of("uniform-4x8", "1f1b");
+  const ShellRun other = sh(cli() + " train " + instance("hetero-4x8") + " '" + sch + "'");
+  EXPECT_EQ(other.status, 2) << other.output;
+  EXPECT_NE(other.output.find("uniform-4x8"), std::string::npos) << other.output;
+  const ShellRun cuda = sh(cli() + " train " + instance("uniform-4x8") + " '" + sch + "' --backend cuda");
+  EXPECT_EQ(cuda.status, 2) << cuda.output;
+  EXPECT_NE(cuda.output.find("cuda"), std::string::npos) << cuda.output;
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun is not installed: the rank-count case is not checked";
+  const ShellRun ranks = sh(mpirun(3) + cli() + " train " + instance("uniform-4x8") + " '" + sch + "' --iterations 1");
+  EXPECT_NE(ranks.status, 0) << ranks.output;
+  EXPECT_NE(ranks.output.find("mpirun -np 4"), std::string::npos) << ranks.output;
+}
+
+TEST(TrainCli, ProfileWritesAnInstanceThatValidatesAndSolves) {
+  REQUIRE_CLI();
+  const std::string out = ::testing::TempDir() + "optpipe-profile-" + std::to_string(::getpid()) + ".json";
+  const ShellRun p = sh(cli() + " profile " + instance("uniform-4x8") + " --repeats 3 --width 8 -o '" + out + "'");
+  ASSERT_EQ(p.status, 0) << p.output;
+  EXPECT_NE(p.output.find("F ms"), std::string::npos) << p.output;
+  const ShellRun v = sh(cli() + " validate '" + out + "'");
+  EXPECT_EQ(v.status, 0) << v.output;
+  EXPECT_NE(v.output.find("uniform-4x8-measured"), std::string::npos) << v.output;
+  const ShellRun s = sh(cli() + " solve '" + out + "' --time-limit 2 -q");
+  EXPECT_EQ(s.status, 0) << s.output;
+  const ShellRun bad = sh(cli() + " profile /nonexistent.json");
+  EXPECT_EQ(bad.status, 2) << bad.output;
+}
+
+}  // namespace
+}  // namespace optpipe
