@@ -29,9 +29,10 @@ import instance as instance_io  # noqa: E402
 from lists import device_lists  # noqa: E402
 
 SOLVERS = ["optpipe", "cpsat", "highs", "scip", "cbc"]
-DEFAULT_SUITE = [
-    "tiny-2x3", "unsplit-4x8", "uniform-4x8", "hetero-4x8", "offload-fast-pcie-4x8", "offload-slow-pcie-4x8",
-    "v-4x8", "gpt-8x24", "gpt-8x24-tight", "gpt-8x32-18g",
+DEFAULT_SUITE = [  # 2 to 16 devices, 3 to 64 microbatches, with and without offload
+    "tiny-2x3", "unsplit-4x8", "hetero-4x8", "v-4x8", "offload-fast-pcie-4x8", "offload-slow-pcie-4x8",
+    "scale-llama2-7b-4x16", "scale-llama2-7b-8x16", "gpt-8x24-tight", "scale-llama2-7b-8x32-2act",
+    "scale-llama2-7b-16x32", "scale-llama2-7b-16x64",
 ]
 
 
