@@ -9,6 +9,7 @@
 #include "engine/error.h"
 #include "engine/instance_io.h"
 #include "engine/schedule_io.h"
+#include "runtime/cuda_backend.h"
 #include "runtime/mpi_transport.h"
 #include "runtime/train.h"
 
@@ -33,11 +34,12 @@ void run_train(const TrainArgs& a) {
   const Instance inst = load_instance(a.instance);
   const Schedule sch = load_schedule(a.schedule);
   runtime::TrainOptions o;
-  if (a.backend == "cuda") {
-    throw InputError("--backend cuda: the CUDA/NCCL executor backend is not in this build yet (issue 7 is in "
-                     "progress); use --backend cpu");
+  if (a.backend == "cuda" && !runtime::have_cuda_backend()) {
+    throw InputError("--backend cuda: this build has no CUDA/NCCL backend (it needs nvcc, NCCL and MPI when it is "
+                     "configured); use --backend cpu");
   }
   o.backend = runtime::launched_by_mpirun() ? "mpi" : "threads";
+  o.device = a.backend;
   o.synthetic = a.synthetic;
   o.executor.iterations = a.iterations;
   o.executor.timeout_s = a.timeout;
@@ -52,7 +54,7 @@ void run_train(const TrainArgs& a) {
   const runtime::TrainResult r = runtime::train(inst, sch, o);
   if (!r.root) return;  // MPI ranks other than 0 print nothing
   std::cout << "train: " << inst.name << ", " << inst.num_devices() << " devices ("
-            << (o.backend == "mpi" ? "MPI ranks" : "threads") << "), "
+            << (o.backend == "mpi" ? "MPI ranks" : "threads") << (o.device == "cuda" ? ", CUDA/NCCL" : "") << "), "
             << (a.synthetic ? "synthetic ops" : "MLP " + std::to_string(a.layers) + "x" + std::to_string(a.width) +
                                                     " per stage, " + a.dtype)
             << ", " << a.iterations << " iterations\n";

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "runtime/copy_stream.h"
+#include "runtime/cpu_backend.h"
 #include "runtime/tracked_memory.h"
 
 namespace optpipe::runtime {
@@ -20,7 +21,9 @@ using Clock = std::chrono::steady_clock;
 
 // The buffers and per-iteration state of one (stage, microbatch) of this device.
 struct Slot {
-  std::vector<char> input, output, keep_b, keep_w, grad_in, grad_out, host;
+  void *input = nullptr, *output = nullptr, *keep_b = nullptr, *keep_w = nullptr, *grad_in = nullptr,
+       *grad_out = nullptr, *host = nullptr;  // from the backend: device buffers, host for offloads
+  StageShapes shape;
   double r = 0;  // offload fraction this iteration
   bool offloaded = false, reloaded = false;
   Transport::Request recv_input = 0, recv_grad = 0;
@@ -33,8 +36,8 @@ std::string op_name(char type, int s, int j) {
 class DeviceRun {
  public:
   DeviceRun(const Instance& inst, const DeviceProgram& program, const std::vector<StageModel*>& models, Transport& t,
-            const ExecutorOptions& opt)
-      : inst_(inst), prog_(program), models_(models), t_(t), opt_(opt), d_(program.device),
+            DeviceBackend& backend, const ExecutorOptions& opt)
+      : inst_(inst), prog_(program), models_(models), t_(t), be_(backend), opt_(opt), d_(program.device),
         memory_(inst.devices[static_cast<std::size_t>(program.device)].static_memory,
                 inst.devices[static_cast<std::size_t>(program.device)].memory_limit) {
     const int S = inst.num_stages();
@@ -54,13 +57,14 @@ class DeviceRun {
       shapes_[s] = sh;
       for (int j = 0; j < inst.microbatches; ++j) {
         Slot& x = slots_[{s, j}];
-        x.input.resize(sh.input_bytes);
-        x.output.resize(sh.output_bytes);
-        x.keep_b.resize(sh.keep_for_b);
-        x.keep_w.resize(sh.keep_for_w);
-        x.grad_in.resize(sh.input_bytes);
-        x.grad_out.resize(sh.output_bytes);
-        x.host.resize(sh.keep_for_b);
+        x.shape = sh;
+        x.input = be_.device_buffer(sh.input_bytes);
+        x.output = be_.device_buffer(sh.output_bytes);
+        x.keep_b = be_.device_buffer(sh.keep_for_b);
+        x.keep_w = be_.device_buffer(sh.keep_for_w);
+        x.grad_in = be_.device_buffer(sh.input_bytes);
+        x.grad_out = be_.device_buffer(sh.output_bytes);
+        x.host = be_.host_buffer(sh.keep_for_b);
       }
     }
   }
@@ -83,6 +87,7 @@ class DeviceRun {
   const DeviceProgram& prog_;
   const std::vector<StageModel*>& models_;
   Transport& t_;
+  DeviceBackend& be_;
   const ExecutorOptions& opt_;
   int d_;
   bool synthetic_ = true;
@@ -139,9 +144,9 @@ class DeviceRun {
     for (const Step& r : prog_.receives) {
       Slot& x = slot(r.stage, r.mb);
       if (r.op == Instr::kWaitInput) {
-        x.recv_input = t_.irecv(r.peer, message_tag(inst_, 0, r.stage - 1, r.mb, it), x.input.data(), x.input.size());
+        x.recv_input = t_.irecv(r.peer, message_tag(inst_, 0, r.stage - 1, r.mb, it), x.input, x.shape.input_bytes);
       } else {
-        x.recv_grad = t_.irecv(r.peer, message_tag(inst_, 1, r.stage + 1, r.mb, it), x.grad_out.data(), x.grad_out.size());
+        x.recv_grad = t_.irecv(r.peer, message_tag(inst_, 1, r.stage + 1, r.mb, it), x.grad_out, x.shape.output_bytes);
       }
     }
     std::vector<Transport::Request> sends;
@@ -160,22 +165,23 @@ class DeviceRun {
                                     "device " + std::to_string(d_) + ": " + op_name('F', s, j) + " waits for memory");
           x.r = st.r;
           if (!synthetic_) {
-            const void* in = s == 0 ? nullptr : same_device(s - 1) ? slot(s - 1, j).output.data() : x.input.data();
-            model(s)->forward(j, in, x.output.data(), x.keep_b.data());
+            const void* in = s == 0 ? nullptr : same_device(s - 1) ? slot(s - 1, j).output : x.input;
+            model(s)->forward(j, in, x.output, x.keep_b);
+            be_.compute_issued();
           }
           busy(sg.forward);
           break;
         }
         case Instr::kSendOutput:
-          sends.push_back(t_.isend(st.peer, message_tag(inst_, 0, s, j, it), x.output.data(), x.output.size()));
+          sends.push_back(t_.isend(st.peer, message_tag(inst_, 0, s, j, it), x.output, x.shape.output_bytes));
           break;
         case Instr::kStartOffload: {
           const double r = st.r;
           d2h.submit([this, s, j, r, &rep] {
             Slot& y = slot(s, j);
-            const std::size_t n = static_cast<std::size_t>(std::floor(r * static_cast<double>(y.keep_b.size())));
-            if (n > 0) std::memcpy(y.host.data(), y.keep_b.data(), n);
-            if (opt_.poison_offloaded && n > 0) poison(y.keep_b.data(), n);
+            const std::size_t n = static_cast<std::size_t>(std::floor(r * static_cast<double>(y.shape.keep_for_b)));
+            if (n > 0) be_.copy_to_host(y.host, y.keep_b, n);
+            if (opt_.poison_offloaded && n > 0 && !synthetic_) be_.poison(y.keep_b, n, first_model()->dtype());
             busy(r * stage(s).offload.value_or(0.0));
             memory_.release(r * stage(s).activation);
             ++rep.offloads;
@@ -193,8 +199,8 @@ class DeviceRun {
                                           " waits for memory");
             Slot& y = slot(s, j);
             busy(r * stage(s).reload.value_or(0.0));
-            const std::size_t n = static_cast<std::size_t>(std::floor(r * static_cast<double>(y.keep_b.size())));
-            if (n > 0) std::memcpy(y.keep_b.data(), y.host.data(), n);
+            const std::size_t n = static_cast<std::size_t>(std::floor(r * static_cast<double>(y.shape.keep_for_b)));
+            if (n > 0) be_.copy_to_device(y.keep_b, y.host, n);
             ++rep.reloads;
             set_flag(&Slot::reloaded, s, j);
           });
@@ -208,19 +214,23 @@ class DeviceRun {
           break;
         case Instr::kBackward: {
           if (!synthetic_) {
-            const void* gout = s == S - 1 ? nullptr : same_device(s + 1) ? slot(s + 1, j).grad_in.data() : x.grad_out.data();
-            model(s)->backward_input(j, x.keep_b.data(), gout, x.grad_in.data(), x.keep_w.data());
-            if (!split) model(s)->backward_weight(j, x.keep_w.data());
+            const void* gout = s == S - 1 ? nullptr : same_device(s + 1) ? slot(s + 1, j).grad_in : x.grad_out;
+            model(s)->backward_input(j, x.keep_b, gout, x.grad_in, x.keep_w);
+            if (!split) model(s)->backward_weight(j, x.keep_w);
+            be_.compute_issued();
           }
           busy(split ? sg.backward : sg.backward + sg.weight);
           memory_.release(split ? sg.activation - sg.weight_activation : sg.activation);
           break;
         }
         case Instr::kSendGrad:
-          sends.push_back(t_.isend(st.peer, message_tag(inst_, 1, s, j, it), x.grad_in.data(), x.grad_in.size()));
+          sends.push_back(t_.isend(st.peer, message_tag(inst_, 1, s, j, it), x.grad_in, x.shape.input_bytes));
           break;
         case Instr::kWeight:
-          if (!synthetic_) model(s)->backward_weight(j, x.keep_w.data());
+          if (!synthetic_) {
+            model(s)->backward_weight(j, x.keep_w);
+            be_.compute_issued();
+          }
           busy(sg.weight);
           memory_.release(sg.weight_activation);
           break;
@@ -228,6 +238,7 @@ class DeviceRun {
     }
     d2h.drain();
     h2d.drain();
+    be_.synchronize();
     for (Transport::Request q : sends) t_.wait(q, opt_.timeout_s, "a send to a neighbouring device");
     const double left = memory_.used() - inst_.devices[static_cast<std::size_t>(d_)].static_memory;
     if (std::fabs(left) > 1.0 + 1e-9 * inst_.devices[static_cast<std::size_t>(d_)].memory_limit) {
@@ -237,23 +248,13 @@ class DeviceRun {
     if (!synthetic_) {
       if (same_device(S - 1)) {
         double sum = 0;
-        for (int j = 0; j < inst_.microbatches; ++j) sum += model(S - 1)->loss_of(slot(S - 1, j).output.data());
+        for (int j = 0; j < inst_.microbatches; ++j) sum += model(S - 1)->loss_of(slot(S - 1, j).output);
         rep.losses.push_back(sum / inst_.microbatches);
       }
       for (const auto& [s, sh] : shapes_) model(s)->end_iteration();
     }
   }
 
-  void poison(char* p, std::size_t n) const {
-    const DType t = models_.empty() || synthetic_ ? DType::kFloat64 : first_model()->dtype();
-    if (t == DType::kFloat64) {
-      const double nan = std::numeric_limits<double>::quiet_NaN();
-      for (std::size_t k = 0; k + sizeof nan <= n; k += sizeof nan) std::memcpy(p + k, &nan, sizeof nan);
-    } else {
-      const float nan = std::numeric_limits<float>::quiet_NaN();
-      for (std::size_t k = 0; k + sizeof nan <= n; k += sizeof nan) std::memcpy(p + k, &nan, sizeof nan);
-    }
-  }
   StageModel* first_model() const {
     for (StageModel* m : models_) {
       if (m) return m;
@@ -266,8 +267,14 @@ class DeviceRun {
 
 DeviceReport run_device(const Instance& instance, const DeviceProgram& program, const std::vector<StageModel*>& models,
                         Transport& transport, const ExecutorOptions& options) {
+  const std::unique_ptr<DeviceBackend> cpu = make_cpu_backend();
+  return run_device(instance, program, models, transport, *cpu, options);
+}
+
+DeviceReport run_device(const Instance& instance, const DeviceProgram& program, const std::vector<StageModel*>& models,
+                        Transport& transport, DeviceBackend& backend, const ExecutorOptions& options) {
   try {
-    DeviceRun run(instance, program, models, transport, options);
+    DeviceRun run(instance, program, models, transport, backend, options);
     return run.run();
   } catch (const std::exception& e) {
     transport.abort(e.what());

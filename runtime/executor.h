@@ -11,9 +11,10 @@
 //     schedule cannot deadlock (program.h); every wait has a deadline (`timeout_s`), so a peer
 //     that died or runs another schedule ends in an error on every rank, not a hang.
 //
-// With stage models (stage_model.h) the ops compute for real: F's kept activation is copied to
-// host memory by an offload and its device copy is poisoned (NaN), so a reload that did not
-// happen shows in the gradients. Without models (synthetic mode) every op and copy sleeps for
+// With stage models (stage_model.h) the ops compute for real on the backend's buffers
+// (device_backend.h: host memory on the CPU backend, device memory on the CUDA one): F's kept
+// activation is copied to host memory by an offload and its device copy is poisoned (NaN), so a
+// reload that did not happen shows in the gradients. Without models (synthetic mode) every op and copy sleeps for
 // the instance's duration times `time_scale`, messages are 8 bytes, and the measured iteration
 // time can be compared with the simulator's makespan.
 //
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "engine/instance.h"
+#include "runtime/device_backend.h"
 #include "runtime/program.h"
 #include "runtime/stage_model.h"
 #include "runtime/transport.h"
@@ -53,5 +55,9 @@ struct DeviceReport {
 // for the synthetic mode. Throws on any failure, after telling the other ranks (Transport::abort).
 DeviceReport run_device(const Instance& instance, const DeviceProgram& program, const std::vector<StageModel*>& models,
                         Transport& transport, const ExecutorOptions& options);
+// The same on a given backend (device_backend.h): its buffers, copies and stream ordering. The
+// models must be the backend's (DeviceBackend::make_model).
+DeviceReport run_device(const Instance& instance, const DeviceProgram& program, const std::vector<StageModel*>& models,
+                        Transport& transport, DeviceBackend& backend, const ExecutorOptions& options);
 
 }  // namespace optpipe::runtime

@@ -66,7 +66,7 @@ class MpiTransport final : public Transport {
     auto it = pending_.find(request);
     if (it == pending_.end()) throw TransportError("rank " + std::to_string(rank_) + ": unknown request for " + what);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    int done = 0;
+    int done = 0, polls = 0;
     MPI_Status status;
     while (true) {
       check(MPI_Test(&it->second, &done, &status), "MPI_Test");
@@ -75,7 +75,9 @@ class MpiTransport final : public Transport {
         throw TransportError("rank " + std::to_string(rank_) + ": " + what + " did not complete within " +
                              std::to_string(timeout_s) + " s (has a peer failed, or does it run another schedule?)");
       }
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
+      // Poll often at first (a message usually comes soon), then back off so that waiting
+      // ranks leave the cores to the ranks that compute.
+      std::this_thread::sleep_for(std::chrono::microseconds(++polls < 200 ? 10 : 100));
     }
     pending_.erase(it);
   }

@@ -7,6 +7,8 @@
 
 #include "engine/error.h"
 #include "engine/simulator.h"
+#include "runtime/cpu_backend.h"
+#include "runtime/cuda_backend.h"
 #include "runtime/in_process_transport.h"
 #include "runtime/mpi_transport.h"
 #include "runtime/program.h"
@@ -77,17 +79,21 @@ TrainResult train(const Instance& inst, const Schedule& schedule, const TrainOpt
   if (!opt.synthetic) validate_mlp_config(cfg);
   const int S = inst.num_stages();
   const int D = inst.num_devices();
-  auto make_models = [&](int d, std::vector<std::unique_ptr<StageModel>>& owned, std::vector<StageModel*>& ptrs) {
+  auto make_models = [&](int d, DeviceBackend& be, std::vector<std::unique_ptr<StageModel>>& owned,
+                         std::vector<StageModel*>& ptrs) {
     owned.clear();
     ptrs.assign(static_cast<std::size_t>(S), nullptr);
     if (opt.synthetic) return;
     for (int s = 0; s < S; ++s) {
       if (inst.stages[static_cast<std::size_t>(s)].device != d) continue;
-      owned.push_back(make_mlp_stage(cfg, s));
+      owned.push_back(be.make_model(cfg, s));
       ptrs[static_cast<std::size_t>(s)] = owned.back().get();
     }
   };
 
+  if (opt.device == "cuda" && opt.backend != "mpi") {
+    throw InputError("--backend cuda runs one MPI rank per GPU: start it with mpirun -np " + std::to_string(D));
+  }
   if (opt.backend == "threads") {
     InProcessHub hub(D);
     res.devices.resize(static_cast<std::size_t>(D));
@@ -99,11 +105,12 @@ TrainResult train(const Instance& inst, const Schedule& schedule, const TrainOpt
       threads.emplace_back([&, d] {
         try {
           std::unique_ptr<Transport> t = hub.transport(d);
+          std::unique_ptr<DeviceBackend> be = make_cpu_backend();
           std::vector<std::unique_ptr<StageModel>> owned;
           std::vector<StageModel*> ptrs;
-          make_models(d, owned, ptrs);
+          make_models(d, *be, owned, ptrs);
           res.devices[static_cast<std::size_t>(d)] =
-              run_device(inst, programs[static_cast<std::size_t>(d)], ptrs, *t, opt.executor);
+              run_device(inst, programs[static_cast<std::size_t>(d)], ptrs, *t, *be, opt.executor);
           for (int s = 0; s < S; ++s) {
             if (StageModel* m = ptrs[static_cast<std::size_t>(s)]) {
               res.final_parameters[static_cast<std::size_t>(s)] = m->parameters();
@@ -135,7 +142,21 @@ TrainResult train(const Instance& inst, const Schedule& schedule, const TrainOpt
   }
   if (opt.backend == "mpi") {
     const int max_tag = message_tag(inst, 1, S - 1, inst.microbatches - 1, 1);
-    std::unique_ptr<Transport> t = make_mpi_transport(max_tag);
+    // CUDA: the GPU of this rank on its node, the NCCL transport over it (bootstrapped through
+    // MPI); CPU: the MPI transport and host buffers. Destroyed in reverse order: transport first.
+    std::unique_ptr<DeviceBackend> be;
+    std::unique_ptr<Transport> t;
+    if (opt.device == "cuda") {
+      try {
+        be = make_cuda_backend(local_rank());
+      } catch (const std::runtime_error& e) {
+        throw InputError(std::string("--backend cuda: ") + e.what());
+      }
+      t = make_nccl_transport(*be, max_tag, S, inst.microbatches);
+    } else {
+      be = make_cpu_backend();
+      t = make_mpi_transport(max_tag);
+    }
     if (t->size() != D) {
       throw InputError("the instance has " + std::to_string(D) + " devices but mpirun started " +
                        std::to_string(t->size()) + " ranks (use mpirun -np " + std::to_string(D) + ")");
@@ -143,8 +164,8 @@ TrainResult train(const Instance& inst, const Schedule& schedule, const TrainOpt
     const int d = t->rank();
     std::vector<std::unique_ptr<StageModel>> owned;
     std::vector<StageModel*> ptrs;
-    make_models(d, owned, ptrs);
-    const DeviceReport mine = run_device(inst, programs[static_cast<std::size_t>(d)], ptrs, *t, opt.executor);
+    make_models(d, *be, owned, ptrs);
+    const DeviceReport mine = run_device(inst, programs[static_cast<std::size_t>(d)], ptrs, *t, *be, opt.executor);
     const auto all = t->gather(pack(mine), opt.executor.timeout_s);
     res.root = d == 0;
     for (const auto& v : all) res.devices.push_back(unpack(v));

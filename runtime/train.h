@@ -18,7 +18,8 @@
 namespace optpipe::runtime {
 
 struct TrainOptions {
-  std::string backend = "threads";  // threads | mpi
+  std::string backend = "threads";  // threads | mpi: how the devices talk (one thread or one rank each)
+  std::string device = "cpu";       // cpu | cuda: where they compute (cuda: with mpi, NCCL messages)
   ExecutorOptions executor;
   bool synthetic = false;           // sleeping ops instead of the model
   MlpConfig model;                  // stages and microbatches are taken from the instance

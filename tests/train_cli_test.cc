@@ -97,14 +97,14 @@ TEST(TrainCli, ThreadsAndMpiRanksGiveTheSameLosses) {
 }
 
 // Sleeping ops under mpirun: the measured iteration time is within 10% of the simulator's
-// makespan (scaled), for a plain and an offloading schedule.
-TEST(TrainCli, MpiIterationTimeMatchesTheSimulatedMakespan) {
+// makespan (scaled), for a plain and an offloading schedule. Runs alone (RUN_SERIAL).
+TEST(TrainCliTiming, MpiIterationTimeMatchesTheSimulatedMakespan) {
   REQUIRE_CLI();
   REQUIRE_MPIRUN();
   for (const auto& [inst, heuristic] : {std::pair{"uniform-4x8", "1f1b"}, {"offload-fast-pcie-4x8", "pipe-offload"}}) {
     const std::string sch = schedule_of(inst, heuristic);
     const ShellRun r = sh(mpirun(4) + cli() + " train " + instance(inst) + " '" + sch +
-                     "' --synthetic --time-scale 0.4 --iterations 4");
+                     "' --synthetic --time-scale 1 --iterations 4");
     ASSERT_EQ(r.status, 0) << r.output;
     std::smatch m;
     ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(\(([-+][0-9.]+)%\))"))) << r.output;
@@ -127,6 +127,24 @@ TEST(TrainCli, WrongRankCountAnotherInstancesScheduleAndCudaAreClearErrors) {
   const ShellRun ranks = sh(mpirun(3) + cli() + " train " + instance("uniform-4x8") + " '" + sch + "' --iterations 1");
   EXPECT_NE(ranks.status, 0) << ranks.output;
   EXPECT_NE(ranks.output.find("mpirun -np 4"), std::string::npos) << ranks.output;
+}
+
+// The CUDA/NCCL backend: one MPI rank per GPU, the same losses as the CPU backend. Needs as
+// many GPUs as the instance has devices (NCCL does not put two ranks on one GPU).
+TEST(TrainCli, CudaBackendGivesTheCpuLosses) {
+  REQUIRE_CLI();
+  REQUIRE_MPIRUN();
+  const ShellRun gpus = sh("nvidia-smi -L 2>/dev/null | grep -c GPU");
+  const int count = gpus.status == 0 ? std::atoi(gpus.output.c_str()) : 0;
+  if (count < 2) GTEST_SKIP() << "needs 2 GPUs for a 2-device pipeline, found " << count;
+  const std::string sch = schedule_of("tiny-2x3", "1f1b");
+  const ShellRun cpu = sh(cli() + " train " + instance("tiny-2x3") + " '" + sch + "' --iterations 3 --dtype float");
+  const ShellRun gpu =
+      sh(mpirun(2) + cli() + " train " + instance("tiny-2x3") + " '" + sch + "' --iterations 3 --dtype float --backend cuda");
+  ASSERT_EQ(gpu.status, 0) << gpu.output;
+  const auto a = losses(cpu.output), b = losses(gpu.output);
+  ASSERT_EQ(a.size(), b.size()) << gpu.output;
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(std::stod(a[i]), std::stod(b[i]), 1e-4 * std::stod(a[i]));
 }
 
 TEST(TrainCli, ProfileWritesAnInstanceThatValidatesAndSolves) {
