@@ -117,6 +117,8 @@ def run_optpipe(args, inst_path: str, tmp: str) -> Result:
     out = os.path.join(tmp, "optpipe.schedule.json")
     cmd = [optpipe_bin(args), "solve", inst_path, "--time-limit", str(args.time_limit), "--threads", str(args.threads),
            "--log-format", "json", "-o", out]
+    if subprocess.run([optpipe_bin(args), "solve", "--help"], capture_output=True, text=True).stdout.find("--no-cache") >= 0:
+        cmd.append("--no-cache")  # a benchmark solves from scratch, never from the schedule cache
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     done = None
@@ -202,7 +204,7 @@ def run_highs(args, inst_path: str, lp: str, tmp: str) -> Result:
     status = h.modelStatusToString(h.getModelStatus()).lower()
     info = h.getInfo()
     has_sol = info.primal_solution_status == 2
-    r.bound = info.mip_dual_bound if abs(info.mip_dual_bound) < 1e30 else None
+    r.bound = info.mip_dual_bound if abs(info.mip_dual_bound) < 1e15 else None
     values = None
     if has_sol:
         r.objective = info.objective_function_value
@@ -250,7 +252,7 @@ def run_scip(args, inst_path: str, lp: str, tmp: str) -> Result:
         sol = m.getBestSol()
         values = {v.name: m.getSolVal(sol, v) for v in m.getVars()}
     db = m.getDualbound()
-    r.bound = db if abs(db) < 1e30 else None
+    r.bound = db if abs(db) < 1e15 else None  # SCIP reports -1e20 when it has no bound
     r.status = ("optimal" if status == "optimal" else "infeasible" if status == "infeasible"
                 else "feasible" if values else "no solution")
     if not r.trajectory and r.objective is not None:
@@ -399,6 +401,8 @@ def write_plot(args, rows, path: str):
             if r.bound is not None:
                 ax.axhline(r.bound, color=colors.get(r.solver), lw=0.6, ls=":")
         ax.set_xscale("log")
+        ax.set_xlim(1e-3, args.time_limit * 2)  # the same time axis in every panel
+        ax.ticklabel_format(axis="y", useOffset=False, style="plain")
         ax.set_title(f"{name} ({meta['ops']} ops)", fontsize=9)
         ax.set_xlabel("seconds", fontsize=8)
         ax.set_ylabel("incumbent (ms)", fontsize=8)
@@ -480,7 +484,25 @@ def main():
     ap.add_argument("--lp", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--tmp", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--result", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--replot", default=None, metavar="JSON",
+                    help="redraw the table and plot from a run's solvers-*.json, without solving")
     args = ap.parse_args()
+    if args.replot:
+        doc = json.load(open(args.replot))
+        args.time_limit, args.threads, args.solvers = doc["time_limit"], doc["threads"], doc["solvers"]
+        args.warm_start = doc.get("warm_start", False)
+        rows = []
+        for n, m, rs in doc["rows"]:
+            res = []
+            for d in rs:
+                d["trajectory"] = [tuple(x) for x in d["trajectory"]]
+                res.append(Result(**d))
+            rows.append((n, m, res))
+        base = args.replot[:-len(".json")] if args.replot.endswith(".json") else args.replot
+        write_table(args, rows, base + ".md")
+        write_plot(args, rows, base + ".png")
+        print(f"wrote {base}.md and .png")
+        return
     if args.one:
         r = run_one(args, args.one, args.instances[0], args.lp, args.tmp)
         with open(args.result, "w") as f:
@@ -532,6 +554,10 @@ def main():
         all_problems += problems
         rows.append((inst.name or name, meta, results))
         write_table(args, rows, os.path.join(args.out, f"solvers-{tag}.md"))  # after each instance: nothing lost
+        with open(os.path.join(args.out, f"solvers-{tag}.json"), "w") as f:  # raw results, for --replot
+            json.dump({"time_limit": args.time_limit, "threads": args.threads, "solvers": args.solvers,
+                       "warm_start": args.warm_start,
+                       "rows": [[n, m, [x.__dict__ for x in rs]] for n, m, rs in rows]}, f)
     write_plot(args, rows, os.path.join(args.out, f"solvers-{tag}.png"))
     print(f"wrote {os.path.join(args.out, f'solvers-{tag}.md')} and .png")
     if all_problems:
