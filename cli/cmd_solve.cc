@@ -7,11 +7,15 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "cache/cache_lookup.h"
+#include "cache/schedule_cache.h"
+#include "cache/signature.h"
 #include "cli/report.h"
 #include "engine/bytes.h"
 #include "engine/error.h"
@@ -23,6 +27,10 @@
 #include "kernels/cuda_devices.h"
 #include "heuristics/warm_starts.h"
 #include "viz/gantt_svg.h"
+
+#ifndef OPTPIPE_VERSION
+#define OPTPIPE_VERSION "0.0.0"
+#endif
 
 namespace optpipe::cli {
 namespace {
@@ -40,6 +48,102 @@ std::string num(double x, int precision = 3) {
 
 nlohmann::json finite_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 
+// The schedule cache's part of a solve (cache/cache_lookup.h). Never a reason to fail: every
+// problem is logged as a warning and the solve goes on without the cache.
+struct SolveCache {
+  std::unique_ptr<cache::ScheduleCache> store;  // null: off
+  cache::Signature sig;
+  cache::LookupResult hit;
+  std::string path;
+};
+
+SolveCache cache_lookup(const SolveArgs& a, const Instance& inst, bool json) {
+  SolveCache c;
+  if (a.no_cache) return c;
+  c.path = a.cache.empty() ? cache::default_cache_path() : a.cache;
+  if (c.path.empty()) return c;  // $OPTPIPE_CACHE=off, or no home
+  try {
+    c.sig = cache::signature(inst);
+    c.store = std::make_unique<cache::ScheduleCache>(c.path);
+    c.hit = cache::lookup(*c.store, inst, c.sig);
+  } catch (const std::exception& e) {  // e.g. out of memory: still not a reason to fail
+    c.hit = cache::LookupResult{};
+    c.hit.kind = cache::LookupResult::Kind::kUnavailable;
+    c.hit.message = "off for this run (internal error)";
+    c.hit.warnings.push_back(c.path + ": " + e.what());
+  }
+  for (const auto& w : c.hit.warnings) spdlog::warn("cache: {}", w);
+  if (c.hit.kind == cache::LookupResult::Kind::kUnavailable) c.store.reset();
+  if (a.quiet) return c;
+  if (json) {
+    nlohmann::json ev{{"event", "cache"}, {"result", cache::to_string(c.hit.kind)}, {"file", c.path},
+                      {"message", c.hit.message}};
+    if (c.hit.schedule) {
+      ev["makespan"] = c.hit.makespan;
+      ev["proven_optimal"] = c.hit.proven_optimal;
+      ev["repaired"] = c.hit.repaired;
+      ev["key"] = c.hit.exact_key;
+    }
+    std::cout << ev.dump() << std::endl;
+  } else {
+    std::cout << "cache: " << c.hit.message << "; file " << c.path << "\n";
+  }
+  return c;
+}
+
+// Stores a solve's result (better-only) and reports the outcome.
+void cache_store(SolveCache& c, const SolveArgs& a, const Instance& inst, const SolveResult& res, double seconds,
+                 bool json) {
+  if (!c.store || !res.schedule) return;
+  cache::StoreOutcome outcome = cache::StoreOutcome::kInserted;
+  cache::CacheStatus st;
+  try {
+    st = cache::store_result(*c.store, inst, c.sig, *res.schedule, res.makespan, res.bound, to_string(res.status),
+                             std::string("optpipe ") + OPTPIPE_VERSION, seconds, &outcome);
+  } catch (const std::exception& e) {
+    st = cache::CacheStatus::error(c.path + ": " + e.what());
+  }
+  if (!st.ok) {
+    spdlog::warn("cache: not stored: {}", st.message);
+    return;
+  }
+  if (a.quiet) return;
+  if (json) {
+    std::cout << nlohmann::json{{"event", "cache_store"}, {"file", c.path}, {"outcome", cache::to_string(outcome)}}.dump()
+              << std::endl;
+  } else if (a.verbose) {
+    std::cout << "cache: " << cache::to_string(outcome) << " in " << c.path << "\n";
+  }
+}
+
+// An exact, proven optimal cache hit: write the outputs as a solve would, without searching.
+int answer_from_cache(const SolveArgs& a, const Instance& inst, const SolveCache& c, bool json) {
+  Schedule sch = *c.hit.schedule;
+  sch.status = "optimal";
+  sch.bound = c.hit.makespan;
+  sch.gap = 0.0;
+  const SimResult sim = simulate(inst, sch);
+  if (!a.output.empty()) save_schedule(sch, a.output);
+  if (!a.svg.empty()) write_text_file(a.svg, render_svg_gantt(inst, sch, sim));
+  if (json) {
+    nlohmann::json out{{"event", "done"},     {"status", "optimal"},        {"makespan", c.hit.makespan},
+                       {"bound", c.hit.makespan}, {"gap", 0.0},           {"reason", "cache: exact hit, proven optimal"},
+                       {"seconds", 0.0},      {"nodes", 0},                 {"from_cache", true},
+                       {"cache_key", c.hit.exact_key}, {"peak_memory", sim.peak_memory}, {"bubble", sim.bubble}};
+    if (!a.output.empty()) out["output"] = a.output;
+    std::cout << out.dump() << std::endl;
+    return 0;
+  }
+  if (!a.quiet) std::cout << describe_instance(inst) << "\n";
+  std::cout << "\nstatus optimal (cache: exact hit, proven optimal; no search)\n";
+  std::cout << "makespan " << num(c.hit.makespan) << " ms, bound " << num(c.hit.makespan) << " ms, gap 0.00%\n";
+  std::cout << summarize(inst, sim);
+  std::cout << "search: none (answered from the cache, entry " << c.hit.exact_key.substr(0, 12) << ")\n";
+  if (!a.output.empty()) std::cout << "wrote " << a.output << "\n";
+  if (!a.svg.empty()) std::cout << "wrote " << a.svg << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int run_solve(const SolveArgs& a) {
@@ -52,6 +156,13 @@ int run_solve(const SolveArgs& a) {
   }
   const Instance inst = load_instance(a.instance, &warnings);
   for (const auto& w : warnings) spdlog::warn("{}", w);
+
+  // The schedule cache first: an exact hit proven optimal is the answer; any other hit that
+  // fits becomes one more warm start.
+  SolveCache cached = cache_lookup(a, inst, json);
+  if (cached.hit.kind == cache::LookupResult::Kind::kExact && cached.hit.proven_optimal && cached.hit.schedule) {
+    return answer_from_cache(a, inst, cached, json);
+  }
   int ops = 0;
   for (int s = 0; s < inst.num_stages(); ++s) ops += inst.num_compute_types() * inst.microbatches;
 
@@ -63,7 +174,8 @@ int run_solve(const SolveArgs& a) {
   wo.time_limit = std::max(
       0.0, 0.4 * a.time_limit - std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   const WarmStarts warm_starts = build_warm_starts(inst, heur, wo);
-  const std::vector<Schedule>& warm = warm_starts.schedules;
+  std::vector<Schedule> warm = warm_starts.schedules;
+  if (cached.hit.schedule) warm.push_back(*cached.hit.schedule);  // the cache's hit, re-simulated (and repaired)
   const HeuristicResult* best_heuristic = heur.best_result();
 
   if (!a.quiet && !json) {
@@ -171,6 +283,7 @@ int run_solve(const SolveArgs& a) {
     none.solver = "optpipe solve: " + res.reason;
     save_schedule(none, a.output);
   }
+  cache_store(cached, a, inst, res, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), json);
   const double heuristic = best_heuristic ? best_heuristic->sim.makespan : INFINITY;
   if (json) {
     nlohmann::json out{{"event", "done"},

@@ -16,6 +16,8 @@ struct SolveArgs {
   int batch_size = 0;
   double lns = 0;                  // share of the time limit for large neighbourhood search
   long long local_search = -1;  // simulations per improved warm start (0: none; < 0: from the time limit)
+  std::string cache;               // schedule cache file (cache/); empty: the default path
+  bool no_cache = false;           // neither read nor write the cache
 };
 
 int run_solve(const SolveArgs& args);

@@ -18,6 +18,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "cli/cmd_cache.h"
 #include "cli/cmd_generate.h"
 #include "cli/cmd_profile.h"
 #include "cli/cmd_solve.h"
@@ -416,6 +417,8 @@ int main_impl(int argc, char** argv) {
       ->check(CLI::Range(0, 1 << 20));
   solve_cmd->add_flag("--no-transposition", va.no_transposition,
                       "do not cut nodes whose state another node dominates (for comparisons)");
+  solve_cmd->add_option("--cache", va.cache, "schedule cache file (default: $OPTPIPE_CACHE, else $XDG_CACHE_HOME/optpipe/schedules.sqlite)");
+  solve_cmd->add_flag("--no-cache", va.no_cache, "neither read nor write the schedule cache");
   solve_cmd->footer("Ctrl-C stops the search and still writes the best schedule with its bound.");
 
   ExportMilpArgs ea;
@@ -437,6 +440,7 @@ int main_impl(int argc, char** argv) {
   add_generate_command(app);
   add_train_command(app);
   add_profile_command(app);
+  add_cache_command(app);
 
   try {
     app.parse(argc, argv);

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake make g++ pkg-config
-  libtbb-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
+  libtbb-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-cbc
   openmpi-bin libopenmpi-dev

@@ -1,0 +1,132 @@
+#include "cache/cache_lookup.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "cache/repair.h"
+#include "engine/instance_io.h"
+#include "engine/schedule_io.h"
+
+namespace optpipe::cache {
+namespace {
+
+std::string ms(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f ms", x);
+  return buf;
+}
+
+}  // namespace
+
+const char* to_string(LookupResult::Kind kind) {
+  switch (kind) {
+    case LookupResult::Kind::kUnavailable: return "unavailable";
+    case LookupResult::Kind::kMiss: return "miss";
+    case LookupResult::Kind::kExact: return "exact";
+    case LookupResult::Kind::kNear: return "near";
+  }
+  return "?";
+}
+
+LookupResult lookup(ScheduleCache& cache, const Instance& inst, const Signature& sig) {
+  LookupResult out;
+  if (!cache.ok()) {
+    out.kind = LookupResult::Kind::kUnavailable;
+    out.warnings.push_back(cache.status().message);
+    out.message = "off for this run (the file is unusable)";
+    return out;
+  }
+  std::optional<CacheEntry> exact;
+  CacheStatus st = cache.find_exact(sig, exact);
+  if (!st.ok) {
+    out.kind = LookupResult::Kind::kUnavailable;
+    out.warnings.push_back(st.message);
+    out.message = "off for this run (lookup failed)";
+    return out;
+  }
+  if (!st.message.empty()) out.warnings.push_back(st.message);
+  std::string rejected;
+  if (exact) {
+    try {
+      Fitted f = fit_schedule(inst, schedule_from_json(nlohmann::json::parse(exact->schedule_json)));
+      if (f.schedule) {
+        out.kind = LookupResult::Kind::kExact;
+        out.schedule = std::move(f.schedule);
+        out.makespan = f.makespan;
+        out.repaired = f.repaired;
+        out.bound = std::min(exact->bound, f.makespan);
+        out.from_instance = exact->instance_name;
+        out.exact_key = exact->exact_key;
+        // The proof is about this exact instance; it holds when the re-simulation agrees.
+        out.proven_optimal = exact->proven_optimal() && !f.repaired &&
+                             std::abs(f.makespan - exact->makespan) <= 1e-6 * std::max(1.0, exact->makespan);
+        out.message = out.proven_optimal ? "exact hit, proven optimal (" + ms(out.makespan) + ")"
+                                         : "exact hit (" + exact->status + ", " + ms(out.makespan) + "), used as a warm start";
+        return out;
+      }
+      out.warnings.push_back(cache.path() + ": entry " + exact->exact_key + " does not replay on its own instance: " + f.note);
+    } catch (const std::exception& e) {
+      out.warnings.push_back(cache.path() + ": entry " + exact->exact_key + " has an unreadable schedule: " + e.what());
+    }
+  }
+  std::vector<CacheEntry> near;
+  st = cache.find_near(sig, near, kNearCandidates);
+  if (!st.ok) {
+    out.warnings.push_back(st.message);
+    near.clear();
+  }
+  for (const CacheEntry& e : near) {
+    Fitted f;
+    try {
+      f = fit_schedule(inst, schedule_from_json(nlohmann::json::parse(e.schedule_json)));
+    } catch (const std::exception& ex) {
+      out.warnings.push_back(cache.path() + ": entry " + e.exact_key + " has an unreadable schedule: " + ex.what());
+      continue;
+    }
+    if (!f.schedule) {
+      rejected = f.note;
+      continue;
+    }
+    if (out.kind != LookupResult::Kind::kNear || f.makespan < out.makespan - 1e-9) {
+      out.kind = LookupResult::Kind::kNear;
+      out.schedule = std::move(f.schedule);
+      out.makespan = f.makespan;
+      out.repaired = f.repaired;
+      out.from_instance = e.instance_name;
+      out.exact_key = e.exact_key;
+      out.message = "near hit from \"" + e.instance_name + "\" (cached " + ms(e.makespan) + "), re-simulated " +
+                    ms(f.makespan) + (f.repaired ? ", " + f.note : "") + ", used as a warm start";
+    }
+  }
+  if (out.kind == LookupResult::Kind::kNear) return out;
+  out.kind = LookupResult::Kind::kMiss;
+  out.message = near.empty() ? "miss" : "miss (" + std::to_string(near.size()) + " near entries rejected: " + rejected + ")";
+  return out;
+}
+
+CacheStatus store_result(ScheduleCache& cache, const Instance& inst, const Signature& sig, const Schedule& schedule,
+                         double makespan, double bound, const std::string& status, const std::string& solver_version,
+                         double seconds, StoreOutcome* outcome) {
+  if (!cache.ok()) return cache.status();
+  if (!std::isfinite(makespan)) return CacheStatus::error(cache.path() + ": not stored (no finite makespan)");
+  CacheEntry e;
+  e.exact_key = sig.exact_key;
+  e.coarse_key = sig.coarse_key;
+  e.instance_name = inst.name;
+  try {
+    e.instance_json = instance_to_json(inst).dump();
+    e.schedule_json = schedule_to_text(schedule);
+  } catch (const std::exception& ex) {
+    return CacheStatus::error(cache.path() + ": not stored: " + ex.what());
+  }
+  e.makespan = makespan;
+  e.bound = std::isfinite(bound) ? std::min(bound, makespan) : 0.0;
+  e.status = status;
+  e.solver_version = solver_version;
+  e.seconds = seconds;
+  return cache.store(e, outcome);
+}
+
+}  // namespace optpipe::cache
