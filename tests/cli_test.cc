@@ -20,6 +20,7 @@
 #include "heuristics/registry.h"
 #include "kernels/cuda_devices.h"
 #include "tests/test_paths.h"
+#include "tests/test_util.h"
 
 namespace optpipe {
 namespace {
@@ -36,11 +37,7 @@ constexpr const char* kCli = "optpipe";
   GTEST_SKIP() << "OPTPIPE_CLI_PATH is not defined: the optpipe target is not part of this build"
 #endif
 
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
+std::string quote(const std::string& s) { return optpipe::testing::shell_quote(s); }
 
 // Unique per process: CTest runs the tests in parallel, each in its own process.
 std::string temp_path(const std::string& name) {
@@ -51,36 +48,17 @@ std::string instance_path(const std::string& name) {
   return std::string(OPTPIPE_SOURCE_DIR) + "/instances/" + name + ".json";
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_file(const std::string& path) { return optpipe::testing::read_text(path); }
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
 }
 
-struct CliRun {
-  int status = -1;     // exit status, -1 when it did not exit normally
-  std::string output;  // stdout and stderr together
-};
+using CliRun = optpipe::testing::ShellRun;
 
 // Runs `optpipe ARGS` (ARGS already quoted), capturing stdout and stderr.
-CliRun run_cli(const std::string& args) {
-  static std::atomic<int> counter{0};
-  const std::string out = temp_path("output-" + std::to_string(counter++) + ".txt");
-  const std::string command =
-      "COLUMNS=100 " + quote(kCli) + " " + args + " > " + quote(out) + " 2>&1 < /dev/null";
-  const int rc = std::system(command.c_str());
-  CliRun r;
-  r.status = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  r.output = read_file(out);
-  std::filesystem::remove(out);
-  return r;
-}
+CliRun run_cli(const std::string& args) { return optpipe::testing::run_shell("COLUMNS=100 " + quote(kCli) + " " + args); }
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

@@ -26,6 +26,7 @@
 #include "instances/generator/model_shape.h"
 #include "instances/generator/summary.h"
 #include "tests/test_paths.h"
+#include "tests/test_util.h"
 
 namespace optpipe {
 namespace {
@@ -376,38 +377,16 @@ constexpr const char* kCli = "optpipe";
 #define REQUIRE_CLI() GTEST_SKIP() << "OPTPIPE_CLI_PATH is not defined: the optpipe target is not part of this build"
 #endif
 
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
+std::string quote(const std::string& s) { return optpipe::testing::shell_quote(s); }
 
 std::string temp_path(const std::string& name) {
   return ::testing::TempDir() + "optpipe-gen-" + std::to_string(::getpid()) + "-" + name;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_file(const std::string& path) { return optpipe::testing::read_text(path); }
 
-struct CliRun {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
-
-CliRun run_shell(const std::string& command) {
-  static std::atomic<int> counter{0};
-  const std::string out = temp_path("out-" + std::to_string(counter++) + ".txt");
-  const int rc = std::system((command + " > " + quote(out) + " 2>&1 < /dev/null").c_str());
-  CliRun r;
-  r.status = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  r.output = read_file(out);
-  fs::remove(out);
-  return r;
-}
+using CliRun = optpipe::testing::ShellRun;
+using optpipe::testing::run_shell;
 
 CliRun run_cli(const std::string& args) { return run_shell(quote(kCli) + " " + args); }
 

@@ -59,12 +59,7 @@ std::string instance_path(const std::string& name) {
   return std::string(OPTPIPE_SOURCE_DIR) + "/instances/" + name + ".json";
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_file(const std::string& path) { return optpipe::testing::read_text(path); }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 #define EXPECT_CONTAINS(text, part) EXPECT_TRUE(contains(text, part)) << "\"" << (part) << "\" not in:\n" << (text)
@@ -410,27 +405,11 @@ constexpr const char* kCli = "optpipe";
 #define REQUIRE_CLI() GTEST_SKIP() << "OPTPIPE_CLI_PATH is not defined: the optpipe target is not part of this build"
 #endif
 
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
-}
+std::string quote(const std::string& s) { return optpipe::testing::shell_quote(s); }
 
-struct CliRun {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
+using CliRun = optpipe::testing::ShellRun;
 
-CliRun run_cli(const std::string& args) {
-  const std::string out = temp_path("cli-output.txt");
-  const std::string command = quote(kCli) + " " + args + " > " + quote(out) + " 2>&1 < /dev/null";
-  const int rc = std::system(command.c_str());
-  CliRun r;
-  r.status = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  r.output = read_file(out);
-  std::filesystem::remove(out);
-  return r;
-}
+CliRun run_cli(const std::string& args) { return optpipe::testing::run_shell(quote(kCli) + " " + args); }
 
 TEST(CacheCli, BadCacheFilesNeverFailASolve) {
   REQUIRE_CLI();

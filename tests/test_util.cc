@@ -1,6 +1,13 @@
 #include "tests/test_util.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iterator>
 #include <limits>
 #include <sstream>
@@ -237,4 +244,34 @@ double span_bubble(const Schedule& sch, const SimResult& sim) {
   return worst;
 }
 
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string temp_file(const std::string& tag, const std::string& name) {
+  static std::atomic<int> counter{0};
+  return ::testing::TempDir() + "optpipe-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) +
+         "-" + name;
+}
+
+ShellRun run_shell(const std::string& command) {
+  const std::string out = temp_file("shell", "output.txt");
+  const int rc = std::system((command + " > " + shell_quote(out) + " 2>&1 < /dev/null").c_str());
+  ShellRun r;
+  r.status = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.output = read_text(out);
+  std::filesystem::remove(out);
+  return r;
+}
+
 }  // namespace optpipe::testing
+

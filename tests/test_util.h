@@ -58,4 +58,19 @@ void squeeze_memory(Instance& instance, double factor);
 // requests, not compute, and do not count.
 double span_bubble(const Schedule& schedule, const SimResult& sim);
 
+// ---- Running commands (the CLI tests) -------------------------------------------------------
+
+struct ShellRun {
+  int status = -1;     // exit status; -1 when the command did not exit normally
+  std::string output;  // stdout and stderr together
+};
+// Runs `command` with sh, stdin from /dev/null, capturing stdout and stderr together.
+ShellRun run_shell(const std::string& command);
+// `s` in single quotes for sh.
+std::string shell_quote(const std::string& s);
+// The whole file ("" when it cannot be read).
+std::string read_text(const std::string& path);
+// A path in gtest's temp folder, unique to this process and call: optpipe-TAG-PID-N-NAME.
+std::string temp_file(const std::string& tag, const std::string& name);
+
 }  // namespace optpipe::testing

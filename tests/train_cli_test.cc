@@ -14,6 +14,7 @@
 #include <string>
 
 #include "tests/test_paths.h"
+#include "tests/test_util.h"
 
 namespace optpipe {
 namespace {
@@ -24,26 +25,9 @@ constexpr const char* kCli = OPTPIPE_CLI_PATH;
 constexpr const char* kCli = "";
 #endif
 
-struct ShellRun {
-  int status = -1;
-  std::string output;
-};
+using optpipe::testing::ShellRun;
 
-// Runs a shell command line, capturing stdout and stderr together.
-ShellRun sh(const std::string& command) {
-  static int counter = 0;
-  const std::string out = ::testing::TempDir() + "optpipe-train-" + std::to_string(::getpid()) + "-" +
-                          std::to_string(counter++) + ".txt";
-  const int rc = std::system((command + " > '" + out + "' 2>&1 < /dev/null").c_str());
-  ShellRun r;
-  r.status = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  std::ifstream in(out);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  r.output = ss.str();
-  std::filesystem::remove(out);
-  return r;
-}
+ShellRun sh(const std::string& command) { return optpipe::testing::run_shell(command); }
 
 std::string cli() { return std::string("'") + kCli + "'"; }
 std::string instance(const std::string& name) { return std::string(OPTPIPE_SOURCE_DIR) + "/instances/" + name + ".json"; }
