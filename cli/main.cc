@@ -101,7 +101,7 @@ struct ScheduleArgs {
 
 int run_schedule(const ScheduleArgs& a) {
   // With -o - the schedule goes to stdout, so the report goes to stderr.
-  std::ostream& out = a.output == "-" ? std::cerr : out;
+  std::ostream& out = a.output == "-" ? std::cerr : std::cout;
   if (a.verbose) spdlog::set_level(spdlog::level::info);
   const Instance inst = load_instance_reporting(a.instance);
   out << describe_instance(inst) << "\n";
