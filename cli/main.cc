@@ -19,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/cmd_cache.h"
+#include "cli/cmd_export.h"
 #include "cli/cmd_generate.h"
 #include "cli/cmd_profile.h"
 #include "cli/cmd_solve.h"
@@ -438,6 +439,7 @@ int main_impl(int argc, char** argv) {
   auto* list = app.add_subcommand("heuristics", "List the baseline heuristics");
   auto* devices = app.add_subcommand("devices", "Show the CUDA devices this build can use");
   add_generate_command(app);
+  add_export_command(app);
   add_train_command(app);
   add_profile_command(app);
   add_cache_command(app);
