@@ -392,7 +392,7 @@ def write_plot(args, rows, path: str):
             xs, ys = [], []
             for t, v in r.trajectory:
                 xs.append(max(t, 1e-3))
-                ys.append(v)
+                ys.append(round(v, 6))  # MILP values like 252.3199999752 are 252.32
             xs.append(max(r.seconds, xs[-1]))
             ys.append(ys[-1])
             lw = 2.2 if r.solver == "optpipe" else 1.2
