@@ -25,17 +25,8 @@
 namespace optpipe {
 namespace {
 
-#ifdef OPTPIPE_CLI_PATH
-constexpr const char* kCli = OPTPIPE_CLI_PATH;
-#define REQUIRE_CLI()                                                                           \
-  do {                                                                                          \
-    if (!std::filesystem::exists(kCli)) GTEST_SKIP() << "the optpipe binary is missing: " << kCli; \
-  } while (false)
-#else
-constexpr const char* kCli = "optpipe";
-#define REQUIRE_CLI() \
-  GTEST_SKIP() << "OPTPIPE_CLI_PATH is not defined: the optpipe target is not part of this build"
-#endif
+constexpr const char* kCli = optpipe::testing::kCliPath;
+#define REQUIRE_CLI() OPTPIPE_REQUIRE_CLI()
 
 std::string quote(const std::string& s) { return optpipe::testing::shell_quote(s); }
 

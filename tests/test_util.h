@@ -2,6 +2,7 @@
 // and random valid schedules.
 #pragma once
 
+#include <filesystem>
 #include <initializer_list>
 #include <random>
 #include <string>
@@ -59,6 +60,20 @@ void squeeze_memory(Instance& instance, double factor);
 double span_bubble(const Schedule& schedule, const SimResult& sim);
 
 // ---- Running commands (the CLI tests) -------------------------------------------------------
+
+// The optpipe binary the tests run (tests/CMakeLists.txt defines OPTPIPE_CLI_PATH), or "".
+#ifdef OPTPIPE_CLI_PATH
+inline constexpr const char* kCliPath = OPTPIPE_CLI_PATH;
+#else
+inline constexpr const char* kCliPath = "";
+#endif
+// In a test body: skips the test, saying why, when the optpipe binary is not built.
+#define OPTPIPE_REQUIRE_CLI()                                                                          \
+  do {                                                                                                 \
+    if (std::string(optpipe::testing::kCliPath).empty()) GTEST_SKIP() << "the optpipe target is not built"; \
+    if (!std::filesystem::exists(optpipe::testing::kCliPath))                                          \
+      GTEST_SKIP() << "the optpipe binary is missing: " << optpipe::testing::kCliPath;                 \
+  } while (false)
 
 struct ShellRun {
   int status = -1;     // exit status; -1 when the command did not exit normally

@@ -19,11 +19,8 @@
 namespace optpipe {
 namespace {
 
-#ifdef OPTPIPE_CLI_PATH
-constexpr const char* kCli = OPTPIPE_CLI_PATH;
-#else
-constexpr const char* kCli = "";
-#endif
+constexpr const char* kCli = optpipe::testing::kCliPath;
+#define REQUIRE_CLI() OPTPIPE_REQUIRE_CLI()
 
 using optpipe::testing::ShellRun;
 
@@ -59,8 +56,6 @@ std::vector<std::string> losses(const std::string& output) {
   return out;
 }
 
-#define REQUIRE_CLI() \
-  if (std::string(kCli).empty() || !std::filesystem::exists(kCli)) GTEST_SKIP() << "the optpipe binary is not built"
 #define REQUIRE_MPIRUN() \
   if (!have_mpirun()) GTEST_SKIP() << "mpirun is not installed (Debian openmpi-bin; scripts/setup.sh installs it)"
 
