@@ -22,6 +22,9 @@ struct TrainArgs {
   double lr = 0, timeout = 60, time_scale = 1.0;  // lr 0: the optimizer's default
   unsigned long long seed = 1;
   bool synthetic = false;
+  bool online = false, wait_for_solver = false;
+  int profile_iterations = 2;
+  double switch_threshold = 0.02, solver_time = 10;
 };
 
 std::string gib(double bytes) {
@@ -51,6 +54,14 @@ void run_train(const TrainArgs& a) {
   o.model.learning_rate = a.lr;
   o.model.optimizer = a.optimizer == "sgd" ? runtime::MlpConfig::kSgd : runtime::MlpConfig::kAdam;
   o.model.seed = a.seed;
+  if (a.online) {
+    runtime::OnlineOptions on;
+    on.profile_iterations = a.profile_iterations;
+    on.switch_threshold = a.switch_threshold;
+    on.solver_seconds = a.solver_time;
+    on.wait_for_solver = a.wait_for_solver;
+    o.online = on;
+  }
   const runtime::TrainResult r = runtime::train(inst, sch, o);
   if (!r.root) return;  // MPI ranks other than 0 print nothing
   std::cout << "train: " << inst.name << ", " << inst.num_devices() << " devices ("
@@ -62,6 +73,22 @@ void run_train(const TrainArgs& a) {
   for (std::size_t i = 0; i < r.iteration_seconds.size(); ++i) {
     const std::string loss = i < r.losses.size() ? std::to_string(r.losses[i]) : "-";
     std::printf("%9zu %14s %14.3f\n", i, loss.c_str(), 1000 * r.iteration_seconds[i]);
+  }
+  if (a.online) {
+    for (const auto& line : r.online_log) std::cout << "online: " << line << "\n";
+    if (r.switches.empty()) std::cout << "online: no schedule switch\n";
+    for (const auto& sw : r.switches) {
+      double before = 0, after = 0;
+      int nb = 0, na = 0;
+      for (std::size_t i = 0; i < r.iteration_seconds.size(); ++i) {
+        if (static_cast<int>(i) < sw.iteration) before += r.iteration_seconds[i], ++nb;
+        else after += r.iteration_seconds[i], ++na;
+      }
+      std::printf("online: switched at iteration %d: predicted %.4f -> %.4f ms on the profiled instance; measured "
+                  "%.3f ms per iteration before, %.3f ms after\n",
+                  sw.iteration, sw.predicted_before, sw.predicted_after, nb ? 1000 * before / nb : 0.0,
+                  na ? 1000 * after / na : 0.0);
+    }
   }
   std::vector<double> sorted = r.iteration_seconds;
   std::sort(sorted.begin(), sorted.end());
@@ -108,6 +135,17 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--lr", args->lr, "learning rate (default: the optimizer's, Adam 0.01, SGD 0.5)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--seed", args->seed, "data and initialisation seed (default 1)");
+  cmd->add_flag("--online", args->online,
+                "re-schedule while training: profile after --profile-iterations, solve in the background on rank 0, "
+                "switch every rank to each schedule predicted faster by more than --switch-threshold");
+  cmd->add_option("--profile-iterations", args->profile_iterations, "online: iterations before profiling (default 2)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--switch-threshold", args->switch_threshold,
+                  "online: the predicted gain a switch needs, as a share (default 0.02)");
+  cmd->add_option("--solver-time", args->solver_time, "online: the background solver's time limit in s (default 10)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--wait-for-solver", args->wait_for_solver,
+                "online: rank 0 waits for the solver at the first boundary after profiling (reproducible runs)");
   cmd->add_option("--timeout", args->timeout, "seconds any single wait may take before it is an error (default 60)")
       ->check(CLI::PositiveNumber);
   cmd->footer(

@@ -74,6 +74,14 @@ class DeviceRun {
     rep.device = d_;
     for (int it = 0; it < opt_.iterations; ++it) {
       if (opt_.synchronize_iterations) barrier();
+      if (opt_.before_iteration) {
+        if (std::optional<DeviceProgram> next = opt_.before_iteration(it, t_)) {
+          if (next->device != d_) throw std::logic_error("a schedule switch gave device " + std::to_string(d_) +
+                                                         " the program of device " + std::to_string(next->device));
+          prog_ = std::move(*next);
+          rep.switch_iterations.push_back(it);
+        }
+      }
       const auto t0 = Clock::now();
       iteration(it, rep);
       rep.iteration_seconds.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
@@ -84,7 +92,7 @@ class DeviceRun {
 
  private:
   const Instance& inst_;
-  const DeviceProgram& prog_;
+  DeviceProgram prog_;  // a copy: a schedule switch replaces it between iterations
   const std::vector<StageModel*>& models_;
   Transport& t_;
   DeviceBackend& be_;

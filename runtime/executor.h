@@ -23,6 +23,8 @@
 // limitation until its copies are scheduled per switch.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,11 @@ struct ExecutorOptions {
   double time_scale = 1.0;   // synthetic mode: wall milliseconds per instance millisecond
   bool poison_offloaded = true;  // with models: overwrite the offloaded part of the device copy
   bool synchronize_iterations = true;  // all ranks start each iteration together (for timings)
+  // Called on every rank at the start of every iteration (after the common start): a program to
+  // run from this iteration on (a schedule switch, online.h), or nothing to keep the current one.
+  // Every rank must get the same answer for the same iteration (the caller agrees through the
+  // transport).
+  std::function<std::optional<DeviceProgram>(int iteration, Transport& transport)> before_iteration;
 };
 
 struct DeviceReport {
@@ -48,6 +55,7 @@ struct DeviceReport {
   std::vector<double> losses;             // per iteration, when the last stage is on this device
   double peak_bytes = 0;                  // tracked peak, static memory included
   int offloads = 0, reloads = 0;          // per run
+  std::vector<int> switch_iterations;     // iterations at which this device started a new program
 };
 
 // Runs `program` (device `program.device`) for options.iterations iterations. `models[s]` is

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "engine/error.h"
+#include "engine/schedule_io.h"
 #include "engine/simulator.h"
 #include "runtime/cpu_backend.h"
 #include "runtime/cuda_backend.h"
@@ -23,6 +24,8 @@ std::vector<double> pack(const DeviceReport& r) {
   v.insert(v.end(), r.iteration_seconds.begin(), r.iteration_seconds.end());
   v.push_back(static_cast<double>(r.losses.size()));
   v.insert(v.end(), r.losses.begin(), r.losses.end());
+  v.push_back(static_cast<double>(r.switch_iterations.size()));
+  for (int i : r.switch_iterations) v.push_back(i);
   return v;
 }
 
@@ -41,6 +44,8 @@ DeviceReport unpack(const std::vector<double>& v) {
   for (int i = 0; i < n; ++i) r.iteration_seconds.push_back(next());
   const int m = static_cast<int>(next());
   for (int i = 0; i < m; ++i) r.losses.push_back(next());
+  const int w = static_cast<int>(next());
+  for (int i = 0; i < w; ++i) r.switch_iterations.push_back(static_cast<int>(next()));
   return r;
 }
 
@@ -91,10 +96,38 @@ TrainResult train(const Instance& inst, const Schedule& schedule, const TrainOpt
     }
   };
 
+  // Online re-scheduling: rank 0 decides at each iteration boundary, every rank follows.
+  std::unique_ptr<OnlineCoordinator> coordinator;
+  auto executor_options = [&](int d) {
+    ExecutorOptions eo = opt.executor;
+    if (!opt.online) return eo;
+    eo.before_iteration = [&, d](int it, Transport& t) -> std::optional<DeviceProgram> {
+      std::string text;
+      if (t.rank() == 0 && coordinator) text = coordinator->decide(it);
+      std::vector<char> msg(text.begin(), text.end());
+      t.broadcast(msg, opt.executor.timeout_s);
+      if (msg.empty()) return std::nullopt;
+      return lower_schedule(inst, parse_schedule(std::string(msg.begin(), msg.end())))[static_cast<std::size_t>(d)];
+    };
+    return eo;
+  };
+  auto finish_online = [&] {
+    if (!coordinator) return;
+    coordinator->finish();
+    res.switches = coordinator->switches();
+    res.online_log = coordinator->log();
+  };
+  auto start_online = [&] {  // on rank 0 only
+    if (!opt.online) return;
+    OnlineOptions oo = *opt.online;
+    oo.synthetic = opt.synthetic;
+    coordinator = std::make_unique<OnlineCoordinator>(inst, schedule, cfg, oo);
+  };
   if (opt.device == "cuda" && opt.backend != "mpi") {
     throw InputError("--backend cuda runs one MPI rank per GPU: start it with mpirun -np " + std::to_string(D));
   }
   if (opt.backend == "threads") {
+    start_online();
     InProcessHub hub(D);
     res.devices.resize(static_cast<std::size_t>(D));
     res.final_parameters.resize(static_cast<std::size_t>(S));
@@ -110,7 +143,7 @@ TrainResult train(const Instance& inst, const Schedule& schedule, const TrainOpt
           std::vector<StageModel*> ptrs;
           make_models(d, *be, owned, ptrs);
           res.devices[static_cast<std::size_t>(d)] =
-              run_device(inst, programs[static_cast<std::size_t>(d)], ptrs, *t, *be, opt.executor);
+              run_device(inst, programs[static_cast<std::size_t>(d)], ptrs, *t, *be, executor_options(d));
           for (int s = 0; s < S; ++s) {
             if (StageModel* m = ptrs[static_cast<std::size_t>(s)]) {
               res.final_parameters[static_cast<std::size_t>(s)] = m->parameters();
@@ -123,6 +156,7 @@ TrainResult train(const Instance& inst, const Schedule& schedule, const TrainOpt
       });
     }
     for (auto& th : threads) th.join();
+    finish_online();
     // The first failure is the cause; the others are ranks that stopped because of it.
     for (auto& e : errors) {
       if (!e) continue;
@@ -162,10 +196,12 @@ TrainResult train(const Instance& inst, const Schedule& schedule, const TrainOpt
                        std::to_string(t->size()) + " ranks (use mpirun -np " + std::to_string(D) + ")");
     }
     const int d = t->rank();
+    if (d == 0) start_online();
     std::vector<std::unique_ptr<StageModel>> owned;
     std::vector<StageModel*> ptrs;
     make_models(d, *be, owned, ptrs);
-    const DeviceReport mine = run_device(inst, programs[static_cast<std::size_t>(d)], ptrs, *t, *be, opt.executor);
+    const DeviceReport mine = run_device(inst, programs[static_cast<std::size_t>(d)], ptrs, *t, *be, executor_options(d));
+    finish_online();
     const auto all = t->gather(pack(mine), opt.executor.timeout_s);
     res.root = d == 0;
     for (const auto& v : all) res.devices.push_back(unpack(v));

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "engine/schedule.h"
 #include "runtime/executor.h"
 #include "runtime/mlp_model.h"
+#include "runtime/online.h"
 #include "runtime/stage_model.h"
 
 namespace optpipe::runtime {
@@ -23,6 +25,7 @@ struct TrainOptions {
   ExecutorOptions executor;
   bool synthetic = false;           // sleeping ops instead of the model
   MlpConfig model;                  // stages and microbatches are taken from the instance
+  std::optional<OnlineOptions> online;  // re-schedule while training (online.h)
 };
 
 struct TrainResult {
@@ -34,6 +37,8 @@ struct TrainResult {
   std::vector<double> simulated_peak; // per device, bytes
   std::vector<std::vector<double>> final_parameters;  // per stage, after the last step (threads only)
   std::vector<std::vector<double>> final_gradients;   // per stage, of the last iteration (threads only)
+  std::vector<SwitchEvent> switches;  // online: the schedule switches (on the root)
+  std::vector<std::string> online_log;  // online: what the background solver did (on the root)
 };
 
 // Runs options.executor.iterations iterations of `schedule`. Throws InputError for a schedule

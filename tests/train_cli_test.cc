@@ -126,6 +126,22 @@ TEST(TrainCli, CudaBackendGivesTheCpuLosses) {
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(std::stod(a[i]), std::stod(b[i]), 1e-4 * std::stod(a[i]));
 }
 
+// Online under mpirun: every rank switches at the same iteration and the losses are those of a
+// run that never switches.
+TEST(TrainCli, OnlineSwitchUnderMpiKeepsTheLosses) {
+  REQUIRE_CLI();
+  REQUIRE_MPIRUN();
+  const std::string sch = schedule_of("uniform-4x8", "gpipe");
+  const std::string base = cli() + " train " + instance("uniform-4x8") + " '" + sch + "' --iterations 6";
+  const ShellRun still = sh(mpirun(4) + base);
+  ASSERT_EQ(still.status, 0) << still.output;
+  const ShellRun moved =
+      sh(mpirun(4) + base + " --online --profile-iterations 2 --switch-threshold 0 --solver-time 3 --wait-for-solver");
+  ASSERT_EQ(moved.status, 0) << moved.output;
+  EXPECT_NE(moved.output.find("switched at iteration 2"), std::string::npos) << moved.output;
+  EXPECT_EQ(losses(moved.output), losses(still.output)) << moved.output;
+}
+
 TEST(TrainCli, ProfileWritesAnInstanceThatValidatesAndSolves) {
   REQUIRE_CLI();
   const std::string out = ::testing::TempDir() + "optpipe-profile-" + std::to_string(::getpid()) + ".json";
