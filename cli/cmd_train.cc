@@ -8,7 +8,10 @@
 
 #include "engine/error.h"
 #include "engine/instance_io.h"
+#include "cache/cache_lookup.h"
+#include "cache/schedule_cache.h"
 #include "engine/schedule_io.h"
+#include "heuristics/registry.h"
 #include "runtime/cuda_backend.h"
 #include "runtime/mpi_transport.h"
 #include "runtime/train.h"
@@ -33,9 +36,33 @@ std::string gib(double bytes) {
   return b;
 }
 
+// Without a schedule file: the cache's schedule for the instance (exact or near hit, fitted),
+// else the best heuristic's. Prints which.
+Schedule starting_schedule(const Instance& inst) {
+  const std::string path = cache::default_cache_path();
+  if (!path.empty()) {
+    try {
+      cache::ScheduleCache store(path);
+      const cache::LookupResult hit = cache::lookup(store, inst, cache::signature(inst));
+      if (hit.schedule) {
+        std::fprintf(stderr, "train: starting from the cached schedule (%s, %s)\n", cache::to_string(hit.kind),
+                     path.c_str());
+        return *hit.schedule;
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "train: cache %s not used: %s\n", path.c_str(), e.what());
+    }
+  }
+  const BestResult best = run_all_heuristics(inst);
+  const HeuristicResult* b = best.best_result();
+  if (!b) throw InputError("no schedule given and no heuristic schedule fits " + inst.name + ": give a SCHEDULE");
+  std::fprintf(stderr, "train: starting from the best heuristic, %s\n", b->title.c_str());
+  return *b->schedule;
+}
+
 void run_train(const TrainArgs& a) {
   const Instance inst = load_instance(a.instance);
-  const Schedule sch = load_schedule(a.schedule);
+  const Schedule sch = a.schedule.empty() ? starting_schedule(inst) : load_schedule(a.schedule);
   runtime::TrainOptions o;
   if (a.backend == "cuda" && !runtime::have_cuda_backend()) {
     throw InputError("--backend cuda: this build has no CUDA/NCCL backend (it needs nvcc, NCCL and MPI when it is "
@@ -116,7 +143,8 @@ void add_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   auto* cmd = app.add_subcommand("train", "Run a schedule for real: the executor with a reference MLP (or sleeping ops)");
   cmd->add_option("INSTANCE", args->instance, "instance file")->required();
-  cmd->add_option("SCHEDULE", args->schedule, "schedule file (for this instance)")->required();
+  cmd->add_option("SCHEDULE", args->schedule,
+                  "schedule file (for this instance); default: the cached schedule, else the best heuristic's");
   cmd->add_option("--backend", args->backend,
                   "cpu (default): one MPI rank per device under mpirun, otherwise one thread per device; cuda: the "
                   "CUDA/NCCL backend")

@@ -142,6 +142,16 @@ TEST(TrainCli, OnlineSwitchUnderMpiKeepsTheLosses) {
   EXPECT_EQ(losses(moved.output), losses(still.output)) << moved.output;
 }
 
+// Without a schedule file, training starts from the cache's schedule or the best heuristic's.
+TEST(TrainCli, WithoutAScheduleTheBestHeuristicStarts) {
+  REQUIRE_CLI();
+  const std::string cache = ::testing::TempDir() + "optpipe-train-cache-" + std::to_string(::getpid()) + ".sqlite";
+  const ShellRun r = sh("OPTPIPE_CACHE='" + cache + "' " + cli() + " train " + instance("uniform-4x8") + " --iterations 2");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("starting from the best heuristic"), std::string::npos) << r.output;
+  EXPECT_EQ(losses(r.output).size(), 2u) << r.output;
+}
+
 TEST(TrainCli, ProfileWritesAnInstanceThatValidatesAndSolves) {
   REQUIRE_CLI();
   const std::string out = ::testing::TempDir() + "optpipe-profile-" + std::to_string(::getpid()) + ".json";
