@@ -12,6 +12,7 @@
 
 #include "runtime/copy_stream.h"
 #include "runtime/cpu_backend.h"
+#include "runtime/shared_channels.h"
 #include "runtime/tracked_memory.h"
 
 namespace optpipe::runtime {
@@ -32,6 +33,26 @@ struct Slot {
 std::string op_name(char type, int s, int j) {
   return std::string(1, type) + std::to_string(s) + "." + std::to_string(j);
 }
+
+// A transfer's turn on a shared channel, released when the transfer is done (or failed).
+class ChannelTurn {
+ public:
+  ChannelTurn(SharedChannels* channels, bool d2h, int group, int iteration, int ticket, double timeout_s,
+              const std::string& what)
+      : channels_(group >= 0 ? channels : nullptr), d2h_(d2h), group_(group) {
+    if (channels_) channels_->acquire(d2h, group, iteration, ticket, timeout_s, what);
+  }
+  ~ChannelTurn() {
+    if (channels_) channels_->release(d2h_, group_);
+  }
+  ChannelTurn(const ChannelTurn&) = delete;
+  ChannelTurn& operator=(const ChannelTurn&) = delete;
+
+ private:
+  SharedChannels* channels_;
+  bool d2h_;
+  int group_;
+};
 
 class DeviceRun {
  public:
@@ -185,7 +206,10 @@ class DeviceRun {
           break;
         case Instr::kStartOffload: {
           const double r = st.r;
-          d2h.submit([this, s, j, r, &rep] {
+          const int channel = st.channel, channel_ticket = st.channel_ticket;
+          d2h.submit([this, s, j, r, it, channel, channel_ticket, &rep] {
+            ChannelTurn turn(opt_.channels, true, channel, it, channel_ticket, opt_.timeout_s,
+                             "device " + std::to_string(d_) + ": the offload of " + op_name('F', s, j));
             Slot& y = slot(s, j);
             const std::size_t n = static_cast<std::size_t>(std::floor(r * static_cast<double>(y.shape.keep_for_b)));
             if (n > 0) be_.copy_to_host(y.host, y.keep_b, n);
@@ -199,8 +223,11 @@ class DeviceRun {
         }
         case Instr::kIssueReload: {
           const double r = x.r;
-          const int ticket = st.ticket;
-          h2d.submit([this, s, j, r, ticket, &rep] {
+          const int ticket = st.ticket, channel = st.channel, channel_ticket = st.channel_ticket;
+          h2d.submit([this, s, j, r, ticket, it, channel, channel_ticket, &rep] {
+            // Holds the channel while it waits for its offload and for room (spec §4).
+            ChannelTurn turn(opt_.channels, false, channel, it, channel_ticket, opt_.timeout_s,
+                             "device " + std::to_string(d_) + ": the reload of " + op_name('F', s, j));
             wait_flag(&Slot::offloaded, s, j, "the offload of " + op_name('F', s, j));
             memory_.allocate_in_order(r * stage(s).activation, ticket, opt_.timeout_s,
                                       "device " + std::to_string(d_) + ": the reload of " + op_name('F', s, j) +

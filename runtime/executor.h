@@ -18,9 +18,9 @@
 // the instance's duration times `time_scale`, messages are 8 bytes, and the measured iteration
 // time can be compared with the simulator's makespan.
 //
-// The PCIe channels of the CPU backend are per device: devices sharing a pcie_group do not
-// queue behind each other here (spec: they share one channel); the CUDA backend has the same
-// limitation until its copies are scheduled per switch.
+// PCIe channels: with the threads transport the devices of a pcie_group share their D2H and
+// H2D channels (SharedChannels: transfers in the simulated channel order, spec §4); across MPI
+// processes each device has its own copy streams, and on GPUs the shared switch shares them.
 #pragma once
 
 #include <functional>
@@ -36,6 +36,8 @@
 
 namespace optpipe::runtime {
 
+class SharedChannels;  // shared_channels.h
+
 struct ExecutorOptions {
   int iterations = 1;
   double timeout_s = 60;     // the longest any single wait may take
@@ -47,6 +49,9 @@ struct ExecutorOptions {
   // Every rank must get the same answer for the same iteration (the caller agrees through the
   // transport).
   std::function<std::optional<DeviceProgram>(int iteration, Transport& transport)> before_iteration;
+  // Devices in one process: the PCIe channels their groups share (shared_channels.h). Null:
+  // every device has its own D2H and H2D copy streams.
+  SharedChannels* channels = nullptr;
 };
 
 struct DeviceReport {

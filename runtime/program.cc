@@ -51,6 +51,21 @@ void assign_tickets(const Instance& inst, const Schedule& sch, const SimResult& 
     if (t.kind != Transfer::Kind::kReload) continue;
     events[static_cast<std::size_t>(t.device)].push_back({t.start, 1, static_cast<int>(q), t.stage, t.mb});
   }
+  // Channel tickets: the transfers of each (group, direction) in request order, which is the
+  // order the channel serves them (spec §4).
+  std::vector<int> next_d2h(static_cast<std::size_t>(sim.num_groups), 0), next_h2d(next_d2h);
+  for (const Transfer& t : sim.transfers) {
+    const bool off = t.kind == Transfer::Kind::kOffload;
+    int& next = (off ? next_d2h : next_h2d)[static_cast<std::size_t>(t.group)];
+    const Instr want = off ? Instr::kStartOffload : Instr::kIssueReload;
+    for (Step& st : out[static_cast<std::size_t>(t.device)].steps) {
+      if (st.op == want && st.stage == t.stage && st.mb == t.mb) {
+        st.channel = t.group;
+        st.channel_ticket = next;
+      }
+    }
+    ++next;
+  }
   for (int d = 0; d < inst.num_devices(); ++d) {
     auto& ev = events[static_cast<std::size_t>(d)];
     std::sort(ev.begin(), ev.end(), [](const Event& a, const Event& b) {
@@ -129,6 +144,20 @@ std::vector<DeviceProgram> lower_schedule(const Instance& inst, const Schedule& 
   }
   assign_tickets(inst, sch, *v.sim, out);
   return out;
+}
+
+ChannelCounts channel_counts(const std::vector<DeviceProgram>& programs, int groups) {
+  ChannelCounts c;
+  c.d2h.assign(static_cast<std::size_t>(groups), 0);
+  c.h2d.assign(static_cast<std::size_t>(groups), 0);
+  for (const DeviceProgram& p : programs) {
+    for (const Step& st : p.steps) {
+      if (st.channel < 0) continue;
+      if (st.op == Instr::kStartOffload) ++c.d2h[static_cast<std::size_t>(st.channel)];
+      if (st.op == Instr::kIssueReload) ++c.h2d[static_cast<std::size_t>(st.channel)];
+    }
+  }
+  return c;
 }
 
 int message_tag(const Instance& inst, int kind, int stage, int mb, int iteration) {

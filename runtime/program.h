@@ -15,6 +15,11 @@
 // reload for memory only its own B would free. With it, every wait is for an event that comes
 // earlier in the simulated time, so the run completes whatever the real durations.
 //
+// Channel order. Devices of one pcie_group share a D2H and an H2D channel that serve requests
+// strictly in order (spec §4); each transfer gets its place in its channel's simulated order
+// (channel, channel_ticket), so that an executor serving a shared channel serves it in that
+// order (executor.h, SharedChannels).
+//
 // "wait input" and "wait grad" are receives from the neighbouring stage's device (posted when
 // the iteration starts, so that no send ever waits for its peer to reach the matching
 // receive); between stages on the same device the buffer is handed over in place. With every
@@ -55,6 +60,8 @@ struct Step {
   double r = 0.0;  // kForward / kStartOffload: the offload fraction
   int peer = -1;   // kWaitInput, kWaitGrad: the sending device; kSend*: the receiving device
   int ticket = -1; // kForward, kIssueReload: its place in the device's allocation order
+  int channel = -1;         // kStartOffload, kIssueReload: the PCIe group whose D2H / H2D channel serves it
+  int channel_ticket = -1;  // its place in that channel's simulated order
 };
 
 struct DeviceProgram {
@@ -66,6 +73,13 @@ struct DeviceProgram {
   int num_sends = 0;
   int num_allocations = 0;  // tickets 0 .. num_allocations - 1
 };
+
+// Per PCIe group, how many transfers its D2H and its H2D channel serve in one iteration (all
+// devices of the group together): the channel tickets run 0 .. count - 1.
+struct ChannelCounts {
+  std::vector<int> d2h, h2d;  // [group]
+};
+ChannelCounts channel_counts(const std::vector<DeviceProgram>& programs, int groups);
 
 // Checks `schedule` against `instance` (every rule of the spec: validator.h, simulated without
 // deadlock) and lowers it. Throws InputError naming the problem (another instance's schedule, a

@@ -13,6 +13,7 @@
 #include "runtime/in_process_transport.h"
 #include "runtime/mpi_transport.h"
 #include "runtime/program.h"
+#include "runtime/shared_channels.h"
 
 namespace optpipe::runtime {
 namespace {
@@ -74,11 +75,13 @@ MlpConfig model_config_for(const Instance& inst, const MlpConfig& base) {
 TrainResult train(const Instance& inst, const Schedule& schedule, const TrainOptions& opt) {
   const std::vector<DeviceProgram> programs = lower_schedule(inst, schedule);  // InputError if it does not fit
   TrainResult res;
+  int num_groups = 0;
   {
     Simulator sim(inst);
     const SimResult s = sim.run(schedule);
     res.simulated_makespan = s.makespan;
     res.simulated_peak = s.peak_memory;
+    num_groups = s.num_groups;
   }
   const MlpConfig cfg = model_config_for(inst, opt.model);
   if (!opt.synthetic) validate_mlp_config(cfg);
@@ -129,6 +132,7 @@ TrainResult train(const Instance& inst, const Schedule& schedule, const TrainOpt
   if (opt.backend == "threads") {
     start_online();
     InProcessHub hub(D);
+    SharedChannels channels(channel_counts(programs, num_groups));  // one process: groups share their channels
     res.devices.resize(static_cast<std::size_t>(D));
     res.final_parameters.resize(static_cast<std::size_t>(S));
     res.final_gradients.resize(static_cast<std::size_t>(S));
@@ -142,8 +146,9 @@ TrainResult train(const Instance& inst, const Schedule& schedule, const TrainOpt
           std::vector<std::unique_ptr<StageModel>> owned;
           std::vector<StageModel*> ptrs;
           make_models(d, *be, owned, ptrs);
-          res.devices[static_cast<std::size_t>(d)] =
-              run_device(inst, programs[static_cast<std::size_t>(d)], ptrs, *t, *be, executor_options(d));
+          ExecutorOptions eo = executor_options(d);
+          eo.channels = &channels;
+          res.devices[static_cast<std::size_t>(d)] = run_device(inst, programs[static_cast<std::size_t>(d)], ptrs, *t, *be, eo);
           for (int s = 0; s < S; ++s) {
             if (StageModel* m = ptrs[static_cast<std::size_t>(s)]) {
               res.final_parameters[static_cast<std::size_t>(s)] = m->parameters();

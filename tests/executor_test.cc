@@ -249,6 +249,23 @@ TEST(ExecutorTiming, SleepingOpsTakeTheSimulatedMakespan) {
       EXPECT_NEAR(best, expected, 0.10 * expected) << h;
     }
   }
+  // Two GPUs per PCIe switch: their transfers share the channels, in the simulated order.
+  const Instance shared = load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/shared-pcie-4x8.json");
+  for (const char* h : {"pipe-offload", "ada-offload"}) {
+    const Schedule sch = heuristic_schedule(shared, h);
+    ASSERT_TRUE(sch.has_offload()) << h;
+    TrainOptions o = options(DType::kFloat64, 3);
+    o.synthetic = true;
+    const double makespan = simulate(shared, sch).makespan;
+    o.executor.time_scale = 250.0 / makespan;
+    const TrainResult r = runtime::train(shared, sch, o);
+    const double expected = makespan * o.executor.time_scale / 1000.0;
+    double best = 1e9;
+    for (double t : r.iteration_seconds) best = std::min(best, t);
+    std::printf("[ executor ] shared-pcie-4x8 %s: %.1f ms measured, %.1f ms simulated\n", h, 1000 * best,
+                1000 * expected);
+    EXPECT_NEAR(best, expected, 0.10 * expected) << h;
+  }
 }
 
 // Random valid schedules of random instances (offload, shared PCIe, V and loop placements) all
