@@ -37,9 +37,11 @@ std::string gib(double bytes) {
 }
 
 // Without a schedule file: the cache's schedule for the instance (exact or near hit, fitted),
-// else the best heuristic's. Prints which.
+// else the best heuristic's. Prints which. Under mpirun every rank chooses for itself, so only
+// the deterministic heuristics are used there: a cache that another job writes meanwhile could
+// answer the ranks differently.
 Schedule starting_schedule(const Instance& inst) {
-  const std::string path = cache::default_cache_path();
+  const std::string path = runtime::launched_by_mpirun() ? std::string() : cache::default_cache_path();
   if (!path.empty()) {
     try {
       cache::ScheduleCache store(path);

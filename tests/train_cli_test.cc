@@ -150,6 +150,12 @@ TEST(TrainCli, WithoutAScheduleTheBestHeuristicStarts) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("starting from the best heuristic"), std::string::npos) << r.output;
   EXPECT_EQ(losses(r.output).size(), 2u) << r.output;
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun is not installed: the MPI case is not checked";
+  // Under mpirun every rank takes the same (deterministic) heuristic schedule, never the cache.
+  const ShellRun m =
+      sh("OPTPIPE_CACHE='" + cache + "' " + mpirun(4) + cli() + " train " + instance("uniform-4x8") + " --iterations 2");
+  ASSERT_EQ(m.status, 0) << m.output;
+  EXPECT_EQ(losses(m.output), losses(r.output)) << m.output;
 }
 
 TEST(TrainCli, ProfileWritesAnInstanceThatValidatesAndSolves) {
