@@ -125,14 +125,13 @@ class MlpStageCpu final : public MlpStage {
   }
 
   void forward(int microbatch, const void* input, void* output, void* keep_b) override {
-    check_microbatch(microbatch, "forward");
-    if (output == nullptr || keep_b == nullptr) throw std::invalid_argument("MlpStage::forward: null output or keep_b");
+    check_mlp_microbatch(c_, microbatch, "forward");
+    check_mlp_forward_buffers(stage_, input, output, keep_b);
     T* kb = static_cast<T*>(keep_b);
     if (stage_ == 0) {
       const std::vector<double> x = mlp_input(c_, iteration_, microbatch);
       for (std::size_t k = 0; k < S_; ++k) kb[k] = static_cast<T>(x[k]);
     } else {
-      if (input == nullptr) throw std::invalid_argument("MlpStage::forward: null input on a stage > 0");
       std::memcpy(kb, input, S_ * sizeof(T));
     }
     for (std::size_t l = 0; l < L_; ++l) {
@@ -166,12 +165,8 @@ class MlpStageCpu final : public MlpStage {
 
   void backward_input(int microbatch, const void* keep_b, const void* grad_output, void* grad_input,
                       void* keep_w) override {
-    check_microbatch(microbatch, "backward_input");
-    if (keep_b == nullptr || keep_w == nullptr) {
-      throw std::invalid_argument("MlpStage::backward_input: null keep_b or keep_w");
-    }
-    if (!last_ && grad_output == nullptr) throw std::invalid_argument("MlpStage::backward_input: null grad_output");
-    if (stage_ > 0 && grad_input == nullptr) throw std::invalid_argument("MlpStage::backward_input: null grad_input");
+    check_mlp_microbatch(c_, microbatch, "backward_input");
+    check_mlp_backward_input_buffers(stage_, last_, keep_b, grad_output, grad_input, keep_w);
     const T* kb = static_cast<const T*>(keep_b);
     T* kw = static_cast<T*>(keep_w);
     const T residual_scale = static_cast<T>(2.0 / (static_cast<double>(S_) * c_.microbatches));
@@ -204,8 +199,8 @@ class MlpStageCpu final : public MlpStage {
   }
 
   void backward_weight(int microbatch, const void* keep_w) override {
-    check_microbatch(microbatch, "backward_weight");
-    if (keep_w == nullptr) throw std::invalid_argument("MlpStage::backward_weight: null keep_w");
+    check_mlp_microbatch(c_, microbatch, "backward_weight");
+    check_mlp_backward_weight_buffers(keep_w);
     const T* kw = static_cast<const T*>(keep_w);
     for (std::size_t l = 0; l < L_; ++l) {
       const T* x = kw + 2 * l * S_;
@@ -262,13 +257,6 @@ class MlpStageCpu final : public MlpStage {
   }
 
  private:
-  void check_microbatch(int microbatch, const char* op) const {
-    if (microbatch < 0 || microbatch >= c_.microbatches) {
-      throw std::out_of_range(std::string("MlpStage::") + op + ": microbatch " + std::to_string(microbatch) +
-                              " outside [0, " + std::to_string(c_.microbatches) + ")");
-    }
-  }
-
   MlpConfig c_;
   int stage_;
   bool last_;
@@ -284,6 +272,29 @@ class MlpStageCpu final : public MlpStage {
 double mlp_learning_rate(const MlpConfig& c) {
   if (c.learning_rate > 0) return c.learning_rate;
   return c.optimizer == MlpConfig::kAdam ? 0.01 : 0.5;
+}
+
+void check_mlp_microbatch(const MlpConfig& c, int microbatch, const char* op) {
+  if (microbatch < 0 || microbatch >= c.microbatches) {
+    throw std::out_of_range(std::string("MlpStage::") + op + ": microbatch " + std::to_string(microbatch) +
+                            " outside [0, " + std::to_string(c.microbatches) + ")");
+  }
+}
+
+void check_mlp_forward_buffers(int stage, const void* input, const void* output, const void* keep_b) {
+  if (output == nullptr || keep_b == nullptr) throw std::invalid_argument("MlpStage::forward: null output or keep_b");
+  if (stage > 0 && input == nullptr) throw std::invalid_argument("MlpStage::forward: null input on a stage > 0");
+}
+
+void check_mlp_backward_input_buffers(int stage, bool last, const void* keep_b, const void* grad_output,
+                                      const void* grad_input, const void* keep_w) {
+  if (keep_b == nullptr || keep_w == nullptr) throw std::invalid_argument("MlpStage::backward_input: null keep_b or keep_w");
+  if (!last && grad_output == nullptr) throw std::invalid_argument("MlpStage::backward_input: null grad_output");
+  if (stage > 0 && grad_input == nullptr) throw std::invalid_argument("MlpStage::backward_input: null grad_input");
+}
+
+void check_mlp_backward_weight_buffers(const void* keep_w) {
+  if (keep_w == nullptr) throw std::invalid_argument("MlpStage::backward_weight: null keep_w");
 }
 
 void validate_mlp_config(const MlpConfig& c) {

@@ -84,6 +84,15 @@ std::vector<double> mlp_target(const MlpConfig& config, const std::vector<double
 // uniform with the tanh gain 5/3, b uniform in [-0.1, 0.1], from (seed, stage, layer, index).
 std::vector<double> mlp_initial_parameters(const MlpConfig& config, int stage);
 
+// The argument checks both MLP stages (CPU and CUDA) make, with the same messages: a microbatch
+// outside the configured ones (std::out_of_range naming `op`), a null buffer the op needs
+// (std::invalid_argument).
+void check_mlp_microbatch(const MlpConfig& config, int microbatch, const char* op);
+void check_mlp_forward_buffers(int stage, const void* input, const void* output, const void* keep_b);
+void check_mlp_backward_input_buffers(int stage, bool last, const void* keep_b, const void* grad_output,
+                                      const void* grad_input, const void* keep_w);
+void check_mlp_backward_weight_buffers(const void* keep_w);
+
 // The interface of both MLP implementations beyond StageModel (set_mlp_parameters uses it).
 class MlpStage : public StageModel {
  public:

@@ -258,12 +258,11 @@ class MlpStageCuda final : public MlpStage {
   }
 
   void forward(int microbatch, const void* input, void* output, void* keep_b) override {
-    check_microbatch(microbatch, "forward");
+    check_mlp_microbatch(c_, microbatch, "forward");
     if (!data_ready_) throw std::logic_error("MlpStage::forward: call begin_iteration first (the CUDA stage uploads its data there)");
-    if (output == nullptr || keep_b == nullptr) throw std::invalid_argument("MlpStage::forward: null output or keep_b");
+    check_mlp_forward_buffers(stage_, input, output, keep_b);
     T* kb = static_cast<T*>(keep_b);
     const T* src = stage_ == 0 ? inputs_.get() + static_cast<std::size_t>(microbatch) * S_ : static_cast<const T*>(input);
-    if (src == nullptr) throw std::invalid_argument("MlpStage::forward: null input on a stage > 0");
     check(cudaMemcpyAsync(kb, src, S_ * sizeof(T), cudaMemcpyDeviceToDevice, stream_), "cudaMemcpyAsync");
     const T one = T(1), zero = T(0);
     for (int l = 0; l < L_; ++l) {
@@ -288,12 +287,8 @@ class MlpStageCuda final : public MlpStage {
 
   void backward_input(int microbatch, const void* keep_b, const void* grad_output, void* grad_input,
                       void* keep_w) override {
-    check_microbatch(microbatch, "backward_input");
-    if (keep_b == nullptr || keep_w == nullptr) {
-      throw std::invalid_argument("MlpStage::backward_input: null keep_b or keep_w");
-    }
-    if (!last_ && grad_output == nullptr) throw std::invalid_argument("MlpStage::backward_input: null grad_output");
-    if (stage_ > 0 && grad_input == nullptr) throw std::invalid_argument("MlpStage::backward_input: null grad_input");
+    check_mlp_microbatch(c_, microbatch, "backward_input");
+    check_mlp_backward_input_buffers(stage_, last_, keep_b, grad_output, grad_input, keep_w);
     const T* kb = static_cast<const T*>(keep_b);
     T* kw = static_cast<T*>(keep_w);
     const T one = T(1), zero = T(0);
@@ -321,8 +316,8 @@ class MlpStageCuda final : public MlpStage {
   }
 
   void backward_weight(int microbatch, const void* keep_w) override {
-    check_microbatch(microbatch, "backward_weight");
-    if (keep_w == nullptr) throw std::invalid_argument("MlpStage::backward_weight: null keep_w");
+    check_mlp_microbatch(c_, microbatch, "backward_weight");
+    check_mlp_backward_weight_buffers(keep_w);
     const T* kw = static_cast<const T*>(keep_w);
     const T one = T(1);
     for (int li = 0; li < L_; ++li) {
@@ -384,13 +379,6 @@ class MlpStageCuda final : public MlpStage {
           "cudaMemcpyAsync");
     check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     return {host.begin(), host.end()};
-  }
-
-  void check_microbatch(int microbatch, const char* op) const {
-    if (microbatch < 0 || microbatch >= c_.microbatches) {
-      throw std::out_of_range(std::string("MlpStage::") + op + ": microbatch " + std::to_string(microbatch) +
-                              " outside [0, " + std::to_string(c_.microbatches) + ")");
-    }
   }
 
   MlpConfig c_;
