@@ -97,17 +97,22 @@ def lists_from_milp(inst, values: Dict[str, float]) -> List[List[str]]:
     return device_lists(inst, starts, levels, reloads)
 
 
+def with_times(r: Result) -> Result:
+    """Time to proof (the run's time when proven optimal) and time to best (the last improvement)."""
+    if r.status == "optimal":
+        r.time_to_proof = r.seconds
+    if r.trajectory:
+        r.time_to_best = r.trajectory[-1][0]
+    return r
+
+
 def finish_milp(args, r: Result, inst_path: str, values: Optional[Dict[str, float]], tmp: str) -> Result:
     if values and r.objective is not None:
         inst = instance_io.load(inst_path)
         r.makespan, why = simulate(args, inst_path, lists_from_milp(inst, values), r.solver, tmp)
         if r.makespan is None:
             r.note = f"its schedule does not simulate: {why}"
-    if r.status == "optimal":
-        r.time_to_proof = r.seconds
-    if r.trajectory:
-        r.time_to_best = r.trajectory[-1][0]
-    return r
+    return with_times(r)
 
 
 # ---- the solvers ------------------------------------------------------------------------------
@@ -116,9 +121,7 @@ def run_optpipe(args, inst_path: str, tmp: str) -> Result:
     r = Result("optpipe")
     out = os.path.join(tmp, "optpipe.schedule.json")
     cmd = [optpipe_bin(args), "solve", inst_path, "--time-limit", str(args.time_limit), "--threads", str(args.threads),
-           "--log-format", "json", "-o", out]
-    if subprocess.run([optpipe_bin(args), "solve", "--help"], capture_output=True, text=True).stdout.find("--no-cache") >= 0:
-        cmd.append("--no-cache")  # a benchmark solves from scratch, never from the schedule cache
+           "--log-format", "json", "-o", out, "--no-cache"]  # from scratch, never from the schedule cache
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     done = None
@@ -148,11 +151,7 @@ def run_optpipe(args, inst_path: str, tmp: str) -> Result:
     r.bound = done.get("bound")
     if r.objective is not None and os.path.exists(out):
         r.makespan, _ = simulate(args, inst_path, json.load(open(out))["devices"], "optpipe-check", tmp)
-    if r.status == "optimal":
-        r.time_to_proof = r.seconds
-    if r.trajectory:
-        r.time_to_best = r.trajectory[-1][0]
-    return r
+    return with_times(r)
 
 
 def run_cpsat(args, inst_path: str, tmp: str) -> Result:
@@ -168,11 +167,7 @@ def run_cpsat(args, inst_path: str, tmp: str) -> Result:
         r.makespan, why = simulate(args, inst_path, out["schedule"], "cpsat", tmp)
         if r.makespan is None:
             r.note = f"its schedule does not simulate: {why}"
-    if r.status == "optimal":
-        r.time_to_proof = r.seconds
-    if r.trajectory:
-        r.time_to_best = r.trajectory[-1][0]
-    return r
+    return with_times(r)
 
 
 def run_highs(args, inst_path: str, lp: str, tmp: str) -> Result:
