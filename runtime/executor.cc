@@ -3,8 +3,6 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
-#include <cstring>
-#include <limits>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -29,6 +27,11 @@ struct Slot {
   bool offloaded = false, reloaded = false;
   Transport::Request recv_input = 0, recv_grad = 0;
 };
+
+// The bytes of a slot's kept activation that an offload at level r moves (the first ones).
+std::size_t offloaded_bytes(const Slot& x, double r) {
+  return static_cast<std::size_t>(std::floor(r * static_cast<double>(x.shape.keep_for_b)));
+}
 
 std::string op_name(char type, int s, int j) {
   return std::string(1, type) + std::to_string(s) + "." + std::to_string(j);
@@ -211,7 +214,7 @@ class DeviceRun {
             ChannelTurn turn(opt_.channels, true, channel, it, channel_ticket, opt_.timeout_s,
                              "device " + std::to_string(d_) + ": the offload of " + op_name('F', s, j));
             Slot& y = slot(s, j);
-            const std::size_t n = static_cast<std::size_t>(std::floor(r * static_cast<double>(y.shape.keep_for_b)));
+            const std::size_t n = offloaded_bytes(y, r);
             if (n > 0) be_.copy_to_host(y.host, y.keep_b, n);
             if (opt_.poison_offloaded && n > 0 && !synthetic_) be_.poison(y.keep_b, n, first_model()->dtype());
             busy(r * stage(s).offload.value_or(0.0));
@@ -234,7 +237,7 @@ class DeviceRun {
                                           " waits for memory");
             Slot& y = slot(s, j);
             busy(r * stage(s).reload.value_or(0.0));
-            const std::size_t n = static_cast<std::size_t>(std::floor(r * static_cast<double>(y.shape.keep_for_b)));
+            const std::size_t n = offloaded_bytes(y, r);
             if (n > 0) be_.copy_to_device(y.keep_b, y.host, n);
             ++rep.reloads;
             set_flag(&Slot::reloaded, s, j);
