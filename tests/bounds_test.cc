@@ -337,6 +337,7 @@ double naive_forward_release(const MemoryRule& rule, double activation, int j, c
 // How often the node-level memory rules of naive_heads raised a head (coverage).
 struct NaiveRuleCounts {
   long long reload_room = 0;     // rule R delayed a reload past its other constraints
+  long long reload_later_offload = 0;  // ... further because a later forward still offloads
   long long backward_later = 0;  // rule B with the later started forwards raised a B
 };
 NaiveRuleCounts naive_counts;
@@ -419,21 +420,45 @@ void naive_heads(const Instance& inst, const NodeTimes& node, std::vector<double
             for (int i = j + 1; i < m && known(node.end[op(0, s, i)]); ++i) {
               if (nt->level[s * m + i] < 1) extra += (1 - nt->level[s * m + i]) * act;
             }
-            double room_start = 0;
-            if (rules[s].pressure) {
-              room_start = kInf;
+            auto room_start = [&](double extra) {
+              if (!rules[s].pressure) return 0.0;
+              double best = kInf;
               for (int b = 0; b <= j; ++b) {
                 for (int w = 0; w <= b; ++w) {
                   const double held = extra + act * (j - b) + rules[s].hold_w * (b - w);
                   if (held > rules[s].room + 1e-9 * std::max(1.0, std::fabs(rules[s].room))) continue;
-                  room_start = std::min(room_start, std::max(b > 0 ? finish[op(1, s, b - 1)] : 0.0,
-                                                             w > 0 && T == 3 ? finish[op(2, s, w - 1)] : 0.0));
+                  best = std::min(best, std::max(b > 0 ? finish[op(1, s, b - 1)] : 0.0,
+                                                 w > 0 && T == 3 ? finish[op(2, s, w - 1)] : 0.0));
                 }
               }
+              return best;
+            };
+            // The later started forwards at level 1 hold their activation until their offload
+            // ends: every subset Z of them may be at 0, and then the start waits for Z's offloads.
+            std::vector<double> later_off;
+            for (int i = j + 1; i < m && known(node.end[op(0, s, i)]); ++i) {
+              if (!(nt->level[s * m + i] >= 1)) continue;
+              later_off.push_back(known(nt->offload_end[s * m + i])
+                                      ? nt->offload_end[s * m + i]
+                                      : std::max({node.end[op(0, s, i)], nt->now, nt->d2h_free[g]}) +
+                                            *inst.stages[s].offload);
             }
             const double other = std::max({e, rel_prev, nt->h2d_free[g]});
-            naive_counts.reload_room += room_start > other + kEps;
-            re = std::max(other, room_start) + r * *inst.stages[s].reload;
+            double start = kInf;
+            for (unsigned z = 0; z < (1u << later_off.size()); ++z) {
+              double at = other, held = extra;
+              for (std::size_t k = 0; k < later_off.size(); ++k) {
+                if (z >> k & 1u) {
+                  at = std::max(at, later_off[k]);
+                } else {
+                  held += act;
+                }
+              }
+              start = std::min(start, std::max(at, room_start(held)));
+            }
+            naive_counts.reload_room += start > other + kEps;
+            naive_counts.reload_later_offload += start > std::max(other, room_start(extra)) + kEps;
+            re = start + r * *inst.stages[s].reload;
           }
           off_lb[sj] = off_prev = e;
           rel_lb[sj] = rel_prev = re;
@@ -560,15 +585,16 @@ TEST(Bounds, HeadsMatchNaiveLongestPaths) {
   std::printf(
       "[ bounds   ] heads: %d nodes, %d instances with memory rules (%d with offload releases), "
       "%d forward heads raised by memory, %d heads raised by the node's transfers; naive rule R delayed "
-      "%lld reloads, rule B with later forwards raised %lld heads\n",
+      "%lld reloads (%lld further for a later forward's offload), rule B with later forwards raised %lld heads\n",
       nodes, with_memory_lag, with_offload_release, lag_raised, reload_raised, naive_counts.reload_room,
-      naive_counts.backward_later);
+      naive_counts.reload_later_offload, naive_counts.backward_later);
   EXPECT_GT(nodes, 20000);
   EXPECT_GT(with_memory_lag, 200);
   EXPECT_GT(with_offload_release, 100);
   EXPECT_GT(lag_raised, 1000);
   EXPECT_GT(reload_raised, 1000);
   EXPECT_GT(naive_counts.reload_room, 100);
+  EXPECT_GT(naive_counts.reload_later_offload, 100);
   EXPECT_GT(naive_counts.backward_later, 0);
 }
 
@@ -1020,6 +1046,58 @@ TEST(Bounds, NodeBoundNeverExceedsTheOffloadWitness) {
   EXPECT_TRUE(check_bounds_along(inst, sch, n));
   print_counts("offload witness", n);
   EXPECT_GT(n.energy_best, 10);
+}
+
+// Rule R with a later forward that was offloaded (memory_precedence.h): one device, room for
+// 1.5 activations, F0@1 R0 F1@1. F1 waits for F0's offload (t = 2) and takes the memory back at
+// once (an F start comes before a reload start), so the reload of microbatch 0 waits for F1's
+// offload to end (t = 4) and ends at 5:
+//
+//   compute  |F0|  |F1|
+//   D2H         |o0|  |o1|
+//   H2D                  |r0|      <- needs the room F1 holds until o1 ends
+//            0  1  2  3  4  5
+//
+// At the decision after F1 (t = 3) the reload's lower bound is exactly 5. Without the later
+// forward's bytes it would be 4 (the node's time plus the reload).
+TEST(Bounds, ReloadWaitsForALaterForwardsOffload) {
+  Instance inst;
+  inst.name = "reload-after-later-offload";
+  inst.microbatches = 2;
+  inst.split_backward = false;
+  const double act = 1e9;
+  inst.devices.push_back({10e9 + 1.5 * act, 10e9, 0});
+  Stage st;
+  st.device = 0;
+  st.forward = st.backward = 1;
+  st.activation = act;
+  st.offload = st.reload = 1;
+  inst.stages.push_back(st);
+  const BoundProblem p(inst);
+  Simulator sim(inst);
+  sim.start_open();
+  Simulator::Step step = sim.advance();
+  for (const Action& a : {make_f(0, 0, 1.0), make_r(0, 0), make_f(0, 1, 1.0)}) {
+    ASSERT_EQ(step.kind, Simulator::Step::Kind::kDecision);
+    sim.append(step.device, a);
+    step = sim.advance();
+  }
+  ASSERT_EQ(step.kind, Simulator::Step::Kind::kDecision);
+  ASSERT_NEAR(step.time, 3.0, kEps);
+  NodeTransfers nt;
+  fill_node_transfers(p, sim.state(), step.time, nt);
+  std::vector<double> head, finish, off_lb, rel_lb;
+  compute_heads(p, node_times(p, sim.state(), step.time), head, finish, &nt, &off_lb, &rel_lb);
+  EXPECT_NEAR(rel_lb[0], 5.0, kEps);
+  EXPECT_NEAR(finish[p.op(1, 0, 0)], 6.0, kEps);  // B0 after the reload
+  // The completion R1 B0 B1 confirms it: the reload of microbatch 0 ends at 5.
+  for (const Action& a : {make_r(0, 1), make_b(0, 0), make_b(0, 1)}) {
+    ASSERT_EQ(step.kind, Simulator::Step::Kind::kDecision);
+    sim.append(step.device, a);
+    step = sim.advance();
+  }
+  ASSERT_EQ(step.kind, Simulator::Step::Kind::kDone);
+  EXPECT_NEAR(sim.state().rel_end[0], 5.0, kEps);
 }
 
 // ---- 4. branching candidates ---------------------------------------------------------------

@@ -86,8 +86,8 @@ OPTPIPE_HD inline void compute_heads_core(const BoundProblemView& p, const doubl
         for (int i = j + 1; i < p.m && end[p.op(0, s, i)] == end[p.op(0, s, i)]; ++i) {
           if (nt->level[s * p.m + i] < 1.0) extra += (1.0 - nt->level[s * p.m + i]) * p.activation[s];
         }
-        const double start = hd::max(hd::max(hd::max(e, rel_chain[s]), nt->h2d_free[g]),
-                                     reload_memory_start_core(p, finish, s, j, extra));
+        double start = hd::max(hd::max(e, rel_chain[s]), nt->h2d_free[g]);
+        start = hd::max(start, reload_start_with_offloading_core(p, *nt, end, finish, s, j, extra, start));
         re = start + level * p.reload_time[s];
       }
       rel_lb[sj] = rel_chain[s] = re;

@@ -52,6 +52,12 @@
 // B ends and w' W ends among 0..i-1 (prefixes): act·(i - b') + M_W·(b' - w') + extra <= room,
 // and the reload starts no earlier than min over such (w', b') of max(end B(s, b'-1),
 // end W(s, w'-1)); B(s, i) waits for its end (heads.cc). Like rule F without zeroed microbatches.
+// A later forward that started at level 1 holds its whole activation until its offload ends
+// (its own reload comes after this one); with Z the set of those at 0 by the reload's start,
+// the start is at least every offload end in Z and rule R holds with the others added to
+// `extra`. For a start x the set of those whose offload lower bound is <= x is the largest
+// possible Z, so trying each threshold (none, or one of those lower bounds) and keeping the
+// smallest result is a lower bound (reload_start_with_offloading_core).
 //
 // Forward edges that hold whatever the offloads (only for a stage that cannot offload fully,
 // o = 0): hold_f·(j - b) <= room gives B(s, j - ka - 1) before F(s, j), ka = floor(room /
@@ -67,7 +73,8 @@
 // functions below wrap them.
 //
 // Complexity: forward_memory_head and reload_memory_start are O(j²) for a stage under pressure
-// (O(1) otherwise).
+// (O(1) otherwise); the reload rule with later offloading forwards runs rule R once per such
+// forward, plus once.
 #pragma once
 
 #include <vector>

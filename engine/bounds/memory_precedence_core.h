@@ -148,4 +148,42 @@ OPTPIPE_HD inline double reload_memory_start_core(const BoundProblemView& p, con
   return best;
 }
 
+// Rule R with the later forwards of s that started at level 1 (their reload has not started: R
+// is FIFO per stage): such a microbatch holds its whole activation until its offload ends, at
+// the earliest `later_offload_lb` (the known end, or its F's end, the channel's and the node's
+// time plus the transfer). With Z the set of those at 0 when the reload starts, the reload
+// starts no earlier than every offload end of Z, and rule R holds with the others' activations
+// added to `extra`; the largest Z for a start x is every one whose lower bound is <= x, so trying
+// each threshold (none, or one of those lower bounds) and keeping the smallest result is a lower
+// bound. `lower`: a known lower bound on the start. memory_precedence.h has the proof.
+OPTPIPE_HD inline double later_offload_lb(const BoundProblemView& p, const NodeTransfersView& nt, const double* end,
+                                          int s, int i) {
+  const double e = nt.offload_end[s * p.m + i];
+  if (hd::known(e)) return e;
+  const int g = p.group_of_device[p.device_of[s]];
+  return hd::max(hd::max(end[p.op(0, s, i)], nt.now), nt.d2h_free[g]) + p.offload_time[s];
+}
+
+OPTPIPE_HD inline double reload_start_with_offloading_core(const BoundProblemView& p, const NodeTransfersView& nt,
+                                                           const double* end, const double* finish, int s, int j,
+                                                           double extra, double lower) {
+  const int m = p.m;
+  // The later forwards that started at level 1: a prefix of j+1.. (F is FIFO).
+  auto offloading = [&](int i) { return hd::known(end[p.op(0, s, i)]) && nt.level[s * m + i] >= 1.0; };
+  int last = j + 1;
+  while (last < m && hd::known(end[p.op(0, s, last)])) ++last;
+  double best = hd::inf();
+  for (int k = j; k < last; ++k) {  // k = j: threshold `lower`; else the offload of k
+    if (k > j && !offloading(k)) continue;
+    const double theta = k == j ? lower : hd::max(lower, later_offload_lb(p, nt, end, s, k));
+    if (theta >= best) continue;
+    double held = extra;
+    for (int i = j + 1; i < last; ++i) {
+      if (offloading(i) && later_offload_lb(p, nt, end, s, i) > theta) held += p.activation[s];
+    }
+    best = hd::min(best, hd::max(theta, reload_memory_start_core(p, finish, s, j, held)));
+  }
+  return best;
+}
+
 }  // namespace optpipe
