@@ -37,6 +37,7 @@
 #include "engine/bounds/node_times.h"
 #include "engine/bounds/memory_energy_bound.h"
 #include "engine/bounds/memory_precedence.h"
+#include "engine/bounds/node_bound.h"
 #include "engine/bounds/node_transfers.h"
 #include "engine/bounds/one_machine_bound.h"
 #include "engine/instance.h"
@@ -612,7 +613,8 @@ struct ValidityCounts {
   int tight_tails = 0;         // ops whose end + static tail = the makespan
 };
 
-// The node bound exactly as solver.cc's bound() computes it, with its parts.
+// The node bound exactly as solver.cc's bound() computes it, with its parts
+// (engine/bounds/node_bound.h), and what its parts computed on the way.
 struct NodeBound {
   double cp = 0, om = 0, ch = 0, me = 0;
   double value() const { return std::max({cp, om, ch, me}); }
@@ -621,16 +623,14 @@ struct NodeBound {
 NodeBound node_bound(const BoundProblem& p, const Simulator::State& st, double t, std::vector<double>& head,
                      std::vector<double>& finish, NodeTransfers& nt, std::vector<double>& off_lb,
                      std::vector<double>& rel_lb) {
-  std::vector<OneMachineJob> jobs;
-  const NodeTimes times = node_times(p, st, t);
-  fill_node_transfers(p, st, t, nt);
-  compute_heads(p, times, head, finish, &nt, &off_lb, &rel_lb);
-  NodeBound b;
-  b.cp = critical_path_bound(p, times, finish);
-  b.om = one_machine_bound(p, head, jobs);
-  b.ch = channel_bound(p, nt, finish, rel_lb, jobs);
-  b.me = memory_energy_bound(p, times, &nt, head, finish, off_lb);
-  return b;
+  NodeBoundWork w;
+  const NodeBoundParts parts = node_bound_parts(p, st, t, w);
+  head.swap(w.head);
+  finish.swap(w.finish);
+  off_lb.swap(w.offload_lb);
+  rel_lb.swap(w.reload_lb);
+  nt = std::move(w.transfers);
+  return {parts.critical_path, parts.one_machine, parts.channel, parts.memory_energy};
 }
 
 // Drives the feasible schedule `sch` and checks, at every decision, that the node bound (and

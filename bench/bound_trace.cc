@@ -1,0 +1,125 @@
+// Where along a schedule does the node bound become tight? Replays a feasible schedule through
+// the search's time-ordered decisions (engine/simulator.h, open lists) and prints, at each
+// decision, the parts of the node bound (engine/bounds/node_bound.h) and which one is best; then
+// the depth and time at which the bound first reaches the schedule's makespan. Every node along
+// the path has the schedule as a completion, so no bound may exceed its makespan (the program
+// says so loudly if one does). Run it on the best known schedule of an instance the search
+// cannot prove: a bound that reaches the makespan only deep in the path is why the tree is big.
+//
+//   ./build/bench/bound_trace INSTANCE SCHEDULE [--every N]
+//
+// Complexity: one node bound per decision (O(N) decisions for N actions).
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "engine/action.h"
+#include "engine/bounds/bound_problem.h"
+#include "engine/bounds/node_bound.h"
+#include "engine/instance_io.h"
+#include "engine/schedule_io.h"
+#include "engine/simulator.h"
+#include "engine/validator.h"
+
+using namespace optpipe;
+
+namespace {
+
+const char* best_part(const NodeBoundParts& b) {
+  const double v = b.value();
+  if (b.memory_energy >= v) return "memory energy";
+  if (b.channel >= v) return "channel";
+  if (b.one_machine >= v) return "one machine";
+  return "critical path";
+}
+
+int usage(const char* why) {
+  std::fprintf(stderr, "bound_trace: %s\nusage: bound_trace INSTANCE SCHEDULE [--every N]\n", why);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> files;
+  int every = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--every" && i + 1 < argc) {
+      every = std::atoi(argv[++i]);
+      if (every < 1) return usage("--every needs a positive count");
+    } else if (a == "-h" || a == "--help") {
+      std::printf("usage: bound_trace INSTANCE SCHEDULE [--every N]\n"
+                  "Prints the node bound and its parts at every N-th decision along the schedule.\n");
+      return 0;
+    } else if (!a.empty() && a[0] == '-') {
+      return usage(("unknown option " + a).c_str());
+    } else {
+      files.push_back(a);
+    }
+  }
+  if (files.size() != 2) return usage("needs an instance and a schedule");
+  try {
+    const Instance inst = load_instance(files[0]);
+    const Schedule sch = load_schedule(files[1]);
+    const Validation v = validate(inst, sch);
+    if (!v.valid()) return usage((files[1] + ": " + v.violations.front().message).c_str());
+    if (!v.sim->feasible) return usage((files[1] + ": infeasible: " + v.sim->reason).c_str());
+    const double makespan = v.sim->makespan;
+    const BoundProblem problem(inst);
+    NodeBoundWork work;
+    Simulator sim(inst);
+    sim.start_open();
+    Simulator::Step step = sim.advance();
+    std::vector<std::size_t> next(sch.devices.size(), 0);
+    int depth = 0, tight_depth = -1, over = 0;
+    double root = 0, tight_time = 0;
+    int best_counts[4] = {0, 0, 0, 0};
+    const char* names[4] = {"critical path", "one machine", "channel", "memory energy"};
+    std::printf("%s: makespan %.3f ms\n%6s %10s %6s %-9s %10s %10s %10s %10s %10s  best\n", files[1].c_str(), makespan,
+                "depth", "time", "device", "action", "crit.path", "one mach.", "channel", "mem.energy", "bound");
+    while (step.kind == Simulator::Step::Kind::kDecision) {
+      const NodeBoundParts b = node_bound_parts(problem, sim.state(), step.time, work);
+      const double value = b.value();
+      if (depth == 0) root = value;
+      const std::string best = best_part(b);
+      for (int k = 0; k < 4; ++k) best_counts[k] += best == names[k];
+      if (value > makespan + 1e-6) ++over;
+      if (tight_depth < 0 && value >= makespan - 1e-6) {
+        tight_depth = depth;
+        tight_time = step.time;
+      }
+      if (next[step.device] >= sch.devices[step.device].size()) {
+        return usage(("a decision for device " + std::to_string(step.device) + " after its list ended").c_str());
+      }
+      const Action a = sch.devices[step.device][next[step.device]++];
+      if (depth % every == 0 || value > makespan + 1e-6) {
+        std::printf("%6d %10.3f %6d %-9s %10.3f %10.3f %10.3f %10.3f %10.3f  %s%s\n", depth, step.time, step.device,
+                    to_string(a).c_str(), b.critical_path, b.one_machine, b.channel, b.memory_energy, value,
+                    best.c_str(), value > makespan + 1e-6 ? "  ABOVE THE MAKESPAN: an invalid bound" : "");
+      }
+      sim.append(step.device, a);
+      step = sim.advance();
+      ++depth;
+    }
+    std::printf("\n%d decisions; root bound %.3f (gap %.2f%%); ", depth, root, 100.0 * (makespan - root) / makespan);
+    if (tight_depth >= 0) {
+      std::printf("the bound reaches the makespan at decision %d (t = %.3f ms, %.0f%% of the path)\n", tight_depth,
+                  tight_time, 100.0 * tight_depth / std::max(1, depth));
+    } else {
+      std::printf("the bound never reaches the makespan (the schedule may not be optimal)\n");
+    }
+    std::printf("best part: critical path %d, one machine %d, channel %d, memory energy %d decisions\n",
+                best_counts[0], best_counts[1], best_counts[2], best_counts[3]);
+    if (over > 0) {
+      std::printf("ERROR: %d nodes have a bound above the makespan of a completion\n", over);
+      return 1;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bound_trace: %s\n", e.what());
+    return 2;
+  }
+}
