@@ -175,7 +175,9 @@ TEST(Transposition, ExactDuplicatesHaveTheSameFuturesWithOffload) {
     if (HasFatalFailure()) return;
   }
   std::printf("[ tt       ] %d duplicate pairs, %d completions checked\n", n.pairs, n.completions);
-  EXPECT_GT(n.pairs, 100);
+  // 1330 pairs before the keys wrote past times as now (3786 after): the normalisation is
+  // exercised, and every pair's completions agree.
+  EXPECT_GT(n.pairs, 2500);
   EXPECT_GT(n.completions, 200);
 }
 

@@ -36,8 +36,15 @@ void build_state_key(const BoundProblem& p, const Simulator::State& st, bool exa
   key.discrete.clear();
   key.times.clear();
   const int S = p.S, m = p.m;
+  // With offload (exact), a time in the past that the future only reads through max(it, now)
+  // is the same as now, so it is written as now (or as a marker): see "Exact keys" above.
+  const double now = st.t;
+  auto past = [&](double x) { return exact && x < now - 1e-6; };
   std::vector<double> free(static_cast<std::size_t>(p.D));
-  for (int d = 0; d < p.D; ++d) free[d] = st.running[d] ? st.run_end[d] : st.now[d];
+  for (int d = 0; d < p.D; ++d) {
+    free[d] = st.running[d] ? st.run_end[d] : st.now[d];
+    if (past(free[d])) free[d] = now;
+  }
 
   // Started counts per type and stage (FIFO: the started ops are a prefix of the microbatches).
   auto started = [&](int type, int s) {
@@ -74,6 +81,7 @@ void build_state_key(const BoundProblem& p, const Simulator::State& st, bool exa
   for (int d = 0; d < p.D; ++d) {
     if (st.running[d]) makespan = std::max(makespan, st.run_end[d]);
   }
+  if (past(makespan)) makespan = now;
   key.times.push_back(makespan);
   for (int s = 0; s + 1 < S; ++s) {  // F(s, j) started, F(s+1, j) not
     const double f = free[p.device_of[s + 1]];
@@ -89,6 +97,7 @@ void build_state_key(const BoundProblem& p, const Simulator::State& st, bool exa
   }
 
   if (exact) {
+    key.times.push_back(now);
     // Memory, live microbatches (forward appended, backward not started): offload level and
     // transfer ends; the channels: clocks and queued requests.
     for (int d = 0; d < p.D; ++d) key.times.push_back(st.mem[d]);
@@ -96,19 +105,20 @@ void build_state_key(const BoundProblem& p, const Simulator::State& st, bool exa
       for (int j = started_b[s]; j < st.next_mb[0 * S + s]; ++j) {
         const std::size_t sj = static_cast<std::size_t>(s) * m + j;
         key.times.push_back(st.level[sj]);
-        key.times.push_back(known(st.off_end[sj]) ? st.off_end[sj] : -1.0);
-        key.times.push_back(known(st.rel_end[sj]) ? st.rel_end[sj] : -1.0);
+        for (double e : {st.off_end[sj], st.rel_end[sj]}) key.times.push_back(!known(e) ? -1.0 : past(e) ? -2.0 : e);
       }
     }
     for (const auto* chans : {&st.d2h, &st.h2d}) {
       for (const Simulator::Channel& ch : *chans) {
         key.discrete.push_back(-1000000 - static_cast<std::int64_t>(ch.queue.size() - ch.head));
         key.times.push_back(ch.busy ? ch.busy_end : -1.0);
-        key.times.push_back(ch.free_at);
+        key.times.push_back(past(ch.free_at) ? -2.0 : ch.free_at);
         for (std::size_t k = ch.head; k < ch.queue.size(); ++k) {
           const Simulator::Request& r = ch.queue[k];
           key.discrete.push_back(r.sj);
-          key.times.push_back(r.time);
+          // (A request made from now on goes behind it either way; ties within kTimeEps would
+          // go by device id, hence the margin of past().)
+          key.times.push_back(past(r.time) ? -2.0 : r.time);
           key.times.push_back(r.bytes);
           key.times.push_back(r.duration);
         }

@@ -34,6 +34,19 @@
 //     memory that a forward would have taken first, a classic list-scheduling anomaly), so only
 //     exact duplicates are cut: equal discrete parts and equal times (bit for bit) give equal
 //     futures.
+//     Exact keys: a time before the node's time `now` that the simulator only ever reads
+//     through max(it, a time >= now) is written as now or as a "past" marker, so that nodes
+//     that differ only in their past (a device that idled, an offload or reload that ended, a
+//     channel that fell free, a request still queued, the makespan so far) become duplicates.
+//     Proof, one by one (engine/simulator.cc): an idle device's next op starts at
+//     max(now[d], ready, t) with t >= now, and an R appended later is requested at the end of a
+//     compute that ends at or after now (the deciding device's now[d] is the node's time); an
+//     ended offload or reload enters only max() with the start of its reload or its B, both
+//     after now; a channel's free time only max(request, free time, t); a queued request's time
+//     only that max and the queue order, and every later request is made at or after now, so
+//     it goes behind it either way (a margin of 1e-6 ms keeps the tie rule's kTimeEps out of
+//     reach); the makespan so far is below the end of every op still to run. The node's time
+//     itself is part of the key.
 // A node cut this way has a twin (or a dominating node) that is open, being explored, or
 // explored/cut by bound, so the proven bound and the optimum do not change.
 //
