@@ -62,7 +62,14 @@ void build_state_key(const BoundProblem& p, const Simulator::State& st, bool exa
     key.discrete.push_back(started_f[s]);
     key.discrete.push_back(started_b[s]);
     key.discrete.push_back(p.types == 3 ? started(2, s) : 0);
-    if (exact) key.discrete.push_back(st.next_mb[3 * S + s]);
+    if (exact) {
+      // The Rs still to append: from the first listed forward at a level above 0 whose R is not
+      // listed (R is FIFO per stage), so a microbatch whose reload is over counts as never
+      // offloaded (below).
+      int next_r = st.next_mb[3 * S + s];
+      while (next_r < st.next_mb[0 * S + s] && !(st.level[static_cast<std::size_t>(s) * m + next_r] > 0)) ++next_r;
+      key.discrete.push_back(next_r);
+    }
   }
   // Appended, not started: the rest of each list, in order.
   for (int d = 0; d < p.D; ++d) {
@@ -104,6 +111,12 @@ void build_state_key(const BoundProblem& p, const Simulator::State& st, bool exa
     for (int s = 0; s < S; ++s) {
       for (int j = started_b[s]; j < st.next_mb[0 * S + s]; ++j) {
         const std::size_t sj = static_cast<std::size_t>(s) * m + j;
+        // Reloaded before now: it holds its whole activation and its B waits for nothing more,
+        // as if it had never been offloaded.
+        if (st.level[sj] > 0 && known(st.rel_end[sj]) && past(st.rel_end[sj])) {
+          key.times.insert(key.times.end(), {0.0, -1.0, -1.0});
+          continue;
+        }
         key.times.push_back(st.level[sj]);
         for (double e : {st.off_end[sj], st.rel_end[sj]}) key.times.push_back(!known(e) ? -1.0 : past(e) ? -2.0 : e);
       }

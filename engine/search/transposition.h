@@ -46,7 +46,11 @@
 //     only that max and the queue order, and every later request is made at or after now, so
 //     it goes behind it either way (a margin of 1e-6 ms keeps the tie rule's kTimeEps out of
 //     reach); the makespan so far is below the end of every op still to run. The node's time
-//     itself is part of the key.
+//     itself is part of the key. A live microbatch whose reload ended before now holds its
+//     whole activation and its B waits for nothing more, exactly as if it had never been
+//     offloaded, so it is written that way, and the Rs still to append are counted from the
+//     first listed forward at a level above 0 without its R (R is FIFO per stage, and a
+//     forward at level 0 gets none): useless offloads meet their twins before their B starts.
 // A node cut this way has a twin (or a dominating node) that is open, being explored, or
 // explored/cut by bound, so the proven bound and the optimum do not change.
 //
