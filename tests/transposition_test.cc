@@ -220,6 +220,13 @@ TEST(Transposition, TableStopsStoringAtItsBudgetAndCapsStatesPerKey) {
   TranspositionTable capped(false, 1e9);
   for (int i = 0; i < 20; ++i) capped.dominated_or_insert(key_of({1}, {static_cast<double>(i), 20.0 - i}));
   EXPECT_EQ(capped.stored(), static_cast<std::int64_t>(TranspositionTable::kMaxPerKey));
+  // The exact table stores fingerprints (about 48 bytes each) until the budget is spent.
+  TranspositionTable exact(true, 100);
+  for (int i = 0; i < 10; ++i) exact.dominated_or_insert(key_of({1}, {static_cast<double>(i)}));
+  EXPECT_EQ(exact.stored(), 3);
+  EXPECT_TRUE(exact.full());
+  EXPECT_TRUE(exact.dominated_or_insert(key_of({1}, {2.0})));    // stored before the budget ran out
+  EXPECT_FALSE(exact.dominated_or_insert(key_of({1}, {5.0})));   // seen, but never stored
 }
 
 TEST(Transposition, SolverFindsTheSameOptimumWithAndWithoutIt) {

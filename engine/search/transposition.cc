@@ -158,7 +158,38 @@ bool dominates(const StateKey& a, const StateKey& b, bool exact) {
 TranspositionTable::TranspositionTable(bool exact, double memory_bytes)
     : exact_(exact), budget_(memory_bytes), shards_(new Shard[kShards]) {}
 
+TranspositionTable::Fingerprint TranspositionTable::fingerprint(const StateKey& key) {
+  // A second hash, independent of key.hash (another seed and the murmur3 finaliser instead of
+  // splitmix64), over the same values.
+  auto step = [](std::uint64_t g, std::uint64_t v) {
+    std::uint64_t z = (g ^ 0x2545f4914f6cdd1dULL) + v * 0x9e3779b97f4a7c15ULL;
+    z ^= z >> 33;
+    z *= 0xff51afd7ed558ccdULL;
+    z ^= z >> 33;
+    z *= 0xc4ceb9fe1a85ec53ULL;
+    z ^= z >> 33;
+    return z ^ ((g << 29) | (g >> 35));
+  };
+  std::uint64_t g = 0x6a09e667f3bcc909ULL ^ (key.discrete.size() << 32) ^ key.times.size();
+  for (std::int64_t v : key.discrete) g = step(g, static_cast<std::uint64_t>(v));
+  for (double v : key.times) g = step(g, bits_of(v));
+  return {key.hash, g};
+}
+
+bool TranspositionTable::seen_or_insert(const StateKey& key) {
+  const Fingerprint f = fingerprint(key);
+  Shard& sh = shards_[key.hash % kShards];
+  std::lock_guard<std::mutex> lock(sh.mu);
+  if (sh.seen.count(f) != 0) return true;
+  if (bytes_.load() >= budget_) return false;
+  sh.seen.insert(f);
+  bytes_.fetch_add(kFingerprintBytes);
+  ++stored_;
+  return false;
+}
+
 bool TranspositionTable::dominated_or_insert(const StateKey& key) {
+  if (exact_) return seen_or_insert(key);
   Shard& sh = shards_[key.hash % kShards];
   std::lock_guard<std::mutex> lock(sh.mu);
   auto range = sh.map.equal_range(key.hash);

@@ -56,6 +56,13 @@
 //
 // Memory: entries are kept until a byte budget is spent; after that the table only answers
 // lookups (cutting less, never wrongly). Thread-safe (sharded locks).
+// With offload (exact) the table stores a 128-bit fingerprint of each key (two independent
+// 64-bit hashes of its discrete part and the bits of its times) instead of the key: about 48
+// bytes a state instead of about a kilobyte, so the budget holds 20 times as many states, and
+// the offload searches, which meet many more distinct states than they can store, cut far more.
+// A wrong cut needs two different keys with equal fingerprints: with N states stored and L
+// lookups the chance is about N·L/2^128, below 10^-20 for 10^9 of each. (Without offload the
+// table compares times, so it keeps whole keys.)
 // Complexity: building a key is O(S·m + D); a lookup hashes the discrete part and compares the
 // times with the few entries of that key (at most kMaxPerKey).
 #pragma once
@@ -65,6 +72,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/bounds/bound_problem.h"
@@ -100,9 +108,21 @@ class TranspositionTable {
   bool full() const { return bytes_.load() >= budget_; }
 
  private:
+  struct Fingerprint {
+    std::uint64_t a, b;
+    bool operator==(const Fingerprint& o) const { return a == o.a && b == o.b; }
+  };
+  struct FingerprintHash {
+    std::size_t operator()(const Fingerprint& f) const { return static_cast<std::size_t>(f.a ^ (f.b >> 7)); }
+  };
+  static constexpr double kFingerprintBytes = 48;  // node, bucket slot and allocator overhead
+  static Fingerprint fingerprint(const StateKey& key);
+  bool seen_or_insert(const StateKey& key);  // the exact table
+
   struct Shard {
     std::mutex mu;
-    std::unordered_multimap<std::uint64_t, StateKey> map;
+    std::unordered_multimap<std::uint64_t, StateKey> map;  // without offload: whole keys
+    std::unordered_set<Fingerprint, FingerprintHash> seen;  // with offload: fingerprints
   };
   static constexpr int kShards = 64;
   bool exact_;
