@@ -540,6 +540,16 @@ class Search {
         ++w.stats.pruned_deadlock;
         continue;
       }
+      // Duplicates first: a node whose twin (or a node dominating it) was generated before has
+      // nothing to add, and the table's test costs less than the bound. A node stored here and
+      // then cut by its bound still covers its twins: their subtrees are cut by the same bound.
+      if (tt_) {
+        build_state_key(problem_, w.sim.state(), can_offload_, w.key);
+        if (tt_->dominated_or_insert(w.key)) {
+          ++w.stats.pruned_transposition;
+          continue;
+        }
+      }
       double b;
       if (w.batch) {
         b = bound_outside_batch(w, w.sim.state(), next.time);
@@ -553,14 +563,6 @@ class Search {
         ++w.stats.pruned_bound;
         drop_batch_entry(w);
         continue;
-      }
-      if (tt_) {
-        build_state_key(problem_, w.sim.state(), can_offload_, w.key);
-        if (tt_->dominated_or_insert(w.key)) {
-          ++w.stats.pruned_transposition;
-          drop_batch_entry(w);
-          continue;
-        }
       }
       auto child = std::make_unique<Node>();
       child->path.reserve(n.path.size() + 1);
