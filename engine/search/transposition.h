@@ -64,7 +64,8 @@
 // lookups the chance is about N·L/2^128, below 10^-20 for 10^9 of each. (Without offload the
 // table compares times, so it keeps whole keys.)
 // Complexity: building a key is O(S·m + D); a lookup hashes the discrete part and compares the
-// times with the few entries of that key (at most kMaxPerKey).
+// times with the few entries of that key (at most kMaxPerKey), or with offload hashes the key a
+// second time and looks its fingerprint up (O(key) expected).
 #pragma once
 
 #include <atomic>
