@@ -25,6 +25,7 @@ namespace {
 struct Visited {
   StateKey key;
   Simulator::State state;
+  Simulator::Step step;  // the decision the state waits for
 };
 
 // One random walk of the time-ordered search from the root (every rule-1 candidate allowed,
@@ -41,6 +42,7 @@ bool random_walk(const Instance& inst, const BoundProblem& p, bool exact, std::m
     Visited v;
     build_state_key(p, sim.state(), exact, v.key);
     v.state = sim.state();
+    v.step = step;
     out.push_back(std::move(v));
     branch_candidates(inst, p, sim.state(), step.device, step.time, no_heads, false, cands, stats);
     if (cands.empty()) return false;
@@ -50,12 +52,14 @@ bool random_walk(const Instance& inst, const BoundProblem& p, bool exact, std::m
   return step.kind == Simulator::Step::Kind::kDone;
 }
 
-// Completes the node `from` by a random walk; the complete lists, or nothing on a deadlock.
-std::optional<Schedule> random_completion(const Instance& inst, const BoundProblem& p, const Simulator::State& from,
+// Completes the node `from` by a random walk; the complete lists, or nothing on a deadlock. It
+// starts with the node's own decision: advancing a state that waits for a decision without
+// appending would let that device idle past it, a state the search never makes.
+std::optional<Schedule> random_completion(const Instance& inst, const BoundProblem& p, const Visited& from,
                                           std::mt19937& rng) {
   Simulator sim(inst);
-  sim.restore(from);
-  Simulator::Step step = sim.advance();
+  sim.restore(from.state);
+  Simulator::Step step = from.step;
   const std::vector<double> no_heads(static_cast<std::size_t>(p.num_ops()), 0.0);
   std::vector<Candidate> cands;
   CandidateStats stats;
@@ -106,7 +110,7 @@ void check_pairs(const Instance& inst, bool exact, std::mt19937& rng, PairCounts
         ++n.pairs;
         if (nodes[ia].key.times != nodes[ib].key.times) ++n.strict;
         for (int c = 0; c < 3; ++c) {
-          const std::optional<Schedule> comp_b = random_completion(inst, p, nodes[ib].state, rng);
+          const std::optional<Schedule> comp_b = random_completion(inst, p, nodes[ib], rng);
           if (!comp_b) continue;
           const Schedule sch_a = graft(nodes[ia].state, nodes[ib].state, *comp_b);
           const SimResult rb = simulate(inst, *comp_b, quiet);
