@@ -121,7 +121,8 @@ class Simulator {
   // start_open() begins a simulation whose lists are open: they start empty and grow while it
   // runs. advance() simulates until a device is idle with its list used up while it still has
   // ops; that device's next action is then a decision (Step::kDecision, at the current time):
-  // append() it and advance() again. An R appended is requested at once, so several Rs and then
+  // append() it and advance() again. (advance() without an append lets that device idle past
+  // its decision, so restore a decision's state and append to it, as the search does.) An R appended is requested at once, so several Rs and then
   // a compute action may be appended at one decision time. Everything that started before a
   // decision is final: later decisions only add actions after it. The state is a value:
   // state() and restore() snapshot and resume it (nodes of a search tree). No recording.
