@@ -27,12 +27,15 @@ using namespace optpipe;
 
 namespace {
 
-const char* best_part(const NodeBoundParts& b) {
+const char* const kPartNames[4] = {"critical path", "one machine", "channel", "memory energy"};
+
+// Index into kPartNames of the part that gives the bound (the later part on a tie).
+int best_part(const NodeBoundParts& b) {
   const double v = b.value();
-  if (b.memory_energy >= v) return "memory energy";
-  if (b.channel >= v) return "channel";
-  if (b.one_machine >= v) return "one machine";
-  return "critical path";
+  if (b.memory_energy >= v) return 3;
+  if (b.channel >= v) return 2;
+  if (b.one_machine >= v) return 1;
+  return 0;
 }
 
 int usage(const char* why) {
@@ -77,15 +80,14 @@ int main(int argc, char** argv) {
     int depth = 0, tight_depth = -1, over = 0;
     double root = 0, tight_time = 0;
     int best_counts[4] = {0, 0, 0, 0};
-    const char* names[4] = {"critical path", "one machine", "channel", "memory energy"};
     std::printf("%s: makespan %.3f ms\n%6s %10s %6s %-9s %10s %10s %10s %10s %10s  best\n", files[1].c_str(), makespan,
                 "depth", "time", "device", "action", "crit.path", "one mach.", "channel", "mem.energy", "bound");
     while (step.kind == Simulator::Step::Kind::kDecision) {
       const NodeBoundParts b = node_bound_parts(problem, sim.state(), step.time, work);
       const double value = b.value();
       if (depth == 0) root = value;
-      const std::string best = best_part(b);
-      for (int k = 0; k < 4; ++k) best_counts[k] += best == names[k];
+      const int best = best_part(b);
+      ++best_counts[best];
       if (value > makespan + 1e-6) ++over;
       if (tight_depth < 0 && value >= makespan - 1e-6) {
         tight_depth = depth;
@@ -98,7 +100,7 @@ int main(int argc, char** argv) {
       if (depth % every == 0 || value > makespan + 1e-6) {
         std::printf("%6d %10.3f %6d %-9s %10.3f %10.3f %10.3f %10.3f %10.3f  %s%s\n", depth, step.time, step.device,
                     to_string(a).c_str(), b.critical_path, b.one_machine, b.channel, b.memory_energy, value,
-                    best.c_str(), value > makespan + 1e-6 ? "  ABOVE THE MAKESPAN: an invalid bound" : "");
+                    kPartNames[best], value > makespan + 1e-6 ? "  ABOVE THE MAKESPAN: an invalid bound" : "");
       }
       sim.append(step.device, a);
       step = sim.advance();
