@@ -63,7 +63,8 @@ LookupResult lookup(ScheduleCache& cache, const Instance& inst, const Signature&
         out.proven_optimal = exact->proven_optimal() && !f.repaired &&
                              std::abs(f.makespan - exact->makespan) <= 1e-6 * std::max(1.0, exact->makespan);
         out.message = out.proven_optimal ? "exact hit, proven optimal (" + ms(out.makespan) + ")"
-                                         : "exact hit (" + exact->status + ", " + ms(out.makespan) + "), used as a warm start";
+                                         : "exact hit (" + exact->status + ", " + ms(out.makespan) + ", bound " +
+                                               ms(out.bound) + "), used as a warm start and a proven bound";
         return out;
       }
       out.warnings.push_back(cache.path() + ": entry " + exact->exact_key + " does not replay on its own instance: " + f.note);

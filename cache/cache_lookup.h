@@ -5,7 +5,9 @@
 //   * exact hit (same exact key and canonical text, signature.h): the cached schedule is
 //     re-simulated on the instance (fit_schedule, repair.h). If the entry is proven optimal,
 //     the caller may return it at once (LookupResult::proven_optimal); otherwise it is a warm
-//     start for the solver.
+//     start for the solver, and its proven lower bound (LookupResult::bound, the largest any run
+//     stored) is the solver's starting bound (SolveOptions::known_bound), so that runs on one
+//     instance add up.
 //   * near hit (same coarse key, other exact key): up to kNearCandidates entries, best cached
 //     makespan first, are each re-simulated on the new costs and repaired to fit memory when
 //     needed; the fastest that fits is the warm start. Its makespan is the new instance's,

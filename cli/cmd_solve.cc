@@ -216,6 +216,8 @@ int run_solve(const SolveArgs& a) {
   opt.threads = a.threads;
   opt.transposition = !a.no_transposition;
   opt.lns_time_share = a.lns;
+  // An exact hit's bound was proven on this very instance by an earlier run.
+  if (cached.hit.kind == cache::LookupResult::Kind::kExact) opt.known_bound = cached.hit.bound;
   opt.bounds = a.bounds == "tbb"   ? BoundsMode::kTbb
                : a.bounds == "gpu" ? BoundsMode::kGpu
                : a.bounds == "auto" ? BoundsMode::kAuto

@@ -450,6 +450,36 @@ TEST(CacheCli, ExactProvenOptimalHitAnswersWithoutSearching) {
   EXPECT_CONTAINS(none.output, "nodes/s");
 }
 
+// A feasible (unproven) exact hit gives the next run its bound: runs on one instance add up.
+TEST(CacheCli, ExactHitCarriesItsBoundToTheNextRun) {
+  REQUIRE_CLI();
+  const std::string db = temp_path("bound.sqlite");
+  const std::string inst = quote(instance_path("offload-slow-pcie-4x8"));
+  auto done = [](const CliRun& r) {  // the "done" event of a JSON log
+    std::istringstream lines(r.output);
+    for (std::string line; std::getline(lines, line);) {
+      const nlohmann::json ev = nlohmann::json::parse(line, nullptr, false);
+      if (ev.is_object() && ev.value("event", "") == "done") return ev;
+    }
+    ADD_FAILURE() << "no done event in:\n" << r.output;
+    return nlohmann::json::object();
+  };
+  const CliRun first =
+      run_cli("solve " + inst + " --cache " + quote(db) + " --threads 1 --time-limit 3 --log-format json");
+  ASSERT_EQ(first.status, 0) << first.output;
+  const nlohmann::json a = done(first);
+  ASSERT_EQ(a.value("status", ""), "feasible") << first.output;
+  const double first_bound = a.value("bound", 0.0);
+  ASSERT_GT(first_bound, a.value("root_bound", 0.0)) << "the first run must raise its bound above the root's";
+  // One node: alone, the second run could only report its root bound.
+  const CliRun second = run_cli("solve " + inst + " --cache " + quote(db) + " --node-limit 1 --log-format json");
+  ASSERT_EQ(second.status, 0) << second.output;
+  EXPECT_CONTAINS(second.output, "a proven bound");
+  const nlohmann::json b = done(second);
+  EXPECT_NEAR(b.value("bound", 0.0), first_bound, 1e-9) << second.output;
+  EXPECT_LT(b.value("root_bound", 0.0), first_bound);
+}
+
 TEST(CacheCli, TwoSolvesAtOnceShareOneFile) {
   REQUIRE_CLI();
   const std::string db = temp_path("concurrent.sqlite");

@@ -432,6 +432,39 @@ namespace {
 
 // The reported bound never goes down (MILP-style logs), on an instance the search cannot close
 // quickly, where dives meet children whose own bounds are below their parents'.
+// A bound proven elsewhere (SolveOptions::known_bound, e.g. from the schedule cache) is the
+// floor of the reported bound, and it proves an incumbent that reaches it; it prunes nothing.
+TEST(Solver, KnownBoundIsAFloorAndCanProve) {
+  const Instance inst =
+      load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "offload-slow-pcie-4x8.json").string());
+  const Schedule witness = testing::offload_slow_witness(inst);
+  const double witness_makespan = simulate(inst, witness).makespan;
+  SolveOptions opt;
+  opt.threads = 1;
+  opt.node_limit = 20;
+  const SolveResult plain = solve(inst, {witness}, opt);
+  ASSERT_LT(plain.bound, 335.0);  // the search alone is far from 335 after 20 nodes
+  EXPECT_EQ(plain.status, Status::kFeasible);
+
+  opt.known_bound = 335.0;
+  const SolveResult floored = solve(inst, {witness}, opt);
+  EXPECT_EQ(floored.status, Status::kFeasible) << floored.reason;
+  EXPECT_NEAR(floored.bound, 335.0, 1e-9);
+  EXPECT_NEAR(floored.schedule->bound.value_or(0), 335.0, 1e-9);
+  EXPECT_NEAR(floored.gap, (floored.makespan - 335.0) / floored.makespan, 1e-9);
+  EXPECT_LT(floored.root_bound, 335.0);  // the root bound stays the tree's own
+
+  opt.known_bound = witness_makespan;
+  opt.node_limit = -1;
+  opt.time_limit = 20;
+  const auto t0 = std::chrono::steady_clock::now();
+  const SolveResult proven = solve(inst, {witness}, opt);
+  EXPECT_LT(seconds_since(t0), 5.0);
+  EXPECT_EQ(proven.status, Status::kOptimal) << proven.reason;
+  EXPECT_NEAR(proven.makespan, witness_makespan, 1e-9);
+  EXPECT_NEAR(proven.bound, witness_makespan, 1e-9);
+}
+
 TEST(Solver, ReportedBoundNeverDecreases) {
   const Instance inst =
       load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "offload-slow-pcie-4x8.json").string());

@@ -148,6 +148,8 @@ class Search {
     if (opt.transposition) tt_ = std::make_unique<TranspositionTable>(can_offload_, opt.transposition_memory_bytes);
     working_bound_ = std::vector<std::atomic<double>>(static_cast<std::size_t>(threads_));
     for (auto& wb : working_bound_) wb.store(kInf);
+    // A bound proven elsewhere: global_bound() never reports less (capped by the incumbent).
+    if (!opt.neighbourhood && opt.known_bound > 0 && opt.known_bound < kInf) proven_bound_.store(opt.known_bound);
   }
 
   void offer_incumbent(const Schedule& sch, double makespan, const std::string& origin) {
@@ -229,7 +231,7 @@ class Search {
 
   void improve_incumbent_by_lns() {
     if (opt_.neighbourhood || opt_.lns_time_share <= 0 || !(incumbent_.load() < kInf)) return;
-    if (root_bound_ >= incumbent_.load() - kTimeEps) return;  // already proven
+    if (std::max(root_bound_, proven_bound_.load()) >= incumbent_.load() - kTimeEps) return;  // already proven
     LnsOptions lo;
     lo.time_limit = opt_.time_limit * opt_.lns_time_share;
     lo.stop = opt_.stop;
