@@ -95,9 +95,8 @@ struct SolveOptions {
   double lns_time_share = 0.0;
   // A lower bound on the optimum proven elsewhere, e.g. by an earlier run on the same instance
   // (the schedule cache keeps the best one: cache/cache_lookup.h). The bound reported is never
-  // below it, and an incumbent that reaches it is optimal. It prunes nothing: node bounds are
-  // not raised by it (a node's subtree may hold schedules better than the whole's optimum only
-  // if the bound is wrong). 0: none.
+  // below it, and an incumbent that reaches it is optimal (the search stops). It cuts no node by
+  // itself: every subtree's best is at least the optimum anyway. 0: none.
   double known_bound = 0.0;
   std::function<void(double seconds, double before, double after, int improvements)> on_lns;  // after it
 };
