@@ -1,0 +1,121 @@
+// The solver diagnostics of bench/solvers (bench/README.md, "Offload under memory pressure"):
+//   * single_stage.py, the single-stage variant of a plain pipeline: the kept stage is unchanged,
+//     every other stage is free, and the latency from F(s, j)'s end to B(s, j)'s start that the
+//     bounds read is preserved;
+//   * relaxation_trace.py's reading of `optpipe simulate --timeline` and the prefix it fixes (its
+//     CP-SAT part needs OR-Tools, which only the benchmark's virtual environment has).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "engine/bounds/bound_problem.h"
+#include "engine/instance_io.h"
+#include "engine/schedule_io.h"
+#include "engine/simulator.h"
+#include "tests/test_paths.h"
+#include "tests/test_util.h"
+
+namespace optpipe {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::run_shell;
+using testing::shell_quote;
+
+std::string solvers_dir() { return (fs::path(OPTPIPE_SOURCE_DIR) / "bench" / "solvers").string(); }
+std::string script() { return (fs::path(solvers_dir()) / "single_stage.py").string(); }
+
+bool have_python() { return run_shell("python3 -c 'print(1)'").status == 0; }
+
+TEST(SingleStageVariant, KeepsTheStageAndItsLatencyAndFreesTheOthers) {
+  if (!have_python()) GTEST_SKIP() << "python3 is not installed";
+  const std::string original =
+      (fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "offload-slow-pcie-4x8.json").string();
+  const Instance base = load_instance(original);
+  const BoundProblem bp(base);
+  for (int keep = 0; keep < base.num_stages(); ++keep) {
+    SCOPED_TRACE("stage " + std::to_string(keep));
+    const std::string out = testing::temp_file("single-stage", std::to_string(keep) + ".json");
+    const auto r = run_shell("python3 " + shell_quote(script()) + " " + shell_quote(original) + " " +
+                             std::to_string(keep) + " -o " + shell_quote(out));
+    ASSERT_EQ(r.status, 0) << r.output;
+    const Instance v = load_instance(out);
+    ASSERT_EQ(v.num_stages(), base.num_stages());
+    const Stage &a = base.stages[keep], &b = v.stages[keep];
+    EXPECT_EQ(b.forward, a.forward);
+    EXPECT_EQ(b.backward, a.backward);
+    EXPECT_EQ(b.weight, a.weight);
+    EXPECT_EQ(b.activation, a.activation);
+    EXPECT_EQ(b.weight_activation, a.weight_activation);
+    EXPECT_EQ(b.offload, a.offload);
+    EXPECT_EQ(v.devices[keep].memory_limit, base.devices[keep].memory_limit);
+    EXPECT_EQ(v.devices[keep].static_memory, base.devices[keep].static_memory);
+    for (int s = 0; s < v.num_stages(); ++s) {
+      if (s == keep) continue;
+      EXPECT_EQ(v.stages[s].forward + v.stages[s].backward + v.stages[s].weight, 0.0) << "stage " << s;
+      EXPECT_EQ(v.stages[s].activation, 0.0) << "stage " << s;
+      EXPECT_FALSE(v.stages[s].offloadable()) << "stage " << s;
+    }
+    // The bounds' static latency of the kept stage is the original's.
+    const BoundProblem vp(v);
+    EXPECT_NEAR(vp.latency[keep], bp.latency[keep], 1e-9);
+    fs::remove(out);
+  }
+  // Bad input: a clear message and exit status 2.
+  const auto bad = run_shell("python3 " + shell_quote(script()) + " " + shell_quote(original) + " 7 -o /dev/null");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.output.find("stage 7 is not in 0..3"), std::string::npos) << bad.output;
+}
+
+TEST(RelaxationTrace, ReadsTheTimelineAndFixesThePrefix) {
+  OPTPIPE_REQUIRE_CLI();
+  if (!have_python()) GTEST_SKIP() << "python3 is not installed";
+  const std::string inst_path =
+      (fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "offload-slow-pcie-4x8.json").string();
+  const Instance inst = load_instance(inst_path);
+  const Schedule witness = testing::offload_slow_witness(inst);
+  const std::string sched = testing::temp_file("relaxation-trace", "witness.json");
+  save_schedule(witness, sched);
+  // What the script must find: every compute op with its start, every transfer, and the prefix.
+  const SimResult sim = simulate(inst, witness);
+  ASSERT_TRUE(sim.feasible) << sim.reason;
+  const double cut = 130.0;
+  // Compute ops (and F levels: every stage of this instance can offload) starting before the cut.
+  int before = 0, stage0_before = 0;
+  for (int d = 0; d < inst.num_devices(); ++d) {
+    for (std::size_t k = 0; k < witness.devices[d].size(); ++k) {
+      const Action& a = witness.devices[d][k];
+      if (a.type == OpType::R || !(sim.timeline[d][k].start < cut - 1e-9)) continue;
+      const int n = a.type == OpType::F ? 2 : 1;
+      before += n;
+      if (a.stage == 0) stage0_before += n;
+    }
+  }
+  const std::string code =
+      "import sys; sys.path.insert(0, " + shell_quote(solvers_dir()) + "); import relaxation_trace as r, instance; "
+      "ops, tr = r.timeline(" + shell_quote(testing::kCliPath) + ", " + shell_quote(inst_path) + ", " + shell_quote(sched) +
+      "); inst = instance.load(" + shell_quote(inst_path) + "); "
+      "print(len(ops), len(tr), len(r.fixes(inst, ops, tr, 130.0)), len(r.fixes(inst, ops, tr, 130.0, 0)))";
+  const auto r = run_shell("python3 -c " + shell_quote(code));
+  ASSERT_EQ(r.status, 0) << r.output;
+  int n_ops = -1, n_transfers = -1, n_fix = -1, n_fix0 = -1;
+  ASSERT_EQ(std::sscanf(r.output.c_str(), "%d %d %d %d", &n_ops, &n_transfers, &n_fix, &n_fix0), 4) << r.output;
+  EXPECT_EQ(n_ops, inst.num_stages() * inst.microbatches * inst.num_compute_types());
+  EXPECT_EQ(n_transfers, static_cast<int>(sim.transfers.size()));
+  int transfers_before = 0, transfers0_before = 0;
+  for (const Transfer& t : sim.transfers) {
+    if (t.start < cut - 1e-9) {
+      ++transfers_before;
+      if (t.stage == 0) ++transfers0_before;
+    }
+  }
+  EXPECT_EQ(n_fix, before + transfers_before);
+  EXPECT_EQ(n_fix0, stage0_before + transfers0_before);
+  EXPECT_EQ(n_fix0, 19);  // the 19 of bench/README.md's table at T = 130
+  fs::remove(sched);
+}
+
+}  // namespace
+}  // namespace optpipe
