@@ -48,6 +48,23 @@ std::string num(double x, int precision = 3) {
 
 nlohmann::json finite_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 
+// Nodes by depth in buckets of 10 decisions, e.g. "0-9 12, 10-19 480, 20-29 9k (deepest 27)";
+// "none" without nodes.
+std::string depth_histogram(const std::vector<std::int64_t>& by_depth) {
+  std::string out;
+  for (std::size_t lo = 0; lo < by_depth.size(); lo += 10) {
+    std::int64_t n = 0;
+    for (std::size_t k = lo; k < std::min(lo + 10, by_depth.size()); ++k) n += by_depth[k];
+    if (n == 0) continue;
+    const std::string count = n >= 10'000'000 ? std::to_string(n / 1'000'000) + "M"
+                              : n >= 10'000   ? std::to_string(n / 1'000) + "k"
+                                              : std::to_string(n);
+    out += (out.empty() ? "" : ", ") + std::to_string(lo) + "-" + std::to_string(lo + 9) + " " + count;
+  }
+  if (out.empty()) return "none";
+  return out + " (deepest " + std::to_string(by_depth.size() - 1) + ")";
+}
+
 // The schedule cache's part of a solve (cache/cache_lookup.h). Never a reason to fail: every
 // problem is logged as a warning and the solve goes on without the cache.
 struct SolveCache {
@@ -309,6 +326,7 @@ int run_solve(const SolveArgs& a) {
                        {"batches", res.stats.batches},
                        {"bound_seconds", res.stats.bound_seconds}};
     if (res.schedule) out["peak_memory"] = sim.peak_memory, out["bubble"] = sim.bubble;
+    if (a.verbose) out["nodes_by_depth"] = res.stats.nodes_by_depth;
     if (!a.output.empty()) out["output"] = a.output;
     std::cout << out.dump() << std::endl;
   } else {
@@ -342,6 +360,7 @@ int run_solve(const SolveArgs& a) {
                 << " (critical path best " << res.stats.critical_path_best << ", one-machine best "
                 << res.stats.one_machine_best << ", channel best " << res.stats.channel_best << ", memory energy best "
                 << res.stats.memory_best << "); incumbent updates " << res.stats.incumbent_updates << "\n";
+      std::cout << "  nodes by depth (decisions from the root): " << depth_histogram(res.stats.nodes_by_depth) << "\n";
       const double thread_seconds = res.stats.seconds * res.stats.threads;
       std::cout << "  bounds: " << num(res.stats.bound_seconds, 2) << " thread-s on " << res.stats.bounds_backend << " ("
                 << num(thread_seconds > 0 ? 100 * res.stats.bound_seconds / thread_seconds : 0, 0)

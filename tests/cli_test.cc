@@ -272,6 +272,20 @@ TEST(Cli, HeuristicsListsEveryName) {
 namespace optpipe {
 namespace {
 
+// --verbose: the search's statistics, with where the tree lives (nodes by depth); in JSON too.
+TEST(Cli, SolveVerboseStatistics) {
+  const std::string args = "solve " + quote(instance_path("offload-slow-pcie-4x8")) +
+                           " --no-cache --local-search 0 --threads 1 --node-limit 300 -v";
+  const CliRun text = run_cli(args);
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_CONTAINS(text.output, "pruned by bound ");
+  EXPECT_CONTAINS(text.output, "nodes by depth (decisions from the root): 0-9 ");
+  EXPECT_CONTAINS(text.output, "(deepest ");
+  const CliRun json = run_cli(args + " --log-format json");
+  ASSERT_EQ(json.status, 0) << json.output;
+  EXPECT_CONTAINS(json.output, "\"nodes_by_depth\":[1,");  // the root, expanded once
+}
+
 TEST(Cli, SolveBoundsBackends) {
   const CliRun tbb = run_cli("solve " + quote(instance_path("tiny-2x3")) + " --bounds tbb --local-search 0 --time-limit 5");
   EXPECT_EQ(tbb.status, 0) << tbb.output;

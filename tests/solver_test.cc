@@ -465,6 +465,36 @@ TEST(Solver, KnownBoundIsAFloorAndCanProve) {
   EXPECT_NEAR(proven.bound, witness_makespan, 1e-9);
 }
 
+// SolveStats::nodes_by_depth (printed by --verbose): it adds up to the node count, the root is
+// expanded once, and every expanded node's parent was expanded one level up.
+TEST(Solver, NodesByDepthAddUp) {
+  const Instance inst =
+      load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "offload-slow-pcie-4x8.json").string());
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    SolveOptions opt;
+    opt.threads = threads;
+    opt.node_limit = 3000;
+    const SolveResult r = solve(inst, {}, opt);
+    const auto& by_depth = r.stats.nodes_by_depth;
+    ASSERT_FALSE(by_depth.empty());
+    std::int64_t sum = 0;
+    for (std::int64_t n : by_depth) sum += n;
+    EXPECT_EQ(sum, r.stats.nodes);
+    EXPECT_EQ(by_depth[0], 1);
+    EXPECT_GT(by_depth.size(), 10u);  // 3000 nodes do not fit in the first ten levels
+    for (std::size_t k = 1; k < by_depth.size(); ++k) {
+      if (by_depth[k] > 0) EXPECT_GT(by_depth[k - 1], 0) << "depth " << k;
+    }
+  }
+  // A search proven at the root expands nothing.
+  const Instance tiny = load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "uniform-4x8.json").string());
+  const SolveResult t = solve(tiny, {}, SolveOptions{});
+  std::int64_t tiny_sum = 0;
+  for (std::int64_t n : t.stats.nodes_by_depth) tiny_sum += n;
+  EXPECT_EQ(tiny_sum, t.stats.nodes);
+}
+
 TEST(Solver, ReportedBoundNeverDecreases) {
   const Instance inst =
       load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "offload-slow-pcie-4x8.json").string());

@@ -427,7 +427,7 @@ class Search {
         ++w.stats.pruned_bound;
         return;
       }
-      count_node(w);
+      count_node(w, n->depth);
       expand(w, *n, step, children, actions);
       if (children.empty()) return;
       // The dive follows the smallest bound; at equal bounds a list-scheduling rule: the child
@@ -477,7 +477,7 @@ class Search {
         ++w.stats.pruned_bound;
         continue;
       }
-      count_node(w);
+      count_node(w, n->depth);
       const Simulator::Step step = replay(w, *n);
       expand(w, *n, step, children, actions);
       std::sort(children.begin(), children.end(), [](const NodePtr& a, const NodePtr& b) {
@@ -489,8 +489,11 @@ class Search {
     }
   }
 
-  void count_node(Worker& w) {
+  void count_node(Worker& w, int depth) {
     ++w.stats.nodes;
+    auto& by_depth = w.stats.nodes_by_depth;
+    if (static_cast<int>(by_depth.size()) <= depth) by_depth.resize(static_cast<std::size_t>(depth) + 1, 0);
+    ++by_depth[static_cast<std::size_t>(depth)];
     const std::int64_t k = ++nodes_;
     if (opt_.node_limit >= 0 && k >= opt_.node_limit) request_stop(kNodeLimit);
   }
@@ -697,7 +700,7 @@ class Search {
       first_child.assign(1, 0);
       for (auto& n : lanes) {
         if (!stopping() && n->bound < cutoff()) {
-          count_node(w);
+          count_node(w, n->depth);
           const Simulator::Step step = replay(w, *n);
           expand(w, *n, step, children, actions);  // children carry their makespans so far
           for (auto& c : children) pending.push_back(std::move(c));
@@ -819,6 +822,9 @@ class Search {
     stats_.channel_best += w.stats.channel_best;
     stats_.memory_best += w.stats.memory_best;
     stats_.incumbent_updates += w.stats.incumbent_updates;
+    auto& by_depth = stats_.nodes_by_depth;
+    if (by_depth.size() < w.stats.nodes_by_depth.size()) by_depth.resize(w.stats.nodes_by_depth.size(), 0);
+    for (std::size_t k = 0; k < w.stats.nodes_by_depth.size(); ++k) by_depth[k] += w.stats.nodes_by_depth[k];
   }
 
   // ---- monitoring --------------------------------------------------------------------------

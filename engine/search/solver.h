@@ -115,6 +115,8 @@ struct SolveStats {
   std::int64_t channel_best = 0;        // ... where a PCIe channel's one-machine bound was
   std::int64_t memory_best = 0;         // ... where a stage's memory energy bound was
   std::int64_t incumbent_updates = 0;
+  // Nodes expanded at each depth (decisions from the root): where the tree lives.
+  std::vector<std::int64_t> nodes_by_depth;
   int threads = 0;           // worker threads the search ran
   double bound_seconds = 0;  // thread-seconds spent in the node bounds (cpu: bound(); batch: evaluate and prune)
   std::int64_t batches = 0, batched_nodes = 0;  // batch modes: batches evaluated, children bounded in them
