@@ -25,7 +25,7 @@ using testing::run_shell;
 using testing::shell_quote;
 
 std::string solvers_dir() { return (fs::path(OPTPIPE_SOURCE_DIR) / "bench" / "solvers").string(); }
-std::string script() { return (fs::path(solvers_dir()) / "single_stage.py").string(); }
+std::string single_stage_script() { return (fs::path(solvers_dir()) / "single_stage.py").string(); }
 
 bool have_python() { return run_shell("python3 -c 'print(1)'").status == 0; }
 
@@ -38,7 +38,7 @@ TEST(SingleStageVariant, KeepsTheStageAndItsLatencyAndFreesTheOthers) {
   for (int keep = 0; keep < base.num_stages(); ++keep) {
     SCOPED_TRACE("stage " + std::to_string(keep));
     const std::string out = testing::temp_file("single-stage", std::to_string(keep) + ".json");
-    const auto r = run_shell("python3 " + shell_quote(script()) + " " + shell_quote(original) + " " +
+    const auto r = run_shell("python3 " + shell_quote(single_stage_script()) + " " + shell_quote(original) + " " +
                              std::to_string(keep) + " -o " + shell_quote(out));
     ASSERT_EQ(r.status, 0) << r.output;
     const Instance v = load_instance(out);
@@ -64,7 +64,7 @@ TEST(SingleStageVariant, KeepsTheStageAndItsLatencyAndFreesTheOthers) {
     fs::remove(out);
   }
   // Bad input: a clear message and exit status 2.
-  const auto bad = run_shell("python3 " + shell_quote(script()) + " " + shell_quote(original) + " 7 -o /dev/null");
+  const auto bad = run_shell("python3 " + shell_quote(single_stage_script()) + " " + shell_quote(original) + " 7 -o /dev/null");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.output.find("stage 7 is not in 0..3"), std::string::npos) << bad.output;
 }
