@@ -361,6 +361,11 @@ int run_solve(const SolveArgs& a) {
                 << res.stats.one_machine_best << ", channel best " << res.stats.channel_best << ", memory energy best "
                 << res.stats.memory_best << "); incumbent updates " << res.stats.incumbent_updates << "\n";
       std::cout << "  nodes by depth (decisions from the root): " << depth_histogram(res.stats.nodes_by_depth) << "\n";
+      if (res.stats.single_stage_nodes > 0) {
+        std::cout << "  single-stage relaxation at the root: bound "
+                  << (res.stats.single_stage_bound > 0 ? num(res.stats.single_stage_bound) : std::string("none")) << " ("
+                  << res.stats.single_stage_nodes << " nodes, " << num(res.stats.single_stage_seconds, 3) << " s)\n";
+      }
       const double thread_seconds = res.stats.seconds * res.stats.threads;
       std::cout << "  bounds: " << num(res.stats.bound_seconds, 2) << " thread-s on " << res.stats.bounds_backend << " ("
                 << num(thread_seconds > 0 ? 100 * res.stats.bound_seconds / thread_seconds : 0, 0)

@@ -22,6 +22,7 @@
 #include "engine/bounds/node_times.h"
 #include "engine/bounds/node_transfers.h"
 #include "engine/bounds/one_machine_bound.h"
+#include "engine/bounds/single_stage_relaxation.h"
 #include "engine/bytes.h"
 #include "engine/search/candidates.h"
 #include "engine/search/lns.h"
@@ -62,6 +63,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Search nodes of the single-stage relaxation per stage at the root (single_stage_root_bound).
+constexpr std::int64_t kSingleStageNodes = 200000;
 
 // An open node: the decisions that lead to it (each action packed in 32 bits, in the order they
 // were taken) and its lower bound. Replaying the decisions on an open-list simulation, which is
@@ -99,6 +102,12 @@ const char* stop_text(int code) {
 void atomic_min(std::atomic<double>& x, double v) {
   double cur = x.load();
   while (v < cur && !x.compare_exchange_weak(cur, v)) {
+  }
+}
+
+void atomic_max(std::atomic<double>& x, double v) {
+  double cur = x.load();
+  while (v > cur && !x.compare_exchange_weak(cur, v)) {
   }
 }
 
@@ -197,7 +206,9 @@ class Search {
     }
     auto root = std::make_unique<Node>();
     root->bound = bound(root_worker, root_worker.sim.state(), step.time);
+    root->bound = std::max(root->bound, single_stage_root_bound(root_worker, root->bound));
     root_bound_ = root->bound;
+    atomic_max(proven_bound_, root_bound_);  // valid for the whole tree, whatever its children say
     // A node costs its path (4 bytes a decision, at most one per action) plus its overhead.
     int actions = 0;
     for (int d = 0; d < inst_.num_devices(); ++d) actions += root_worker.sim.state().unlisted[d];
@@ -227,6 +238,36 @@ class Search {
   }
 
  private:
+  // ---- the single-stage relaxation at the root (engine/bounds/single_stage_relaxation.h) -------
+
+  // The largest single-stage relaxation bound over the stages it applies to, with the root's
+  // heads (in w.head after bound()); 0 when none applies, none finishes within its budget, or
+  // the root's bound already meets the incumbent. It only raises the root bound, so it gets a
+  // small share of the time limit: 5%, at most 2 s, over all stages.
+  double single_stage_root_bound(const Worker& w, double root_bound) {
+    const double cutoff = incumbent_.load();
+    if (opt_.neighbourhood || root_bound >= cutoff - kTimeEps) return 0.0;
+    const double budget = std::min(2.0, 0.05 * opt_.time_limit);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    double best = 0.0;
+    std::vector<double> head_f(static_cast<std::size_t>(problem_.m)), head_b(head_f.size());
+    for (int s = 0; s < problem_.S && elapsed() < budget; ++s) {
+      for (int j = 0; j < problem_.m; ++j) {
+        const double hf = w.head[problem_.op(0, s, j)], hb = w.head[problem_.op(1, s, j)];
+        head_f[j] = hf == hf ? hf : 0.0;
+        head_b[j] = hb == hb ? hb : 0.0;
+      }
+      const SingleStageRelaxation r = single_stage_relaxation(inst_, problem_, s, head_f, head_b, cutoff,
+                                                              kSingleStageNodes, budget - elapsed());
+      stats_.single_stage_nodes += r.nodes;
+      if (r.finished) best = std::max(best, r.bound);
+    }
+    stats_.single_stage_bound = best;
+    stats_.single_stage_seconds = elapsed();
+    return best;
+  }
+
   // ---- primal: large neighbourhood search before the tree ------------------------------------
 
   void improve_incumbent_by_lns() {

@@ -10,7 +10,9 @@
 // bounded by the maximum of the critical-path bound, a one-machine (Jackson preemptive) bound
 // per device and per PCIe channel, and a memory energy bound per stage, on heads that include
 // the memory and reload precedences (engine/bounds/); a node whose bound reaches the incumbent
-// is pruned.
+// is pruned. The root's bound also takes the single-stage relaxation of each stage that it
+// applies to (engine/bounds/single_stage_relaxation.h; 5% of the time limit, at most 2 s), which
+// is valid for the whole tree and so floors the reported bound.
 //
 // The first incumbent is the best warm start (callers pass the heuristics' schedules, improved
 // by local search: heuristics/warm_starts.h); an optional large neighbourhood search (lns.h)
@@ -121,6 +123,11 @@ struct SolveStats {
   double bound_seconds = 0;  // thread-seconds spent in the node bounds (cpu: bound(); batch: evaluate and prune)
   std::int64_t batches = 0, batched_nodes = 0;  // batch modes: batches evaluated, children bounded in them
   std::string bounds_backend = "cpu";            // what computed the bounds: cpu, tbb or cuda
+  // The single-stage relaxation at the root (engine/bounds/single_stage_relaxation.h): the
+  // largest bound it proved (0: none), its search nodes over all stages (not in nodes), seconds.
+  double single_stage_bound = 0;
+  std::int64_t single_stage_nodes = 0;
+  double single_stage_seconds = 0;
   std::int64_t lns_repairs = 0, lns_improvements = 0, lns_nodes = 0;  // the LNS phase (not in nodes)
   double lns_seconds = 0;
   double seconds = 0, seconds_to_best = 0;

@@ -1,0 +1,297 @@
+#include "engine/bounds/single_stage_relaxation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace optpipe {
+namespace {
+
+constexpr double kEps = 1e-9;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A change of the stage's memory at time t (bytes; removals are negative).
+struct Event {
+  double t, delta;
+  bool operator<(const Event& o) const { return t < o.t || (t == o.t && delta < o.delta); }
+};
+using Profile = std::vector<Event>;  // sorted by time
+
+void add_event(Profile& p, double t, double delta) {
+  const Event e{t, delta};
+  p.insert(std::upper_bound(p.begin(), p.end(), e), e);
+}
+
+// Memory after every event at or before t.
+double memory_at(const Profile& p, double t) {
+  double m = 0;
+  for (const Event& e : p) {
+    if (e.t > t + kEps) break;
+    m += e.delta;
+  }
+  return m;
+}
+
+struct State {
+  int nf = 0, nb = 0, nw = 0;  // F, B, W done (in microbatch order)
+  double free = 0;             // the device is free from here on
+  double makespan = 0;         // largest end + tail so far
+  double d2h = 0;              // the D2H channel is free from here on
+  double h2d = 0;              // the next reload can start no earlier
+  std::vector<double> f_end, offload_end, b_end;  // offload_end: NaN at level 0
+  Profile memory;
+};
+
+struct Params {
+  int m = 0;
+  double f = 0, b = 0, w = 0;
+  double act = 0, mw = 0, cap = 0;
+  double off = 0, rel = 0, lat = 0;
+  double tail_b = 0, tail_w = 0;
+  bool offloadable = false;
+  std::vector<double> head_f, head_b;
+};
+
+class Search {
+ public:
+  Search(const Params& p, double cutoff, std::int64_t limit, double seconds, bool prune)
+      : p_(p), best_(cutoff), limit_(limit), seconds_(seconds), prune_(prune), start_(std::chrono::steady_clock::now()) {}
+
+  // False when the node limit stopped it.
+  bool run() {
+    State root;
+    try {
+      dfs(root);
+    } catch (const Stop&) {
+      return false;
+    }
+    return true;
+  }
+  double best() const { return best_; }
+  std::int64_t nodes() const { return nodes_; }
+
+ private:
+  struct Stop {};
+  struct Entry {
+    std::vector<double> times;
+    Profile memory;
+    double free;
+  };
+
+  // Earliest t >= t0 with memory(t) + need <= cap; after the device's last decision memory only
+  // falls (offload ends), so the candidates are t0 and the later event times. NaN: never.
+  double earliest_fit(const Profile& mem, double t0) const {
+    double t = t0;
+    for (;;) {
+      if (memory_at(mem, t) + p_.act <= p_.cap + kEps) return t;
+      double next = kInf;
+      for (const Event& e : mem) {
+        if (e.t > t + kEps) {
+          next = e.t;
+          break;
+        }
+      }
+      if (next == kInf) return std::nan("");
+      t = next;
+    }
+  }
+
+  // Earliest t >= t0 such that memory + act <= cap on all of [t - rel, t) (a reload ending at
+  // t). Feasibility only improves with t (memory only falls after the last decision). NaN: never.
+  double earliest_window(const Profile& mem, double t0) const {
+    double t = t0;
+    for (int guard = 0; guard < 4 * static_cast<int>(mem.size()) + 4; ++guard) {
+      double bad_end = -kInf, value = 0;
+      for (std::size_t k = 0; k < mem.size(); ++k) {
+        value += mem[k].delta;
+        if (k + 1 < mem.size() && mem[k + 1].t <= mem[k].t + kEps) continue;  // same instant
+        const double seg_start = mem[k].t, seg_end = k + 1 < mem.size() ? mem[k + 1].t : kInf;
+        if (value + p_.act > p_.cap + kEps && seg_start < t - kEps && seg_end > t - p_.rel + kEps) {
+          bad_end = std::max(bad_end, seg_end);
+        }
+      }
+      if (bad_end == -kInf) return t;
+      if (bad_end == kInf) return std::nan("");
+      t = bad_end + p_.rel;
+    }
+    return std::nan("");
+  }
+
+  double lower_bound(const State& s) const {
+    double lb = std::max(s.makespan, s.free + (p_.m - s.nf) * p_.f + (p_.m - s.nb) * p_.b + (p_.m - s.nw) * p_.w);
+    if (s.nb < p_.m) {
+      // The next B waits for its F and the latency; every B not done and its W follow it (W of
+      // earlier microbatches may run before it).
+      const double first_b = s.nb < s.nf ? std::max(s.free, s.f_end[s.nb] + p_.lat) : s.free + p_.f + p_.lat;
+      lb = std::max(lb, first_b + (p_.m - s.nb) * (p_.b + p_.w));
+    }
+    if (s.nf < p_.m) lb = std::max(lb, s.free + (p_.m - s.nf) * p_.f + p_.lat + p_.b + p_.w);
+    return lb;
+  }
+
+  bool dominated(const State& s) {
+    std::vector<std::int64_t> key{s.nf, s.nb, s.nw};
+    for (int j = s.nb; j < s.nf; ++j) key.push_back(s.offload_end[j] == s.offload_end[j] ? 1 : 0);
+    std::vector<double> times{s.free, s.makespan, s.d2h, s.h2d};
+    for (int j = s.nb; j < s.nf; ++j) {
+      times.push_back(s.f_end[j]);
+      times.push_back(s.offload_end[j] == s.offload_end[j] ? s.offload_end[j] : 0.0);
+    }
+    for (int j = s.nw; j < s.nb; ++j) times.push_back(s.b_end[j]);
+    auto& entries = memo_[key];
+    for (const Entry& e : entries) {
+      bool no_later = true;
+      for (std::size_t k = 0; k < times.size() && no_later; ++k) no_later = e.times[k] <= times[k] + kEps;
+      if (!no_later) continue;
+      // Memory no fuller at every instant a future reload could cover.
+      const double from = std::min(s.free, e.free) - p_.rel;
+      bool no_fuller = memory_at(e.memory, from) <= memory_at(s.memory, from) + kEps;
+      for (const Profile* prof : {&e.memory, &s.memory}) {
+        for (const Event& ev : *prof) {
+          if (!no_fuller) break;
+          if (ev.t > from) no_fuller = memory_at(e.memory, ev.t) <= memory_at(s.memory, ev.t) + kEps;
+        }
+      }
+      if (no_fuller) return true;
+    }
+    entries.push_back({std::move(times), s.memory, s.free});
+    return false;
+  }
+
+  void dfs(const State& s) {
+    if (++nodes_ > limit_) throw Stop{};
+    if (seconds_ > 0 && nodes_ % 1024 == 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() > seconds_) {
+      throw Stop{};
+    }
+    if (s.nw == p_.m) {
+      best_ = std::min(best_, s.makespan);
+      return;
+    }
+    if (prune_ && (lower_bound(s) >= best_ - kEps || dominated(s))) return;
+    std::vector<State> children;
+    // B(nb): after its F and the latency, and, offloaded, after a reload that fits just in time.
+    if (s.nb < s.nf) {
+      const int j = s.nb;
+      double t = std::max({s.free, s.f_end[j] + p_.lat, head_b(j)});
+      State c = s;
+      const bool offloaded = s.offload_end[j] == s.offload_end[j];
+      if (offloaded) {
+        const double reload_from = std::max(s.offload_end[j], s.h2d);
+        t = earliest_window(s.memory, std::max(t, reload_from + p_.rel));
+        if (t == t) {
+          add_event(c.memory, t - p_.rel, p_.act);
+          c.h2d = reload_from + p_.rel;
+        }
+      }
+      if (t == t) {
+        const double end = t + p_.b;
+        add_event(c.memory, end, -(p_.act - p_.mw));
+        c.b_end.push_back(end);
+        c.nb += 1;
+        c.free = end;
+        c.makespan = std::max(c.makespan, end + p_.tail_b);
+        children.push_back(std::move(c));
+      }
+    }
+    // W(nw): after its B.
+    if (s.nw < s.nb) {
+      const double end = std::max(s.free, s.b_end[s.nw]) + p_.w;
+      State c = s;
+      add_event(c.memory, end, -p_.mw);
+      c.nw += 1;
+      c.free = end;
+      c.makespan = std::max(c.makespan, end + p_.tail_w);
+      children.push_back(std::move(c));
+    }
+    // F(nf) at level 0 or 1, as early as memory allows or at any later offload end.
+    if (s.nf < p_.m) {
+      const double t0 = earliest_fit(s.memory, std::max(s.free, head_f(s.nf)));
+      if (t0 == t0) {
+        std::vector<double> starts{t0};
+        for (const Event& e : s.memory) {
+          if (e.t > t0 + kEps && e.delta < 0 && e.t > starts.back() + kEps) starts.push_back(e.t);
+        }
+        for (double t : starts) {
+          const double end = t + p_.f;
+          State c = s;
+          add_event(c.memory, t, p_.act);
+          c.f_end.push_back(end);
+          c.offload_end.push_back(std::nan(""));
+          c.nf += 1;
+          c.free = end;
+          if (p_.offloadable) {
+            State o = c;
+            const double oe = std::max(end, s.d2h) + p_.off;
+            add_event(o.memory, oe, -p_.act);
+            o.offload_end.back() = oe;
+            o.d2h = oe;
+            children.push_back(std::move(o));
+          }
+          children.push_back(std::move(c));
+        }
+      }
+    }
+    std::vector<std::pair<double, std::size_t>> order;
+    for (std::size_t k = 0; k < children.size(); ++k) order.emplace_back(lower_bound(children[k]), k);
+    std::sort(order.begin(), order.end());
+    for (const auto& [lb, k] : order) {
+      if (prune_ && lb >= best_ - kEps) break;
+      dfs(children[k]);
+    }
+  }
+
+  double head_f(int j) const { return j < static_cast<int>(p_.head_f.size()) ? p_.head_f[j] : 0.0; }
+  double head_b(int j) const { return j < static_cast<int>(p_.head_b.size()) ? p_.head_b[j] : 0.0; }
+
+  const Params& p_;
+  double best_;
+  std::int64_t limit_;
+  double seconds_;
+  bool prune_;
+  std::chrono::steady_clock::time_point start_;
+  std::int64_t nodes_ = 0;
+  std::map<std::vector<std::int64_t>, std::vector<Entry>> memo_;
+};
+
+}  // namespace
+
+SingleStageRelaxation single_stage_relaxation(const Instance& inst, const BoundProblem& p, int s,
+                                              const std::vector<double>& head_f, const std::vector<double>& head_b,
+                                              double cutoff, std::int64_t node_limit, double seconds, bool prune) {
+  SingleStageRelaxation out;
+  if (s < 0 || s >= p.S || p.types != 3 || !(p.room[s] == p.room[s])) return out;
+  for (int k = 0; k < p.S; ++k) {
+    if (k != s && p.device_of[k] == p.device_of[s]) return out;  // not alone on its device
+  }
+  for (double r : inst.offload_levels) {
+    if (r != 0.0 && r != 1.0) return out;
+  }
+  Params q;
+  q.m = p.m;
+  q.f = p.dur[0 * p.S + s];
+  q.b = p.dur[1 * p.S + s];
+  q.w = p.dur[2 * p.S + s];
+  q.act = p.activation[s];
+  q.mw = p.hold_w[s];
+  q.cap = p.room[s] + p.activation[s];
+  q.offloadable = inst.stages[s].offloadable();
+  q.off = p.offload_time[s];
+  q.rel = p.reload_time[s];
+  q.lat = p.latency[s];
+  q.tail_b = p.tail[1 * p.S + s];
+  q.tail_w = p.tail[2 * p.S + s];
+  q.head_f = head_f;
+  q.head_b = head_b;
+  out.applicable = true;
+  Search search(q, cutoff, node_limit, seconds, prune);
+  out.finished = search.run();
+  out.nodes = search.nodes();
+  // Less a hair, so that the pruning tolerance inside the search can never make it too large.
+  if (out.finished) out.bound = std::min(search.best(), cutoff) - 1e-7;
+  return out;
+}
+
+}  // namespace optpipe

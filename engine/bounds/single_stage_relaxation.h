@@ -1,0 +1,72 @@
+// Single-stage relaxation: a lower bound from one stage alone on its device, with its memory
+// limit and its offload choices, solved exactly by a small search (issue 3; the measurements
+// that call for it are in bench/README.md, "Which bound would cut the witness's path early").
+//
+// The relaxed problem keeps, of every schedule of the spec, only what concerns stage s:
+//   - its F, B and W run one at a time on its device (FIFO per type), F(s, j) not before its
+//     head, B(s, j) not before F(s, j)'s end + latency[s] (the forward chain up and the
+//     backward chain back, bound_problem.h) nor before its head, W(s, j) after B(s, j);
+//   - its memory: cap = limit - static (+ the simulator's tolerance); F's start adds the
+//     activation, B's end removes activation - M_W, W's end removes M_W;
+//   - a forward may be offloaded whole (level 1): its offload runs on the device's D2H channel
+//     after its F, offloads one at a time in microbatch order, and removes the activation at its
+//     end; its reload adds the activation back at its start, starts after its offload ended and
+//     after the previous reload could have ended (reloads in microbatch order on the H2D
+//     channel), and ends before its B starts;
+//   - the makespan is at least every end plus the op's static tail (bound_problem.h, `tail`).
+// Timing is free (ops may start later than they could), so the relaxed optimum is no larger than
+// the makespan of any schedule of the spec: every spec schedule's timeline, restricted to the
+// stage, is a point of this model (spec §4: a reload in the spec starts no later than its B
+// and after its offload; the rest are the same constraints, or weaker). Reloads are placed just
+// in time: a reload that ends when its B starts holds memory for the least time, and the
+// channel constraint above only asks that it could have started after the previous one.
+//
+// Search: depth first over the device's next op in time order (F at level 0 or 1, B, W), each
+// starting as early as its inputs, the device and memory allow, except that a forward may also
+// start at any later offload end (waiting for that release can make room for a reload that a
+// later B needs: starting every forward as early as possible misses optima). Pruned by a simple
+// bound (remaining work, the next B's latency chain, the last F's chain) and by dominance
+// between states with the same counters and levels (times no later and memory no fuller at
+// every instant from where a future reload could start on), which is sound here because the
+// relaxed model is monotone (unlike the spec's list scheduling). If the search ends within its
+// node limit the optimum is exact; otherwise nothing is claimed (the bound is 0).
+//
+// Applies to a stage alone on its device, with a split backward, under memory pressure, whose
+// instance's offload levels are 0 and 1 only (other levels: not yet modelled; the bound is 0).
+//
+// Checked (tests/single_stage_relaxation_test.cc) against the solver's proven optima and random
+// schedules' makespans on random plain pipelines, and against the plain enumeration of the same
+// model; a Python prototype of the same search was also never above the solver's results on the
+// 72 single-stage variants of bench/solvers/random_offload.py's instances.
+//
+// Complexity: exponential in the worst case (a search), bounded by the node limit; each node
+// costs O(events) = O(m) for the memory profile and O(entries) for the dominance test.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/bounds/bound_problem.h"
+#include "engine/instance.h"
+
+namespace optpipe {
+
+struct SingleStageRelaxation {
+  double bound = 0;          // a lower bound on the makespan (0: not applicable, or not finished)
+  bool applicable = false;   // the stage fits the model (see above)
+  bool finished = false;     // the search ended within its node limit (then `bound` is valid)
+  std::int64_t nodes = 0;    // search nodes
+};
+
+// Stage s at the root: F heads `head_f[j]` and B heads `head_b[j]` (lower bounds on their
+// starts, e.g. compute_heads at the root; empty: 0). `cutoff`: a makespan known to be reachable
+// (e.g. the incumbent); the search proves only whether the relaxed optimum is below it, and then
+// returns min(relaxed optimum, cutoff). `node_limit` and `seconds` (<= 0: none): the search stops
+// there, unfinished. `prune` false: no bound and no dominance, a plain enumeration of the same
+// model (the tests' reference).
+SingleStageRelaxation single_stage_relaxation(const Instance& instance, const BoundProblem& problem, int s,
+                                              const std::vector<double>& head_f, const std::vector<double>& head_b,
+                                              double cutoff, std::int64_t node_limit, double seconds = 0,
+                                              bool prune = true);
+
+}  // namespace optpipe
