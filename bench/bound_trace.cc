@@ -6,11 +6,17 @@
 // says so loudly if one does). Run it on the best known schedule of an instance the search
 // cannot prove: a bound that reaches the makespan only deep in the path is why the tree is big.
 //
-//   ./build/bench/bound_trace INSTANCE SCHEDULE [--every N]
+//   ./build/bench/bound_trace INSTANCE SCHEDULE [--every N] [--relaxation]
 //
-// Complexity: one node bound per decision (O(N) decisions for N actions).
+// --relaxation adds a column: the largest single-stage relaxation at the node
+// (engine/bounds/single_stage_relaxation.h, at most 1M search nodes per stage; "-" where it
+// applies to no stage or does not finish), the bound the search uses at the root only.
+//
+// Complexity: one node bound per decision (O(N) decisions for N actions), plus the relaxation's
+// searches when asked for.
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <exception>
 #include <string>
 #include <vector>
@@ -18,6 +24,7 @@
 #include "engine/action.h"
 #include "engine/bounds/bound_problem.h"
 #include "engine/bounds/node_bound.h"
+#include "engine/bounds/single_stage_relaxation.h"
 #include "engine/instance_io.h"
 #include "engine/schedule_io.h"
 #include "engine/simulator.h"
@@ -39,8 +46,20 @@ int best_part(const NodeBoundParts& b) {
 }
 
 int usage(const char* why) {
-  std::fprintf(stderr, "bound_trace: %s\nusage: bound_trace INSTANCE SCHEDULE [--every N]\n", why);
+  std::fprintf(stderr, "bound_trace: %s\nusage: bound_trace INSTANCE SCHEDULE [--every N] [--relaxation]\n", why);
   return 2;
+}
+
+// The largest finished single-stage relaxation at the node whose times, transfers and heads are
+// in `work`; NaN when none applies or finishes.
+double relaxation_at(const Instance& inst, const BoundProblem& p, const NodeBoundWork& work) {
+  double best = std::numeric_limits<double>::quiet_NaN();
+  for (int s = 0; s < p.S; ++s) {
+    const SingleStageRelaxation r = single_stage_relaxation_at_node(
+        inst, p, s, work.times, work.transfers, work.head, std::numeric_limits<double>::infinity(), 1'000'000);
+    if (r.finished && !(r.bound <= best)) best = r.bound;
+  }
+  return best;
 }
 
 }  // namespace
@@ -48,14 +67,18 @@ int usage(const char* why) {
 int main(int argc, char** argv) {
   std::vector<std::string> files;
   int every = 1;
+  bool relaxation = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--every" && i + 1 < argc) {
+    if (a == "--relaxation") {
+      relaxation = true;
+    } else if (a == "--every" && i + 1 < argc) {
       every = std::atoi(argv[++i]);
       if (every < 1) return usage("--every needs a positive count");
     } else if (a == "-h" || a == "--help") {
-      std::printf("usage: bound_trace INSTANCE SCHEDULE [--every N]\n"
-                  "Prints the node bound and its parts at every N-th decision along the schedule.\n");
+      std::printf("usage: bound_trace INSTANCE SCHEDULE [--every N] [--relaxation]\n"
+                  "Prints the node bound and its parts at every N-th decision along the schedule;\n"
+                  "--relaxation adds the single-stage relaxation at each printed node.\n");
       return 0;
     } else if (!a.empty() && a[0] == '-') {
       return usage(("unknown option " + a).c_str());
@@ -80,8 +103,10 @@ int main(int argc, char** argv) {
     int depth = 0, tight_depth = -1, over = 0;
     double root = 0, tight_time = 0;
     int best_counts[4] = {0, 0, 0, 0};
-    std::printf("%s: makespan %.3f ms\n%6s %10s %6s %-9s %10s %10s %10s %10s %10s  best\n", files[1].c_str(), makespan,
-                "depth", "time", "device", "action", "crit.path", "one mach.", "channel", "mem.energy", "bound");
+    std::printf("%s: makespan %.3f ms\n%6s %10s %6s %-9s %10s %10s %10s %10s %10s  %s%s\n", files[1].c_str(), makespan,
+                "depth", "time", "device", "action", "crit.path", "one mach.", "channel", "mem.energy", "bound",
+                relaxation ? "1-stage   " : "", "best");
+    int relax_over = 0;
     while (step.kind == Simulator::Step::Kind::kDecision) {
       const NodeBoundParts b = node_bound_parts(problem, sim.state(), step.time, work);
       const double value = b.value();
@@ -98,9 +123,25 @@ int main(int argc, char** argv) {
       }
       const Action a = sch.devices[step.device][next[step.device]++];
       if (depth % every == 0 || value > makespan + 1e-6) {
-        std::printf("%6d %10.3f %6d %-9s %10.3f %10.3f %10.3f %10.3f %10.3f  %s%s\n", depth, step.time, step.device,
+        std::string relax_text;
+        if (relaxation) {
+          const double r = relaxation_at(inst, problem, work);
+          char buf[32];
+          if (r == r) {
+            std::snprintf(buf, sizeof buf, "%10.3f", r);
+          } else {
+            std::snprintf(buf, sizeof buf, "%10s", "-");
+          }
+          relax_text = std::string(buf) + "  ";
+          if (r > makespan + 1e-6) {
+            ++relax_over;
+            relax_text += "(RELAXATION ABOVE THE MAKESPAN) ";
+          }
+        }
+        std::printf("%6d %10.3f %6d %-9s %10.3f %10.3f %10.3f %10.3f %10.3f  %s%s%s\n", depth, step.time, step.device,
                     to_string(a).c_str(), b.critical_path, b.one_machine, b.channel, b.memory_energy, value,
-                    kPartNames[best], value > makespan + 1e-6 ? "  ABOVE THE MAKESPAN: an invalid bound" : "");
+                    relax_text.c_str(), kPartNames[best],
+                    value > makespan + 1e-6 ? "  ABOVE THE MAKESPAN: an invalid bound" : "");
       }
       sim.append(step.device, a);
       step = sim.advance();
@@ -115,8 +156,9 @@ int main(int argc, char** argv) {
     }
     std::printf("best part: critical path %d, one machine %d, channel %d, memory energy %d decisions\n",
                 best_counts[0], best_counts[1], best_counts[2], best_counts[3]);
-    if (over > 0) {
-      std::printf("ERROR: %d nodes have a bound above the makespan of a completion\n", over);
+    if (over > 0 || relax_over > 0) {
+      std::printf("ERROR: %d nodes have a bound (and %d a relaxation) above the makespan of a completion\n", over,
+                  relax_over);
       return 1;
     }
     return 0;

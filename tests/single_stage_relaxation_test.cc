@@ -4,6 +4,7 @@
 // offload-slow-pcie-4x8 it lifts the root bound from 318.63 to about 334.3 ms.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -14,6 +15,7 @@
 #include "engine/bounds/bound_problem.h"
 #include "engine/bounds/heads.h"
 #include "engine/bounds/node_times.h"
+#include "engine/bounds/node_transfers.h"
 #include "engine/bounds/single_stage_relaxation.h"
 #include "engine/instance_io.h"
 #include "engine/schedule_io.h"
@@ -190,6 +192,86 @@ TEST(SingleStageRelaxation, PrunedSearchFindsWhatThePlainEnumerationFinds) {
     }
   }
   EXPECT_GE(compared, 20);
+}
+
+// Replays `sch` through the search's decisions (open lists) and calls `at` with the simulator
+// state and the decision time at every decision.
+template <typename F>
+void along_path(const Instance& inst, const Schedule& sch, F&& at) {
+  Simulator sim(inst);
+  sim.start_open();
+  Simulator::Step step = sim.advance();
+  std::vector<std::size_t> next(sch.devices.size(), 0);
+  int depth = 0;
+  while (step.kind == Simulator::Step::Kind::kDecision) {
+    at(sim.state(), step.time, depth++);
+    ASSERT_LT(next[step.device], sch.devices[step.device].size());
+    sim.append(step.device, sch.devices[step.device][next[step.device]++]);
+    step = sim.advance();
+  }
+  ASSERT_EQ(step.kind, Simulator::Step::Kind::kDone);
+}
+
+// The relaxation of a node whose state is `st` at decision time `t`: the largest over stages.
+double relax_node(const Instance& inst, const BoundProblem& p, const Simulator::State& st, double t, bool* any) {
+  NodeTimes times;
+  NodeTransfers transfers;
+  fill_node_times(p, st, t, times);
+  fill_node_transfers(p, st, t, transfers);
+  std::vector<double> head, finish;
+  compute_heads(p, times, head, finish, &transfers);
+  double best = 0;
+  *any = false;
+  for (int s = 0; s < p.S; ++s) {
+    const SingleStageRelaxation r = single_stage_relaxation_at_node(
+        inst, p, s, times, transfers, head, std::numeric_limits<double>::infinity(), kNodes);
+    if (!r.finished) continue;
+    *any = true;
+    best = std::max(best, r.bound);
+  }
+  return best;
+}
+
+// At a node the started ops stay where they are; every node on a schedule's path has that
+// schedule as a completion, so the relaxation never exceeds its makespan. On offload-slow's
+// witness it reaches the makespan at decision 45 of 101 (t = 133 ms), where the search's node
+// bound does at decision 78 (bench/bound_trace --relaxation).
+TEST(SingleStageRelaxation, AtANodeNeverAboveACompletionAndTightEarlyOnTheWitness) {
+  const Instance slow = shipped("offload-slow-pcie-4x8");
+  const BoundProblem ps(slow);
+  const Schedule witness = testing::offload_slow_witness(slow);
+  const double makespan = simulate(slow, witness).makespan;
+  int tight_from = -1;
+  along_path(slow, witness, [&](const Simulator::State& st, double t, int depth) {
+    if (depth % 3 != 0) return;
+    bool any = false;
+    const double r = relax_node(slow, ps, st, t, &any);
+    ASSERT_TRUE(any) << "depth " << depth;
+    EXPECT_LE(r, makespan + 1e-6) << "depth " << depth;
+    if (tight_from < 0 && r >= makespan - 1e-6) tight_from = depth;
+  });
+  std::printf("[ relax    ] offload-slow witness: the relaxation reaches %.2f at decision %d\n", makespan, tight_from);
+  EXPECT_GE(tight_from, 0);
+  EXPECT_LE(tight_from, 50);
+  // Random feasible schedules of random plain pipelines: never above their makespans.
+  std::mt19937 rng(5);
+  int nodes = 0;
+  for (int i = 0; i < 30; ++i) {
+    const Instance inst = random_plain_offload(rng, 4);
+    const BoundProblem p(inst);
+    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.5);
+    const SimResult sim = simulate(inst, sch);
+    if (!sim.feasible) continue;
+    along_path(inst, sch, [&](const Simulator::State& st, double t, int) {
+      bool any = false;
+      const double r = relax_node(inst, p, st, t, &any);
+      if (!any) return;
+      ++nodes;
+      EXPECT_LE(r, sim.makespan + 1e-6) << "instance " << i;
+    });
+  }
+  std::printf("[ relax    ] %d nodes along random feasible schedules\n", nodes);
+  EXPECT_GT(nodes, 200);
 }
 
 TEST(SingleStageRelaxation, AppliesOnlyWhereItsModelHolds) {

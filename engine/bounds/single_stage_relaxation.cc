@@ -6,6 +6,8 @@
 #include <limits>
 #include <map>
 
+#include "engine/bounds/node_transfers.h"
+
 namespace optpipe {
 namespace {
 
@@ -41,6 +43,7 @@ struct State {
   double d2h = 0;              // the D2H channel is free from here on
   double h2d = 0;              // the next reload can start no earlier
   std::vector<double> f_end, offload_end, b_end;  // offload_end: NaN at level 0
+  std::vector<double> reload_end;  // [j < nf]: end of a reload that already started, else NaN
   Profile memory;
 };
 
@@ -60,8 +63,7 @@ class Search {
       : p_(p), best_(cutoff), limit_(limit), seconds_(seconds), prune_(prune), start_(std::chrono::steady_clock::now()) {}
 
   // False when the node limit stopped it.
-  bool run() {
-    State root;
+  bool run(const State& root) {
     try {
       dfs(root);
     } catch (const Stop&) {
@@ -178,7 +180,9 @@ class Search {
       double t = std::max({s.free, s.f_end[j] + p_.lat, head_b(j)});
       State c = s;
       const bool offloaded = s.offload_end[j] == s.offload_end[j];
-      if (offloaded) {
+      if (offloaded && s.reload_end[j] == s.reload_end[j]) {
+        t = std::max(t, s.reload_end[j]);  // its reload started before the node: it is in memory
+      } else if (offloaded) {
         const double reload_from = std::max(s.offload_end[j], s.h2d);
         t = earliest_window(s.memory, std::max(t, reload_from + p_.rel));
         if (t == t) {
@@ -220,6 +224,7 @@ class Search {
           add_event(c.memory, t, p_.act);
           c.f_end.push_back(end);
           c.offload_end.push_back(std::nan(""));
+          c.reload_end.push_back(std::nan(""));
           c.nf += 1;
           c.free = end;
           if (p_.offloadable) {
@@ -256,19 +261,19 @@ class Search {
   std::map<std::vector<std::int64_t>, std::vector<Entry>> memo_;
 };
 
-}  // namespace
-
-SingleStageRelaxation single_stage_relaxation(const Instance& inst, const BoundProblem& p, int s,
-                                              const std::vector<double>& head_f, const std::vector<double>& head_b,
-                                              double cutoff, std::int64_t node_limit, double seconds, bool prune) {
-  SingleStageRelaxation out;
-  if (s < 0 || s >= p.S || p.types != 3 || !(p.room[s] == p.room[s])) return out;
+bool applies(const Instance& inst, const BoundProblem& p, int s) {
+  if (s < 0 || s >= p.S || p.types != 3 || !(p.room[s] == p.room[s])) return false;
   for (int k = 0; k < p.S; ++k) {
-    if (k != s && p.device_of[k] == p.device_of[s]) return out;  // not alone on its device
+    if (k != s && p.device_of[k] == p.device_of[s]) return false;  // not alone on its device
   }
   for (double r : inst.offload_levels) {
-    if (r != 0.0 && r != 1.0) return out;
+    if (r != 0.0 && r != 1.0) return false;
   }
+  return true;
+}
+
+Params params(const Instance& inst, const BoundProblem& p, int s, const std::vector<double>& head_f,
+              const std::vector<double>& head_b) {
   Params q;
   q.m = p.m;
   q.f = p.dur[0 * p.S + s];
@@ -285,13 +290,88 @@ SingleStageRelaxation single_stage_relaxation(const Instance& inst, const BoundP
   q.tail_w = p.tail[2 * p.S + s];
   q.head_f = head_f;
   q.head_b = head_b;
+  return q;
+}
+
+SingleStageRelaxation run_search(const Params& q, const State& start, double cutoff, std::int64_t node_limit,
+                                 double seconds, bool prune) {
+  SingleStageRelaxation out;
   out.applicable = true;
   Search search(q, cutoff, node_limit, seconds, prune);
-  out.finished = search.run();
+  out.finished = search.run(start);
   out.nodes = search.nodes();
   // Less a hair, so that the pruning tolerance inside the search can never make it too large.
   if (out.finished) out.bound = std::min(search.best(), cutoff) - 1e-7;
   return out;
+}
+
+}  // namespace
+
+bool single_stage_relaxation_applies(const Instance& inst, const BoundProblem& p, int s) { return applies(inst, p, s); }
+
+SingleStageRelaxation single_stage_relaxation(const Instance& inst, const BoundProblem& p, int s,
+                                              const std::vector<double>& head_f, const std::vector<double>& head_b,
+                                              double cutoff, std::int64_t node_limit, double seconds, bool prune) {
+  if (!applies(inst, p, s)) return {};
+  return run_search(params(inst, p, s, head_f, head_b), State{}, cutoff, node_limit, seconds, prune);
+}
+
+SingleStageRelaxation single_stage_relaxation_at_node(const Instance& inst, const BoundProblem& p, int s,
+                                                      const NodeTimes& node, const NodeTransfers& nt,
+                                                      const std::vector<double>& head, double cutoff,
+                                                      std::int64_t node_limit) {
+  if (!applies(inst, p, s)) return {};
+  const int m = p.m;
+  std::vector<double> head_f(static_cast<std::size_t>(m), 0.0), head_b(head_f.size(), 0.0);
+  for (int j = 0; j < m; ++j) {
+    const double hf = head[p.op(0, s, j)], hb = head[p.op(1, s, j)];
+    head_f[j] = hf == hf ? hf : 0.0;
+    head_b[j] = hb == hb ? hb : 0.0;
+  }
+  const Params q = params(inst, p, s, head_f, head_b);
+  State st;
+  const int d = p.device_of[s], g = p.group_of_device[d];
+  auto end_of = [&](int type, int j) { return node.end[p.op(type, s, j)]; };
+  auto known = [](double x) { return x == x; };
+  st.free = node.device_free[d];
+  st.makespan = node.makespan_so_far;
+  st.d2h = nt.d2h_free[g];
+  st.h2d = nt.h2d_free[g];
+  // Forwards that started (a prefix: F is FIFO), their offloads and reloads.
+  while (st.nf < m && known(end_of(0, st.nf))) {
+    const int j = st.nf, sj = s * m + j;
+    const double fe = end_of(0, j);
+    add_event(st.memory, fe - q.f, q.act);
+    st.f_end.push_back(fe);
+    double oe = std::nan(""), re = std::nan("");
+    if (nt.level[sj] > 0) {
+      oe = known(nt.offload_end[sj]) ? nt.offload_end[sj] : std::max(fe, st.d2h) + q.off;  // FIFO, as early as it can
+      st.d2h = std::max(st.d2h, oe);
+      add_event(st.memory, oe, -q.act);
+      if (known(nt.reload_start[sj])) {
+        re = known(nt.reload_end[sj]) ? nt.reload_end[sj] : nt.reload_start[sj] + q.rel;
+        add_event(st.memory, nt.reload_start[sj], q.act);
+        st.h2d = std::max(st.h2d, re);
+      }
+    }
+    st.offload_end.push_back(oe);
+    st.reload_end.push_back(re);
+    ++st.nf;
+  }
+  while (st.nb < st.nf && known(end_of(1, st.nb))) {
+    const double be = end_of(1, st.nb);
+    add_event(st.memory, be, -(q.act - q.mw));
+    st.b_end.push_back(be);
+    st.makespan = std::max(st.makespan, be + q.tail_b);
+    ++st.nb;
+  }
+  while (st.nw < st.nb && known(end_of(2, st.nw))) {
+    const double we = end_of(2, st.nw);
+    add_event(st.memory, we, -q.mw);
+    st.makespan = std::max(st.makespan, we + q.tail_w);
+    ++st.nw;
+  }
+  return run_search(q, st, cutoff, node_limit, 0, true);
 }
 
 }  // namespace optpipe

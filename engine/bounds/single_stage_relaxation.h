@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "engine/bounds/bound_problem.h"
+#include "engine/bounds/node_transfers.h"
 #include "engine/instance.h"
 
 namespace optpipe {
@@ -68,5 +69,17 @@ SingleStageRelaxation single_stage_relaxation(const Instance& instance, const Bo
                                               const std::vector<double>& head_f, const std::vector<double>& head_b,
                                               double cutoff, std::int64_t node_limit, double seconds = 0,
                                               bool prune = true);
+
+// Whether stage s fits the model (the conditions above).
+bool single_stage_relaxation_applies(const Instance& instance, const BoundProblem& problem, int s);
+
+// Stage s at a search node: what started stays where it is (its ends in `node`, its offload
+// levels and transfers in `transfers`, an offload not yet started as early as its channel
+// allows), the rest as above from the node's heads `head` [op], the device's and channels' free
+// times and the makespan so far. A lower bound for every completion of the node.
+SingleStageRelaxation single_stage_relaxation_at_node(const Instance& instance, const BoundProblem& problem, int s,
+                                                      const NodeTimes& node, const NodeTransfers& transfers,
+                                                      const std::vector<double>& head, double cutoff,
+                                                      std::int64_t node_limit);
 
 }  // namespace optpipe
