@@ -232,6 +232,7 @@ int run_solve(const SolveArgs& a) {
   opt.gap = a.gap;
   opt.threads = a.threads;
   opt.transposition = !a.no_transposition;
+  opt.stage_relaxation = !a.no_stage_relaxation;
   opt.lns_time_share = a.lns;
   // An exact hit's bound was proven on this very instance by an earlier run.
   if (cached.hit.kind == cache::LookupResult::Kind::kExact) opt.known_bound = cached.hit.bound;
@@ -365,6 +366,8 @@ int run_solve(const SolveArgs& a) {
         std::cout << "  single-stage relaxation at the root: bound "
                   << (res.stats.single_stage_bound > 0 ? num(res.stats.single_stage_bound) : std::string("none")) << " ("
                   << res.stats.single_stage_nodes << " nodes, " << num(res.stats.single_stage_seconds, 3) << " s)\n";
+        std::cout << "  relaxation at nodes: " << res.stats.relaxation_calls << " calls, " << res.stats.relaxation_hits
+                  << " memo hits, " << res.stats.pruned_relaxation << " nodes cut\n";
       }
       const double thread_seconds = res.stats.seconds * res.stats.threads;
       std::cout << "  bounds: " << num(res.stats.bound_seconds, 2) << " thread-s on " << res.stats.bounds_backend << " ("

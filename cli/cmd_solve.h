@@ -12,6 +12,7 @@ struct SolveArgs {
   int threads = 0;
   bool quiet = false, verbose = false;
   bool no_transposition = false;
+  bool no_stage_relaxation = false;
   std::string bounds = "cpu";     // cpu, tbb, gpu or auto
   int batch_size = 0;
   double lns = 0;                  // share of the time limit for large neighbourhood search

@@ -418,6 +418,8 @@ int main_impl(int argc, char** argv) {
       ->check(CLI::Range(0, 1 << 20));
   solve_cmd->add_flag("--no-transposition", va.no_transposition,
                       "do not cut nodes whose state another node dominates (for comparisons)");
+  solve_cmd->add_flag("--no-stage-relaxation", va.no_stage_relaxation,
+                      "do not bound with the single-stage relaxation, at the root or at the nodes (for comparisons)");
   solve_cmd->add_option("--cache", va.cache, "schedule cache file (default: $OPTPIPE_CACHE, else $XDG_CACHE_HOME/optpipe/schedules.sqlite)");
   solve_cmd->add_flag("--no-cache", va.no_cache, "neither read nor write the schedule cache");
   solve_cmd->footer("Ctrl-C stops the search and still writes the best schedule with its bound.");

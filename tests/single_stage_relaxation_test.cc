@@ -1,7 +1,8 @@
 // engine/bounds/single_stage_relaxation.h: the single-stage relaxation is a lower bound (never
 // above a proven optimum or a feasible schedule's makespan), its pruned search finds what the
-// plain enumeration of the same model finds, it applies only where its model holds, and on
-// offload-slow-pcie-4x8 it lifts the root bound from 318.63 to about 334.3 ms.
+// plain enumeration of the same model finds, it applies only where its model holds, on
+// offload-slow-pcie-4x8 it lifts the root bound from 318.63 to about 334.3 ms, and at the nodes
+// (from each stage's history, memoised) it proves an instance the other bounds leave open.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include "engine/instance_io.h"
 #include "engine/schedule_io.h"
 #include "engine/search/solver.h"
+#include "heuristics/registry.h"
 #include "engine/simulator.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
@@ -228,12 +230,18 @@ double relax_node(const Instance& inst, const BoundProblem& p, const Simulator::
     if (!r.finished) continue;
     *any = true;
     best = std::max(best, r.bound);
+    // From the stage's history alone (what the search's nodes use): the same model with fewer
+    // constraints, so never more.
+    const SingleStageRelaxation h = single_stage_relaxation_of_history(
+        inst, p, s, times, transfers, std::numeric_limits<double>::infinity(), kNodes);
+    if (h.finished) EXPECT_LE(h.bound, r.bound + 1e-6) << "stage " << s;
   }
   return best;
 }
 
 // At a node the started ops stay where they are; every node on a schedule's path has that
-// schedule as a completion, so the relaxation never exceeds its makespan. On offload-slow's
+// schedule as a completion, so the relaxation never exceeds its makespan (nor does the
+// history-only one, which is never above it). On offload-slow's
 // witness it reaches the makespan at decision 45 of 101 (t = 133 ms), where the search's node
 // bound does at decision 78 (bench/bound_trace --relaxation).
 TEST(SingleStageRelaxation, AtANodeNeverAboveACompletionAndTightEarlyOnTheWitness) {
@@ -272,6 +280,36 @@ TEST(SingleStageRelaxation, AtANodeNeverAboveACompletionAndTightEarlyOnTheWitnes
   }
   std::printf("[ relax    ] %d nodes along random feasible schedules\n", nodes);
   EXPECT_GT(nodes, 200);
+}
+
+// At the nodes (SolveOptions::stage_relaxation): offload-random-13 (bench/solvers/random_offload.py,
+// seed 7), which the other bounds leave open, is proven with it (its optimum, 50.65 ms, is also
+// CP-SAT's relaxed optimum: bench/results/solvers-offload-random-2026-11-22.md).
+TEST(SingleStageRelaxation, AtTheNodesItProvesWhatTheOtherBoundsLeaveOpen) {
+  const Instance inst = load_instance(
+      (fs::path(OPTPIPE_SOURCE_DIR) / "tests" / "data" / "relaxation" / "offload-random-13.json").string());
+  const BestResult heur = run_all_heuristics(inst);
+  ASSERT_NE(heur.best_result(), nullptr);
+  const std::vector<Schedule> warm{*heur.best_result()->schedule};
+  SolveOptions opt;
+  opt.threads = 1;
+  opt.node_limit = 150'000;
+  const SolveResult with = solve(inst, warm, opt);
+  std::printf("[ relax    ] offload-random-13: %s %.3f, bound %.3f, %lld nodes; %lld relaxation calls, %lld memo hits, "
+              "%lld children cut\n",
+              to_string(with.status), with.makespan, with.bound, static_cast<long long>(with.stats.nodes),
+              static_cast<long long>(with.stats.relaxation_calls), static_cast<long long>(with.stats.relaxation_hits),
+              static_cast<long long>(with.stats.pruned_relaxation));
+  EXPECT_EQ(with.status, SolveResult::Status::kOptimal) << with.reason;
+  EXPECT_NEAR(with.makespan, 50.65, 1e-6);
+  EXPECT_GT(with.stats.relaxation_calls, 0);
+  EXPECT_GT(with.stats.relaxation_hits, with.stats.relaxation_calls);  // the memo answers most
+  EXPECT_GT(with.stats.pruned_relaxation, 0);
+  opt.stage_relaxation = false;
+  const SolveResult without = solve(inst, warm, opt);
+  EXPECT_EQ(without.status, SolveResult::Status::kFeasible) << "proven without it in " << without.stats.nodes;
+  EXPECT_LT(without.bound, 50.65 - 1e-3);
+  EXPECT_EQ(without.stats.relaxation_calls, 0);
 }
 
 TEST(SingleStageRelaxation, AppliesOnlyWhereItsModelHolds) {

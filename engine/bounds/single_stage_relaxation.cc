@@ -316,33 +316,30 @@ SingleStageRelaxation single_stage_relaxation(const Instance& inst, const BoundP
   return run_search(params(inst, p, s, head_f, head_b), State{}, cutoff, node_limit, seconds, prune);
 }
 
-SingleStageRelaxation single_stage_relaxation_at_node(const Instance& inst, const BoundProblem& p, int s,
-                                                      const NodeTimes& node, const NodeTransfers& nt,
-                                                      const std::vector<double>& head, double cutoff,
-                                                      std::int64_t node_limit) {
-  if (!applies(inst, p, s)) return {};
-  const int m = p.m;
-  std::vector<double> head_f(static_cast<std::size_t>(m), 0.0), head_b(head_f.size(), 0.0);
-  for (int j = 0; j < m; ++j) {
-    const double hf = head[p.op(0, s, j)], hb = head[p.op(1, s, j)];
-    head_f[j] = hf == hf ? hf : 0.0;
-    head_b[j] = hb == hb ? hb : 0.0;
-  }
-  const Params q = params(inst, p, s, head_f, head_b);
+namespace {
+
+// The search's start at a node. `history_only`: only what stage s itself did (its ops that
+// started and their transfers); the node's time, the device's and channels' free times beyond
+// the stage's own, its heads and the makespan so far are dropped, which only weakens the bound,
+// so that every node with the same history shares one value.
+State node_state(const BoundProblem& p, const Params& q, int s, const NodeTimes& node, const NodeTransfers& nt,
+                 bool history_only) {
   State st;
+  const int m = p.m;
   const int d = p.device_of[s], g = p.group_of_device[d];
   auto end_of = [&](int type, int j) { return node.end[p.op(type, s, j)]; };
   auto known = [](double x) { return x == x; };
-  st.free = node.device_free[d];
-  st.makespan = node.makespan_so_far;
-  st.d2h = nt.d2h_free[g];
-  st.h2d = nt.h2d_free[g];
+  st.free = history_only ? 0.0 : node.device_free[d];
+  st.makespan = history_only ? 0.0 : node.makespan_so_far;
+  st.d2h = history_only ? 0.0 : nt.d2h_free[g];
+  st.h2d = history_only ? 0.0 : nt.h2d_free[g];
   // Forwards that started (a prefix: F is FIFO), their offloads and reloads.
   while (st.nf < m && known(end_of(0, st.nf))) {
     const int j = st.nf, sj = s * m + j;
     const double fe = end_of(0, j);
     add_event(st.memory, fe - q.f, q.act);
     st.f_end.push_back(fe);
+    st.free = std::max(st.free, fe);
     double oe = std::nan(""), re = std::nan("");
     if (nt.level[sj] > 0) {
       oe = known(nt.offload_end[sj]) ? nt.offload_end[sj] : std::max(fe, st.d2h) + q.off;  // FIFO, as early as it can
@@ -362,16 +359,57 @@ SingleStageRelaxation single_stage_relaxation_at_node(const Instance& inst, cons
     const double be = end_of(1, st.nb);
     add_event(st.memory, be, -(q.act - q.mw));
     st.b_end.push_back(be);
+    st.free = std::max(st.free, be);
     st.makespan = std::max(st.makespan, be + q.tail_b);
     ++st.nb;
   }
   while (st.nw < st.nb && known(end_of(2, st.nw))) {
     const double we = end_of(2, st.nw);
     add_event(st.memory, we, -q.mw);
+    st.free = std::max(st.free, we);
     st.makespan = std::max(st.makespan, we + q.tail_w);
     ++st.nw;
   }
-  return run_search(q, st, cutoff, node_limit, 0, true);
+  return st;
+}
+
+}  // namespace
+
+SingleStageRelaxation single_stage_relaxation_at_node(const Instance& inst, const BoundProblem& p, int s,
+                                                      const NodeTimes& node, const NodeTransfers& nt,
+                                                      const std::vector<double>& head, double cutoff,
+                                                      std::int64_t node_limit) {
+  if (!applies(inst, p, s)) return {};
+  const int m = p.m;
+  std::vector<double> head_f(static_cast<std::size_t>(m), 0.0), head_b(head_f.size(), 0.0);
+  for (int j = 0; j < m; ++j) {
+    const double hf = head[p.op(0, s, j)], hb = head[p.op(1, s, j)];
+    head_f[j] = hf == hf ? hf : 0.0;
+    head_b[j] = hb == hb ? hb : 0.0;
+  }
+  const Params q = params(inst, p, s, head_f, head_b);
+  return run_search(q, node_state(p, q, s, node, nt, false), cutoff, node_limit, 0, true);
+}
+
+std::vector<double> single_stage_history_key(const Instance& inst, const BoundProblem& p, int s, const NodeTimes& node,
+                                             const NodeTransfers& nt) {
+  const Params q = params(inst, p, s, {}, {});
+  const State st = node_state(p, q, s, node, nt, true);
+  std::vector<double> key{static_cast<double>(st.nf), static_cast<double>(st.nb), static_cast<double>(st.nw)};
+  for (const Event& e : st.memory) {
+    key.push_back(e.t);
+    key.push_back(e.delta);
+  }
+  for (int j = 0; j < st.nf; ++j) key.push_back(st.reload_end[j] == st.reload_end[j] ? st.reload_end[j] : -1.0);
+  return key;
+}
+
+SingleStageRelaxation single_stage_relaxation_of_history(const Instance& inst, const BoundProblem& p, int s,
+                                                         const NodeTimes& node, const NodeTransfers& nt, double cutoff,
+                                                         std::int64_t node_limit) {
+  if (!applies(inst, p, s)) return {};
+  const Params q = params(inst, p, s, {}, {});
+  return run_search(q, node_state(p, q, s, node, nt, true), cutoff, node_limit, 0, true);
 }
 
 }  // namespace optpipe

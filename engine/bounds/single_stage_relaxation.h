@@ -82,4 +82,13 @@ SingleStageRelaxation single_stage_relaxation_at_node(const Instance& instance, 
                                                       const std::vector<double>& head, double cutoff,
                                                       std::int64_t node_limit);
 
+// The same from stage s's own history only (its ops that started, their times and transfers),
+// without the node's time, heads or other free times: weaker, but the same for every node with
+// that history, so a search can keep it in a memo keyed by single_stage_history_key.
+SingleStageRelaxation single_stage_relaxation_of_history(const Instance& instance, const BoundProblem& problem, int s,
+                                                         const NodeTimes& node, const NodeTransfers& transfers,
+                                                         double cutoff, std::int64_t node_limit);
+std::vector<double> single_stage_history_key(const Instance& instance, const BoundProblem& problem, int s,
+                                             const NodeTimes& node, const NodeTransfers& transfers);
+
 }  // namespace optpipe

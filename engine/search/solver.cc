@@ -10,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <cstring>
+#include <unordered_map>
 
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
@@ -63,8 +65,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// Search nodes of the single-stage relaxation per stage at the root (single_stage_root_bound).
+// Search nodes of the single-stage relaxation per stage at the root (single_stage_root_bound),
+// per call at a node (history_relaxation), and the most histories its memo keeps (about 1 KB
+// each).
 constexpr std::int64_t kSingleStageNodes = 200000;
+constexpr std::int64_t kRelaxationNodes = 20000;
+constexpr std::size_t kRelaxationMemo = 1 << 20;
 
 // An open node: the decisions that lead to it (each action packed in 32 bits, in the order they
 // were taken) and its lower bound. Replaying the decisions on an open-list simulation, which is
@@ -154,6 +160,7 @@ class Search {
       }
     }
     resolve_bounds_backend();
+
     if (opt.transposition) tt_ = std::make_unique<TranspositionTable>(can_offload_, opt.transposition_memory_bytes);
     working_bound_ = std::vector<std::atomic<double>>(static_cast<std::size_t>(threads_));
     for (auto& wb : working_bound_) wb.store(kInf);
@@ -246,7 +253,7 @@ class Search {
   // small share of the time limit: 5%, at most 2 s, over all stages.
   double single_stage_root_bound(const Worker& w, double root_bound) {
     const double cutoff = incumbent_.load();
-    if (opt_.neighbourhood || root_bound >= cutoff - kTimeEps) return 0.0;
+    if (opt_.neighbourhood || !opt_.stage_relaxation || root_bound >= cutoff - kTimeEps) return 0.0;
     const double budget = std::min(2.0, 0.05 * opt_.time_limit);
     const auto t0 = std::chrono::steady_clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
@@ -261,12 +268,66 @@ class Search {
       const SingleStageRelaxation r = single_stage_relaxation(inst_, problem_, s, head_f, head_b, cutoff,
                                                               kSingleStageNodes, budget - elapsed());
       stats_.single_stage_nodes += r.nodes;
-      if (r.finished) best = std::max(best, r.bound);
+      if (!r.finished) continue;
+      best = std::max(best, r.bound);
+      // At the nodes, only where offloads make the tree hard, and only the stages whose search
+      // finished here: one too big at the root would cost every node its whole node limit.
+      if (inst_.can_offload()) relax_stages_.push_back(s);
     }
     stats_.single_stage_bound = best;
     stats_.single_stage_seconds = elapsed();
     return best;
   }
+
+  // The largest single-stage relaxation of the histories of the node in w (its times and
+  // transfers, after bound()), each from the memo when a node with the same history of that
+  // stage asked before (engine/bounds/single_stage_relaxation.h: the history-only relaxation
+  // depends on nothing else, and a value proven for one cutoff stays a valid bound for any).
+  // An unfinished search counts as 0 and is not tried again.
+  double history_relaxation(Worker& w) {
+    double best = 0;
+    const double cut = cutoff();
+    // Asked a little above the cutoff: the relaxation returns its value less a hair.
+    const double ask = cut + 1e-6;
+    for (int s : relax_stages_) {
+      std::vector<double> key = single_stage_history_key(inst_, problem_, s, w.times, w.transfers);
+      key.push_back(static_cast<double>(s));
+      {
+        std::lock_guard<std::mutex> lock(relax_mu_);
+        auto it = relax_memo_.find(key);
+        if (it != relax_memo_.end()) {
+          ++w.stats.relaxation_hits;
+          best = std::max(best, it->second);
+          if (best >= cut) return best;
+          continue;
+        }
+      }
+      const SingleStageRelaxation r =
+          single_stage_relaxation_of_history(inst_, problem_, s, w.times, w.transfers, ask, kRelaxationNodes);
+      w.stats.single_stage_nodes += r.nodes;
+      ++w.stats.relaxation_calls;
+      const double v = r.finished ? r.bound : 0.0;
+      {
+        std::lock_guard<std::mutex> lock(relax_mu_);
+        if (relax_memo_.size() < kRelaxationMemo) relax_memo_.emplace(std::move(key), v);
+      }
+      best = std::max(best, v);
+      if (best >= cut) return best;
+    }
+    return best;
+  }
+
+  struct KeyHash {
+    std::size_t operator()(const std::vector<double>& k) const {
+      std::size_t h = 1469598103934665603ull;
+      for (double x : k) {
+        std::uint64_t bits;
+        std::memcpy(&bits, &x, sizeof bits);
+        h = (h ^ bits) * 1099511628211ull;
+      }
+      return h;
+    }
+  };
 
   // ---- primal: large neighbourhood search before the tree ------------------------------------
 
@@ -610,6 +671,15 @@ class Search {
         drop_batch_entry(w);
         continue;
       }
+      if (!w.batch && !relax_stages_.empty()) {
+        b = std::max(b, history_relaxation(w));
+        if (b >= cutoff()) {
+          note_cut(b);
+          ++w.stats.pruned_bound;
+          ++w.stats.pruned_relaxation;
+          continue;
+        }
+      }
       auto child = std::make_unique<Node>();
       child->path.reserve(n.path.size() + 1);
       child->path = n.path;
@@ -849,6 +919,10 @@ class Search {
 
   void merge(const Worker& w) {
     stats_.nodes += w.stats.nodes;
+    stats_.single_stage_nodes += w.stats.single_stage_nodes;
+    stats_.relaxation_calls += w.stats.relaxation_calls;
+    stats_.relaxation_hits += w.stats.relaxation_hits;
+    stats_.pruned_relaxation += w.stats.pruned_relaxation;
     stats_.leaves += w.stats.leaves;
     stats_.pruned_bound += w.stats.pruned_bound;
     stats_.pruned_deadlock += w.stats.pruned_deadlock;
@@ -964,6 +1038,9 @@ class Search {
   BoundProblem problem_;
   Clock::time_point start_;
   bool can_offload_ = false;
+  std::vector<int> relax_stages_;  // stages whose relaxation the nodes use (single_stage_root_bound)
+  std::mutex relax_mu_;
+  std::unordered_map<std::vector<double>, double, KeyHash> relax_memo_;
   int threads_ = 1;
   std::unique_ptr<TranspositionTable> tt_;  // null when options.transposition is off
   std::string batch_backend_ = "cpu";        // cpu (dives, scalar bounds), tbb or cuda (batch_loop)

@@ -12,7 +12,9 @@
 // the memory and reload precedences (engine/bounds/); a node whose bound reaches the incumbent
 // is pruned. The root's bound also takes the single-stage relaxation of each stage that it
 // applies to (engine/bounds/single_stage_relaxation.h; 5% of the time limit, at most 2 s), which
-// is valid for the whole tree and so floors the reported bound.
+// is valid for the whole tree and so floors the reported bound; with offload, every child also
+// takes the relaxation of each stage's own history (what that stage did so far), which many
+// nodes share and a memo answers.
 //
 // The first incumbent is the best warm start (callers pass the heuristics' schedules, improved
 // by local search: heuristics/warm_starts.h); an optional large neighbourhood search (lns.h)
@@ -100,6 +102,10 @@ struct SolveOptions {
   // below it, and an incumbent that reaches it is optimal (the search stops). It cuts no node by
   // itself: every subtree's best is at least the optimum anyway. 0: none.
   double known_bound = 0.0;
+  // The single-stage relaxation (engine/bounds/single_stage_relaxation.h): at the root, and, when
+  // something can offload, at every node from each stage's own history, memoised, for the
+  // stages whose relaxation finished at the root (false: off, for comparisons).
+  bool stage_relaxation = true;
   std::function<void(double seconds, double before, double after, int improvements)> on_lns;  // after it
 };
 
@@ -127,6 +133,8 @@ struct SolveStats {
   // largest bound it proved (0: none), its search nodes over all stages (not in nodes), seconds.
   double single_stage_bound = 0;
   std::int64_t single_stage_nodes = 0;
+  // ... at the nodes: searches run, answers from the memo, children cut (also in pruned_bound).
+  std::int64_t relaxation_calls = 0, relaxation_hits = 0, pruned_relaxation = 0;
   double single_stage_seconds = 0;
   std::int64_t lns_repairs = 0, lns_improvements = 0, lns_nodes = 0;  // the LNS phase (not in nodes)
   double lns_seconds = 0;
