@@ -66,11 +66,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // Search nodes of the single-stage relaxation per stage at the root (single_stage_root_bound),
-// per call at a node (history_relaxation), and the most histories its memo keeps (about 1 KB
-// each).
+// per call at a node (history_relaxation), and the most histories its memo keeps (up to about
+// 1 KB each with 8 microbatches, so at most a few hundred MB; a search makes a few thousand
+// calls a minute on offload-slow-pcie-4x8).
 constexpr std::int64_t kSingleStageNodes = 200000;
 constexpr std::int64_t kRelaxationNodes = 20000;
-constexpr std::size_t kRelaxationMemo = 1 << 20;
+constexpr std::size_t kRelaxationMemo = 1 << 18;
 
 // An open node: the decisions that lead to it (each action packed in 32 bits, in the order they
 // were taken) and its lower bound. Replaying the decisions on an open-list simulation, which is
