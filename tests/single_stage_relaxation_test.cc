@@ -36,9 +36,8 @@ Instance shipped(const std::string& name) {
   return load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "instances" / (name + ".json")).string());
 }
 
-// The heads of stage s's F and B at the root of the search (as the solver computes them).
-void root_heads(const Instance& inst, const BoundProblem& p, int s, std::vector<double>& head_f,
-                std::vector<double>& head_b) {
+// The heads [op] at the root of the search (as the solver computes them).
+std::vector<double> root_heads(const Instance& inst, const BoundProblem& p) {
   Simulator sim(inst);
   sim.start_open();
   const Simulator::Step step = sim.advance();
@@ -46,21 +45,13 @@ void root_heads(const Instance& inst, const BoundProblem& p, int s, std::vector<
   fill_node_times(p, sim.state(), step.time, times);
   std::vector<double> head, finish;
   compute_heads(p, times, head, finish);
-  head_f.assign(static_cast<std::size_t>(p.m), 0.0);
-  head_b.assign(static_cast<std::size_t>(p.m), 0.0);
-  for (int j = 0; j < p.m; ++j) {
-    const double hf = head[p.op(0, s, j)], hb = head[p.op(1, s, j)];
-    head_f[j] = hf == hf ? hf : 0.0;
-    head_b[j] = hb == hb ? hb : 0.0;
-  }
+  return head;
 }
 
 SingleStageRelaxation relax(const Instance& inst, int s, double cutoff = std::numeric_limits<double>::infinity(),
                             std::int64_t nodes = kNodes, bool prune = true) {
   const BoundProblem p(inst);
-  std::vector<double> hf, hb;
-  root_heads(inst, p, s, hf, hb);
-  return single_stage_relaxation(inst, p, s, hf, hb, cutoff, nodes, 0, prune);
+  return single_stage_relaxation(inst, p, s, root_heads(inst, p), cutoff, nodes, 0, prune);
 }
 
 // Plain pipelines (one stage per device) with offloadable stages under tight memory, levels 0

@@ -272,8 +272,21 @@ bool applies(const Instance& inst, const BoundProblem& p, int s) {
   return true;
 }
 
-Params params(const Instance& inst, const BoundProblem& p, int s, const std::vector<double>& head_f,
-              const std::vector<double>& head_b) {
+// Stage s's F and B heads from a node's heads [op] (empty, or NaN for an op: 0).
+void stage_heads(const BoundProblem& p, int s, const std::vector<double>& head, std::vector<double>& head_f,
+                 std::vector<double>& head_b) {
+  head_f.assign(static_cast<std::size_t>(p.m), 0.0);
+  head_b.assign(static_cast<std::size_t>(p.m), 0.0);
+  if (head.empty()) return;
+  for (int j = 0; j < p.m; ++j) {
+    const double hf = head[p.op(0, s, j)], hb = head[p.op(1, s, j)];
+    head_f[j] = hf == hf ? hf : 0.0;
+    head_b[j] = hb == hb ? hb : 0.0;
+  }
+}
+
+// The model's data for stage s, with the node's heads [op] (empty: none).
+Params params(const Instance& inst, const BoundProblem& p, int s, const std::vector<double>& head) {
   Params q;
   q.m = p.m;
   q.f = p.dur[0 * p.S + s];
@@ -288,8 +301,7 @@ Params params(const Instance& inst, const BoundProblem& p, int s, const std::vec
   q.lat = p.latency[s];
   q.tail_b = p.tail[1 * p.S + s];
   q.tail_w = p.tail[2 * p.S + s];
-  q.head_f = head_f;
-  q.head_b = head_b;
+  stage_heads(p, s, head, q.head_f, q.head_b);
   return q;
 }
 
@@ -310,10 +322,10 @@ SingleStageRelaxation run_search(const Params& q, const State& start, double cut
 bool single_stage_relaxation_applies(const Instance& inst, const BoundProblem& p, int s) { return applies(inst, p, s); }
 
 SingleStageRelaxation single_stage_relaxation(const Instance& inst, const BoundProblem& p, int s,
-                                              const std::vector<double>& head_f, const std::vector<double>& head_b,
-                                              double cutoff, std::int64_t node_limit, double seconds, bool prune) {
+                                              const std::vector<double>& head, double cutoff, std::int64_t node_limit,
+                                              double seconds, bool prune) {
   if (!applies(inst, p, s)) return {};
-  return run_search(params(inst, p, s, head_f, head_b), State{}, cutoff, node_limit, seconds, prune);
+  return run_search(params(inst, p, s, head), State{}, cutoff, node_limit, seconds, prune);
 }
 
 namespace {
@@ -380,20 +392,13 @@ SingleStageRelaxation single_stage_relaxation_at_node(const Instance& inst, cons
                                                       const std::vector<double>& head, double cutoff,
                                                       std::int64_t node_limit) {
   if (!applies(inst, p, s)) return {};
-  const int m = p.m;
-  std::vector<double> head_f(static_cast<std::size_t>(m), 0.0), head_b(head_f.size(), 0.0);
-  for (int j = 0; j < m; ++j) {
-    const double hf = head[p.op(0, s, j)], hb = head[p.op(1, s, j)];
-    head_f[j] = hf == hf ? hf : 0.0;
-    head_b[j] = hb == hb ? hb : 0.0;
-  }
-  const Params q = params(inst, p, s, head_f, head_b);
+  const Params q = params(inst, p, s, head);
   return run_search(q, node_state(p, q, s, node, nt, false), cutoff, node_limit, 0, true);
 }
 
 std::vector<double> single_stage_history_key(const Instance& inst, const BoundProblem& p, int s, const NodeTimes& node,
                                              const NodeTransfers& nt) {
-  const Params q = params(inst, p, s, {}, {});
+  const Params q = params(inst, p, s, {});
   const State st = node_state(p, q, s, node, nt, true);
   std::vector<double> key{static_cast<double>(st.nf), static_cast<double>(st.nb), static_cast<double>(st.nw)};
   for (const Event& e : st.memory) {
@@ -408,7 +413,7 @@ SingleStageRelaxation single_stage_relaxation_of_history(const Instance& inst, c
                                                          const NodeTimes& node, const NodeTransfers& nt, double cutoff,
                                                          std::int64_t node_limit) {
   if (!applies(inst, p, s)) return {};
-  const Params q = params(inst, p, s, {}, {});
+  const Params q = params(inst, p, s, {});
   return run_search(q, node_state(p, q, s, node, nt, true), cutoff, node_limit, 0, true);
 }
 

@@ -59,16 +59,15 @@ struct SingleStageRelaxation {
   std::int64_t nodes = 0;    // search nodes
 };
 
-// Stage s at the root: F heads `head_f[j]` and B heads `head_b[j]` (lower bounds on their
-// starts, e.g. compute_heads at the root; empty: 0). `cutoff`: a makespan known to be reachable
-// (e.g. the incumbent); the search proves only whether the relaxed optimum is below it, and then
-// returns min(relaxed optimum, cutoff). `node_limit` and `seconds` (<= 0: none): the search stops
-// there, unfinished. `prune` false: no bound and no dominance, a plain enumeration of the same
-// model (the tests' reference).
+// Stage s at the root: `head` [op] holds lower bounds on the starts of its F and B (e.g.
+// compute_heads at the root; empty, or NaN for an op: 0). `cutoff`: a makespan known to be
+// reachable (e.g. the incumbent); the search proves only whether the relaxed optimum is below it,
+// and then returns min(relaxed optimum, cutoff). `node_limit` and `seconds` (<= 0: none): the
+// search stops there, unfinished. `prune` false: no bound and no dominance, a plain enumeration
+// of the same model (the tests' reference).
 SingleStageRelaxation single_stage_relaxation(const Instance& instance, const BoundProblem& problem, int s,
-                                              const std::vector<double>& head_f, const std::vector<double>& head_b,
-                                              double cutoff, std::int64_t node_limit, double seconds = 0,
-                                              bool prune = true);
+                                              const std::vector<double>& head, double cutoff,
+                                              std::int64_t node_limit, double seconds = 0, bool prune = true);
 
 // Whether stage s fits the model (the conditions above).
 bool single_stage_relaxation_applies(const Instance& instance, const BoundProblem& problem, int s);

@@ -4,13 +4,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <queue>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
-#include <cstring>
 #include <unordered_map>
 
 #include <tbb/task_arena.h>
@@ -161,7 +161,6 @@ class Search {
       }
     }
     resolve_bounds_backend();
-
     if (opt.transposition) tt_ = std::make_unique<TranspositionTable>(can_offload_, opt.transposition_memory_bytes);
     working_bound_ = std::vector<std::atomic<double>>(static_cast<std::size_t>(threads_));
     for (auto& wb : working_bound_) wb.store(kInf);
@@ -259,15 +258,9 @@ class Search {
     const auto t0 = std::chrono::steady_clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
     double best = 0.0;
-    std::vector<double> head_f(static_cast<std::size_t>(problem_.m)), head_b(head_f.size());
     for (int s = 0; s < problem_.S && elapsed() < budget; ++s) {
-      for (int j = 0; j < problem_.m; ++j) {
-        const double hf = w.head[problem_.op(0, s, j)], hb = w.head[problem_.op(1, s, j)];
-        head_f[j] = hf == hf ? hf : 0.0;
-        head_b[j] = hb == hb ? hb : 0.0;
-      }
-      const SingleStageRelaxation r = single_stage_relaxation(inst_, problem_, s, head_f, head_b, cutoff,
-                                                              kSingleStageNodes, budget - elapsed());
+      const SingleStageRelaxation r =
+          single_stage_relaxation(inst_, problem_, s, w.head, cutoff, kSingleStageNodes, budget - elapsed());
       stats_.single_stage_nodes += r.nodes;
       if (!r.finished) continue;
       best = std::max(best, r.bound);
