@@ -13,6 +13,10 @@ namespace {
 
 constexpr double kEps = 1e-9;
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Dominance entries kept per key (counters, levels, pullable reloads); a full list recycles its
+// oldest slot. Fewer entries only cut less: 32 keeps offload-slow-pcie-4x8's stage 0 within 2%
+// of the nodes of an unlimited list at half its time.
+constexpr std::size_t kEntriesPerKey = 32;
 
 // A change of the stage's memory at time t (bytes; removals are negative).
 struct Event {
@@ -26,6 +30,15 @@ void add_event(Profile& p, double t, double delta) {
   p.insert(std::upper_bound(p.begin(), p.end(), e), e);
 }
 
+void remove_event(Profile& p, double t, double delta) {
+  for (auto it = p.begin(); it != p.end(); ++it) {
+    if (it->t == t && it->delta == delta) {
+      p.erase(it);
+      return;
+    }
+  }
+}
+
 // Memory after every event at or before t.
 double memory_at(const Profile& p, double t) {
   double m = 0;
@@ -36,6 +49,21 @@ double memory_at(const Profile& p, double t) {
   return m;
 }
 
+// Whether memory a is at most memory b at `from` and at every later instant (one merged pass
+// over both profiles: O(|a| + |b|)).
+bool no_fuller_from(const Profile& a, const Profile& b, double from) {
+  std::size_t i = 0, k = 0;
+  double ma = 0, mb = 0;
+  double t = from;
+  for (;;) {
+    while (i < a.size() && a[i].t <= t + kEps) ma += a[i++].delta;
+    while (k < b.size() && b[k].t <= t + kEps) mb += b[k++].delta;
+    if (ma > mb + kEps) return false;
+    if (i == a.size() && k == b.size()) return true;
+    t = std::min(i < a.size() ? a[i].t : kInf, k < b.size() ? b[k].t : kInf);
+  }
+}
+
 struct State {
   int nf = 0, nb = 0, nw = 0;  // F, B, W done (in microbatch order)
   double free = 0;             // the device is free from here on
@@ -44,6 +72,7 @@ struct State {
   double h2d = 0;              // the next reload can start no earlier
   std::vector<double> f_end, offload_end, b_end;  // offload_end: NaN at level 0
   std::vector<double> reload_end;  // [j < nf]: end of a reload that already started, else NaN
+  std::vector<double> placed;      // [j < nb]: start of a reload this search placed, else NaN
   Profile memory;
 };
 
@@ -80,6 +109,7 @@ class Search {
     std::vector<double> times;
     Profile memory;
     double free;
+    double reach;  // the earliest instant a pull could move a placed reload to (kInf: none)
   };
 
   // Earliest t >= t0 with memory(t) + need <= cap; after the device's last decision memory only
@@ -121,6 +151,70 @@ class Search {
     return std::nan("");
   }
 
+  // The H2D channel runs one reload at a time, in microbatch order. A reload this search placed
+  // ends just in time for its B; if the reload of B(j), ending at t, would start before an
+  // earlier placed one ends, that one must have run earlier: it is pulled back to end where the
+  // next one starts, and so on down the chain (a reload that started before the node stays). A
+  // pulled reload holds its activation from its new start, so memory must hold on every instant
+  // from the earliest new start on, with the activation of j from t - rel. Returns the earliest
+  // t >= t0 where it does, with the moves in `pulls` (microbatch, new start); NaN: never.
+  // Feasibility only improves with t (later ends pull less, and memory after the device's last
+  // decision only falls), so each step to the least t that clears the earliest overfull
+  // interval of one of the moved activations skips no feasible t.
+  using Pulls = std::vector<std::pair<int, double>>;
+  double earliest_chain(const State& s, int j, double t0, Pulls& pulls) const {
+    double t = t0;
+    for (int guard = 0; guard < 64; ++guard) {
+      pulls.clear();
+      double limit = t - p_.rel;  // the reload of j starts here; earlier ones end by then
+      for (int k = j - 1; k >= 0; --k) {
+        if (!(s.offload_end[k] == s.offload_end[k])) continue;  // level 0: no reload
+        const double start = placed_at(s, k);
+        if (!(start == start)) break;  // its reload started before the node: the chain ends there
+        if (start + p_.rel <= limit + kEps) break;
+        pulls.emplace_back(k, limit - p_.rel);
+        limit -= p_.rel;
+      }
+      if (pulls.empty()) {
+        // Nothing to pull: the reload's own window alone, as earliest_window checks it.
+        const double w = earliest_window(s.memory, t);
+        if (!(w == w) || w <= t + kEps) return w;
+        t = w;
+        continue;
+      }
+      Profile mem = s.memory;
+      for (const auto& [k, start] : pulls) {
+        remove_event(mem, s.placed[k], p_.act);
+        add_event(mem, start, p_.act);
+      }
+      add_event(mem, t - p_.rel, p_.act);
+      const double from = pulls.empty() ? t - p_.rel : pulls.back().second;
+      double value = 0, step = -1;
+      for (std::size_t e = 0; e < mem.size() && step < 0; ++e) {
+        value += mem[e].delta;
+        if (e + 1 < mem.size() && mem[e + 1].t <= mem[e].t + kEps) continue;  // same instant
+        const double seg_start = mem[e].t, seg_end = e + 1 < mem.size() ? mem[e + 1].t : kInf;
+        if (seg_end <= from + kEps || value + 0.0 <= p_.cap + kEps) continue;
+        // Overfull on [seg_start, seg_end): the least t that moves one new holding out of it.
+        double inc = kInf;
+        if (t - p_.rel < seg_end - kEps) inc = seg_end - (t - p_.rel);
+        for (const auto& [k, start] : pulls) {
+          if (start < seg_end - kEps && s.placed[k] > seg_start + kEps) inc = std::min(inc, seg_end - start);
+        }
+        if (inc == kInf) return std::nan("");  // overfull for ever
+        step = inc;
+      }
+      if (step < 0) return t;
+      t += step;
+    }
+    pulls.clear();  // not settled: fall back to the reload alone, a weaker but valid model
+    return earliest_window(s.memory, t0);
+  }
+
+  static double placed_at(const State& s, int k) {
+    return k < static_cast<int>(s.placed.size()) ? s.placed[k] : std::nan("");
+  }
+
   double lower_bound(const State& s) const {
     double lb = std::max(s.makespan, s.free + (p_.m - s.nf) * p_.f + (p_.m - s.nb) * p_.b + (p_.m - s.nw) * p_.w);
     if (s.nb < p_.m) {
@@ -142,23 +236,35 @@ class Search {
       times.push_back(s.offload_end[j] == s.offload_end[j] ? s.offload_end[j] : 0.0);
     }
     for (int j = s.nw; j < s.nb; ++j) times.push_back(s.b_end[j]);
+    // Placed reloads that a later one could still pull back (earliest_chain), and how far.
+    double reach = kInf;
+    {
+      double limit = s.h2d;  // no later reload starts before this (its earliest start)
+      for (int k = s.nb - 1; k >= 0; --k) {
+        if (!(s.offload_end[k] == s.offload_end[k])) continue;
+        const double start = placed_at(s, k);
+        if (!(start == start) || start + p_.rel <= limit + kEps) break;
+        key.push_back(k);
+        times.push_back(start);
+        limit -= p_.rel;
+        reach = limit;
+      }
+    }
     auto& entries = memo_[key];
     for (const Entry& e : entries) {
       bool no_later = true;
       for (std::size_t k = 0; k < times.size() && no_later; ++k) no_later = e.times[k] <= times[k] + kEps;
       if (!no_later) continue;
       // Memory no fuller at every instant a future reload could cover.
-      const double from = std::min(s.free, e.free) - p_.rel;
-      bool no_fuller = memory_at(e.memory, from) <= memory_at(s.memory, from) + kEps;
-      for (const Profile* prof : {&e.memory, &s.memory}) {
-        for (const Event& ev : *prof) {
-          if (!no_fuller) break;
-          if (ev.t > from) no_fuller = memory_at(e.memory, ev.t) <= memory_at(s.memory, ev.t) + kEps;
-        }
-      }
+      const double from = std::min({s.free - p_.rel, e.free - p_.rel, reach, e.reach});
+      const bool no_fuller = no_fuller_from(e.memory, s.memory, from);
       if (no_fuller) return true;
     }
-    entries.push_back({std::move(times), s.memory, s.free});
+    if (entries.size() >= kEntriesPerKey) {  // full: the new state takes an old one's place
+      entries[next_slot_++ % kEntriesPerKey] = {std::move(times), s.memory, s.free, reach};
+      return false;
+    }
+    entries.push_back({std::move(times), s.memory, s.free, reach});
     return false;
   }
 
@@ -184,9 +290,17 @@ class Search {
         t = std::max(t, s.reload_end[j]);  // its reload started before the node: it is in memory
       } else if (offloaded) {
         const double reload_from = std::max(s.offload_end[j], s.h2d);
-        t = earliest_window(s.memory, std::max(t, reload_from + p_.rel));
+        Pulls pulls;
+        t = earliest_chain(s, j, std::max(t, reload_from + p_.rel), pulls);
         if (t == t) {
+          for (const auto& [k, start] : pulls) {
+            remove_event(c.memory, c.placed[k], p_.act);
+            add_event(c.memory, start, p_.act);
+            c.placed[k] = start;
+          }
           add_event(c.memory, t - p_.rel, p_.act);
+          if (c.placed.size() <= static_cast<std::size_t>(j)) c.placed.resize(j + 1, std::nan(""));
+          c.placed[j] = t - p_.rel;
           c.h2d = reload_from + p_.rel;
         }
       }
@@ -258,6 +372,7 @@ class Search {
   bool prune_;
   std::chrono::steady_clock::time_point start_;
   std::int64_t nodes_ = 0;
+  std::size_t next_slot_ = 0;
   std::map<std::vector<std::int64_t>, std::vector<Entry>> memo_;
 };
 

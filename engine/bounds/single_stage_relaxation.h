@@ -10,16 +10,20 @@
 //     activation, B's end removes activation - M_W, W's end removes M_W;
 //   - a forward may be offloaded whole (level 1): its offload runs on the device's D2H channel
 //     after its F, offloads one at a time in microbatch order, and removes the activation at its
-//     end; its reload adds the activation back at its start, starts after its offload ended and
-//     after the previous reload could have ended (reloads in microbatch order on the H2D
-//     channel), and ends before its B starts;
+//     end; its reload adds the activation back at its start, starts after its offload ended,
+//     runs on the H2D channel one at a time in microbatch order, and ends before its B starts;
 //   - the makespan is at least every end plus the op's static tail (bound_problem.h, `tail`).
 // Timing is free (ops may start later than they could), so the relaxed optimum is no larger than
 // the makespan of any schedule of the spec: every spec schedule's timeline, restricted to the
 // stage, is a point of this model (spec §4: a reload in the spec starts no later than its B
-// and after its offload; the rest are the same constraints, or weaker). Reloads are placed just
-// in time: a reload that ends when its B starts holds memory for the least time, and the
-// channel constraint above only asks that it could have started after the previous one.
+// and after its offload; the rest are the same constraints, or weaker). Reloads are placed as
+// late as they can be: given the B starts, the placement that ends each reload at its B's start
+// unless the next reload needs the channel, and then where the next one starts (backward from
+// the last: end(j) = min(start of B(j), start of the next reload)), holds every activation for
+// the least time at every instant of all placements the channel allows, so if any placement fits
+// in memory, it does. The search keeps that placement as it goes: when it places B(j), the
+// reload of j ends at B(j)'s start and earlier reloads that would still run then are pulled
+// back down the chain (only reloads the search placed; one that started before the node stays).
 //
 // Search: depth first over the device's next op in time order (F at level 0 or 1, B, W), each
 // starting as early as its inputs, the device and memory allow, except that a forward may also
@@ -28,8 +32,11 @@
 // bound (remaining work, the next B's latency chain, the last F's chain) and by dominance
 // between states with the same counters and levels (times no later and memory no fuller at
 // every instant from where a future reload could start on), which is sound here because the
-// relaxed model is monotone (unlike the spec's list scheduling). If the search ends within its
-// node limit the optimum is exact; otherwise nothing is claimed (the bound is 0).
+// relaxed model is monotone (unlike the spec's list scheduling); a reload that a later one could
+// still pull back is part of the key, and memory is compared from where a pull could reach. If
+// the search ends within its node limit the optimum is exact; otherwise nothing is claimed (the
+// bound is 0). On offload-slow-pcie-4x8 it gives 334.58 at the root and 338.82 and 341.92 along
+// the best known schedule, CP-SAT's values for the same model (bench/README.md).
 //
 // Applies to a stage alone on its device, with a split backward, under memory pressure, whose
 // instance's offload levels are 0 and 1 only (other levels: not yet modelled; the bound is 0).
