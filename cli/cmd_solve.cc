@@ -366,7 +366,8 @@ int run_solve(const SolveArgs& a) {
         std::cout << "  single-stage relaxation at the root: bound "
                   << (res.stats.single_stage_bound > 0 ? num(res.stats.single_stage_bound) : std::string("none")) << " ("
                   << res.stats.single_stage_nodes << " nodes, " << num(res.stats.single_stage_seconds, 3) << " s)\n";
-        std::cout << "  relaxation at nodes: " << res.stats.relaxation_calls << " calls, " << res.stats.relaxation_hits
+        std::cout << "  relaxation at nodes: " << res.stats.relaxation_calls << " calls ("
+                  << res.stats.relaxation_unfinished << " unfinished), " << res.stats.relaxation_hits
                   << " memo hits, " << res.stats.pruned_relaxation << " nodes cut\n";
       }
       const double thread_seconds = res.stats.seconds * res.stats.threads;

@@ -72,6 +72,15 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::int64_t kSingleStageNodes = 200000;
 constexpr std::int64_t kRelaxationNodes = 20000;
 constexpr std::size_t kRelaxationMemo = 1 << 18;
+// A single-stage relaxation is exact only up to its search's time tolerances (1e-9 ms a step,
+// at most a few 1e-7 ms in all), so it returns its value less 1e-7 ms. A value within this
+// much of the cutoff counts as reaching it: without that, a node whose relaxation equals the
+// incumbent exactly (as along an optimal schedule's path) could never be cut by it. So a proof
+// that rests on it holds up to 1e-6 ms, like a MILP solver's absolute gap tolerance.
+constexpr double kRelaxationTolerance = 1e-6;
+
+// v, or `cut` where v is within kRelaxationTolerance of it.
+double lift_to_cutoff(double v, double cut) { return v >= cut - kRelaxationTolerance ? std::max(v, cut) : v; }
 
 // An open node: the decisions that lead to it (each action packed in 32 bits, in the order they
 // were taken) and its lower bound. Replaying the decisions on an open-list simulation, which is
@@ -263,7 +272,7 @@ class Search {
           single_stage_relaxation(inst_, problem_, s, w.head, cutoff, kSingleStageNodes, budget - elapsed());
       stats_.single_stage_nodes += r.nodes;
       if (!r.finished) continue;
-      best = std::max(best, r.bound);
+      best = std::max(best, lift_to_cutoff(r.bound, cutoff));
       // At the nodes, only where offloads make the tree hard, and only the stages whose search
       // finished here: one too big at the root would cost every node its whole node limit.
       if (inst_.can_offload()) relax_stages_.push_back(s);
@@ -291,7 +300,7 @@ class Search {
         auto it = relax_memo_.find(key);
         if (it != relax_memo_.end()) {
           ++w.stats.relaxation_hits;
-          best = std::max(best, it->second);
+          best = std::max(best, lift_to_cutoff(it->second, cut));
           if (best >= cut) return best;
           continue;
         }
@@ -300,12 +309,13 @@ class Search {
           single_stage_relaxation_of_history(inst_, problem_, s, w.times, w.transfers, ask, kRelaxationNodes);
       w.stats.single_stage_nodes += r.nodes;
       ++w.stats.relaxation_calls;
+      if (!r.finished) ++w.stats.relaxation_unfinished;
       const double v = r.finished ? r.bound : 0.0;
       {
         std::lock_guard<std::mutex> lock(relax_mu_);
         if (relax_memo_.size() < kRelaxationMemo) relax_memo_.emplace(std::move(key), v);
       }
-      best = std::max(best, v);
+      best = std::max(best, lift_to_cutoff(v, cut));
       if (best >= cut) return best;
     }
     return best;
@@ -915,6 +925,7 @@ class Search {
     stats_.nodes += w.stats.nodes;
     stats_.single_stage_nodes += w.stats.single_stage_nodes;
     stats_.relaxation_calls += w.stats.relaxation_calls;
+    stats_.relaxation_unfinished += w.stats.relaxation_unfinished;
     stats_.relaxation_hits += w.stats.relaxation_hits;
     stats_.pruned_relaxation += w.stats.pruned_relaxation;
     stats_.leaves += w.stats.leaves;

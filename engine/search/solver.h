@@ -133,8 +133,9 @@ struct SolveStats {
   // largest bound it proved (0: none), its search nodes over all stages (not in nodes), seconds.
   double single_stage_bound = 0;
   std::int64_t single_stage_nodes = 0;
-  // ... at the nodes: searches run, answers from the memo, children cut (also in pruned_bound).
-  std::int64_t relaxation_calls = 0, relaxation_hits = 0, pruned_relaxation = 0;
+  // ... at the nodes: searches run, those that hit their node limit (worth 0), answers from the
+  // memo, children cut (also in pruned_bound).
+  std::int64_t relaxation_calls = 0, relaxation_unfinished = 0, relaxation_hits = 0, pruned_relaxation = 0;
   double single_stage_seconds = 0;
   std::int64_t lns_repairs = 0, lns_improvements = 0, lns_nodes = 0;  // the LNS phase (not in nodes)
   double lns_seconds = 0;
