@@ -368,7 +368,8 @@ int run_solve(const SolveArgs& a) {
                   << res.stats.single_stage_nodes << " nodes, " << num(res.stats.single_stage_seconds, 3) << " s)\n";
         std::cout << "  relaxation at nodes: " << res.stats.relaxation_calls << " calls ("
                   << res.stats.relaxation_unfinished << " unfinished), " << res.stats.relaxation_hits
-                  << " memo hits, " << res.stats.pruned_relaxation << " nodes cut\n";
+                  << " memo hits, " << res.stats.pruned_relaxation << " nodes cut; with the node's heads: "
+                  << res.stats.node_relaxation_calls << " calls, " << res.stats.node_relaxation_hits << " memo answers\n";
       }
       const double thread_seconds = res.stats.seconds * res.stats.threads;
       std::cout << "  bounds: " << num(res.stats.bound_seconds, 2) << " thread-s on " << res.stats.bounds_backend << " ("

@@ -215,15 +215,30 @@ class Search {
     return k < static_cast<int>(s.placed.size()) ? s.placed[k] : std::nan("");
   }
 
+  // Every remaining op runs on the device after `free`, and the last to end is a B or a W (each
+  // F is followed by its B and W), so its tail follows. For each remaining B(j): it waits for its
+  // F (the remaining forwards run one at a time, not before their heads) and the latency, for its
+  // head, and, offloaded, for its reload; B(j..m-1) and W(j..m-1) all come after it. O(m).
   double lower_bound(const State& s) const {
-    double lb = std::max(s.makespan, s.free + (p_.m - s.nf) * p_.f + (p_.m - s.nb) * p_.b + (p_.m - s.nw) * p_.w);
-    if (s.nb < p_.m) {
-      // The next B waits for its F and the latency; every B not done and its W follow it (W of
-      // earlier microbatches may run before it).
-      const double first_b = s.nb < s.nf ? std::max(s.free, s.f_end[s.nb] + p_.lat) : s.free + p_.f + p_.lat;
-      lb = std::max(lb, first_b + (p_.m - s.nb) * (p_.b + p_.w));
+    const double tail = std::min(p_.tail_b, p_.tail_w);
+    double lb = std::max(s.makespan, s.free + (p_.m - s.nf) * p_.f + (p_.m - s.nb) * p_.b + (p_.m - s.nw) * p_.w +
+                                         (s.nw < p_.m ? tail : 0.0));
+    double f_end = s.free;  // end of the last forward run so far in this estimate
+    for (int j = s.nb; j < p_.m; ++j) {
+      double fe;
+      if (j < s.nf) {
+        fe = s.f_end[j];
+      } else {
+        f_end = std::max(f_end, head_f(j)) + p_.f;
+        fe = f_end;
+      }
+      double eb = std::max({s.free, fe + p_.lat, head_b(j)});
+      if (j < s.nf && s.offload_end[j] == s.offload_end[j]) {
+        eb = std::max(eb, s.reload_end[j] == s.reload_end[j] ? s.reload_end[j] : s.offload_end[j] + p_.rel);
+      }
+      const int rest = p_.m - j;
+      lb = std::max({lb, eb + rest * (p_.b + p_.w) + tail, eb + rest * p_.b + p_.tail_b});
     }
-    if (s.nf < p_.m) lb = std::max(lb, s.free + (p_.m - s.nf) * p_.f + p_.lat + p_.b + p_.w);
     return lb;
   }
 
@@ -522,6 +537,32 @@ std::vector<double> single_stage_history_key(const Instance& inst, const BoundPr
   }
   for (int j = 0; j < st.nf; ++j) key.push_back(st.reload_end[j] == st.reload_end[j] ? st.reload_end[j] : -1.0);
   return key;
+}
+
+std::vector<double> single_stage_node_key(const Instance& inst, const BoundProblem& p, int s, const NodeTimes& node,
+                                          const NodeTransfers& nt) {
+  std::vector<double> key = single_stage_history_key(inst, p, s, node, nt);
+  for (int j = 0; j < p.m; ++j) {
+    const int sj = s * p.m + j;
+    if (nt.level[sj] > 0) key.push_back(nt.offload_start[sj] == nt.offload_start[sj] ? 1.0 : 0.0);
+  }
+  return key;
+}
+
+std::vector<double> single_stage_node_params(const Instance& inst, const BoundProblem& p, int s, const NodeTimes& node,
+                                             const NodeTransfers& nt, const std::vector<double>& head) {
+  const int d = p.device_of[s], g = p.group_of_device[d];
+  std::vector<double> out{node.device_free[d], node.makespan_so_far, nt.d2h_free[g], nt.h2d_free[g]};
+  (void)inst;
+  for (int type = 0; type < 2; ++type) {
+    for (int j = 0; j < p.m; ++j) {
+      const int o = p.op(type, s, j);
+      if (node.end[o] == node.end[o]) continue;  // started: part of the history
+      const double h = head.empty() ? 0.0 : head[o];
+      out.push_back(h == h ? h : 0.0);
+    }
+  }
+  return out;
 }
 
 SingleStageRelaxation single_stage_relaxation_of_history(const Instance& inst, const BoundProblem& p, int s,

@@ -29,7 +29,8 @@
 // starting as early as its inputs, the device and memory allow, except that a forward may also
 // start at any later offload end (waiting for that release can make room for a reload that a
 // later B needs: starting every forward as early as possible misses optima). Pruned by a simple
-// bound (remaining work, the next B's latency chain, the last F's chain) and by dominance
+// bound (remaining work; for each remaining B, its F chain, latency, head and reload, then the
+// rest of the B and W) and by dominance
 // between states with the same counters and levels (times no later and memory no fuller at
 // every instant from where a future reload could start on), which is sound here because the
 // relaxed model is monotone (unlike the spec's list scheduling); a reload that a later one could
@@ -96,5 +97,20 @@ SingleStageRelaxation single_stage_relaxation_of_history(const Instance& instanc
                                                          double cutoff, std::int64_t node_limit);
 std::vector<double> single_stage_history_key(const Instance& instance, const BoundProblem& problem, int s,
                                              const NodeTimes& node, const NodeTransfers& transfers);
+
+// What single_stage_relaxation_at_node reads beyond stage s's history: the device's free time,
+// the makespan so far, the channels' free times and the heads of the stage's F and B that have
+// not started. The relaxation is non-decreasing in each of them (each is a lower bound on a
+// start or an end, or delays an offload's end, and the model is monotone), so of two nodes with
+// the same single_stage_history_key, the one whose params are no larger everywhere has no larger
+// relaxation: a search can answer one node from another's value (solver.cc, node_relaxation).
+// single_stage_node_key is the history key plus which listed offloads have started (a started
+// one ends where it ends, one not started where the channel lets it, which is not the same
+// function of the params), so nodes compare only under equal node keys.
+std::vector<double> single_stage_node_key(const Instance& instance, const BoundProblem& problem, int s,
+                                          const NodeTimes& node, const NodeTransfers& transfers);
+std::vector<double> single_stage_node_params(const Instance& instance, const BoundProblem& problem, int s,
+                                             const NodeTimes& node, const NodeTransfers& transfers,
+                                             const std::vector<double>& head);
 
 }  // namespace optpipe

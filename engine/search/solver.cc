@@ -72,6 +72,10 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::int64_t kSingleStageNodes = 200000;
 constexpr std::int64_t kRelaxationNodes = 20000;
 constexpr std::size_t kRelaxationMemo = 1 << 18;
+// node_relaxation: search nodes per call, and entries kept per node key.
+constexpr std::int64_t kNodeRelaxationNodes = 3000;
+constexpr std::size_t kNodeEntriesPerKey = 16;
+constexpr std::size_t kNodeMemoBytes = std::size_t{128} << 20;
 // A single-stage relaxation is exact only up to its search's time tolerances (1e-9 ms a step,
 // at most a few 1e-7 ms in all), so it returns its value less 1e-7 ms. A value within this
 // much of the cutoff counts as reaching it: without that, a node whose relaxation equals the
@@ -320,6 +324,89 @@ class Search {
     }
     return best;
   }
+
+  // The largest single-stage relaxation of the node in w with its own heads, free times and
+  // makespan so far (single_stage_relaxation_at_node: stronger than the history's, but no two
+  // nodes ask the same question). Answered from the memo where it can: among nodes with the
+  // same node key, the relaxation is non-decreasing in the params (single_stage_node_params), so
+  // a node whose params are no smaller than one already solved is worth at least its value, and
+  // one whose params are no larger than one whose exact value is below the cutoff cannot reach
+  // it (no search then).
+  double node_relaxation(Worker& w) {
+    double best = 0;
+    const double cut = cutoff();
+    const double ask = cut + 1e-6;
+    for (int s : relax_stages_) {
+      std::vector<double> key = single_stage_node_key(inst_, problem_, s, w.times, w.transfers);
+      key.push_back(static_cast<double>(s));
+      std::vector<double> params = single_stage_node_params(inst_, problem_, s, w.times, w.transfers, w.head);
+      double known = 0;
+      bool hopeless = false;
+      {
+        std::lock_guard<std::mutex> lock(relax_mu_);
+        auto it = node_memo_.find(key);
+        if (it != node_memo_.end()) {
+          for (const NodeEntry& e : it->second.list) {
+            if (e.value > known && no_larger(e.params, params)) known = e.value;
+            if (e.exact && e.value < cut - kRelaxationTolerance && no_larger(params, e.params)) hopeless = true;
+          }
+        }
+      }
+      if (known > 0 || hopeless) {
+        ++w.stats.node_relaxation_hits;
+        best = std::max(best, lift_to_cutoff(known, cut));
+        if (best >= cut) return best;
+        if (hopeless) {
+          continue;
+        }
+      }
+      const SingleStageRelaxation r = single_stage_relaxation_at_node(inst_, problem_, s, w.times, w.transfers, w.head,
+                                                                      ask, kNodeRelaxationNodes);
+      w.stats.single_stage_nodes += r.nodes;
+      ++w.stats.node_relaxation_calls;
+      if (!r.finished) {
+        ++w.stats.relaxation_unfinished;
+        continue;
+      }
+      {
+        std::lock_guard<std::mutex> lock(relax_mu_);
+        // Within its memory budget: about (params + 64) bytes an entry.
+        const std::size_t cap = kNodeMemoBytes / (params.size() * sizeof(double) + 64);
+        if (node_memo_entries_ < cap && (node_memo_.size() < kRelaxationMemo || node_memo_.count(key))) {
+          NodeEntries& entries = node_memo_[key];
+          // Below ask less the hair: a schedule of the relaxation was found, so the value is exact.
+          NodeEntry e{std::move(params), r.bound, r.bound < ask - 1.5e-7};
+          if (entries.list.size() < kNodeEntriesPerKey) {
+            entries.list.push_back(std::move(e));
+            ++node_memo_entries_;
+          } else {
+            entries.list[entries.next++ % kNodeEntriesPerKey] = std::move(e);
+          }
+        }
+      }
+      best = std::max(best, lift_to_cutoff(r.bound, cut));
+      if (best >= cut) return best;
+    }
+    return best;
+  }
+
+  static bool no_larger(const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      if (a[k] > b[k] + kTimeEps) return false;
+    }
+    return true;
+  }
+
+  struct NodeEntry {
+    std::vector<double> params;
+    double value;
+    bool exact;  // the relaxation's optimum (else only a lower bound on it)
+  };
+  struct NodeEntries {
+    std::vector<NodeEntry> list;
+    std::size_t next = 0;  // the slot a full list recycles next
+  };
 
   struct KeyHash {
     std::size_t operator()(const std::vector<double>& k) const {
@@ -677,6 +764,10 @@ class Search {
       }
       if (!w.batch && !relax_stages_.empty()) {
         b = std::max(b, history_relaxation(w));
+        // With the node's own heads only from a quarter of the decisions on: nearer the root
+        // they seldom cut, and each costs a search (node_relaxation).
+        const std::size_t from_depth = problem_.S * problem_.m * problem_.types / 4;
+        if (b < cutoff() && n.path.size() + 1 >= from_depth) b = std::max(b, node_relaxation(w));
         if (b >= cutoff()) {
           note_cut(b);
           ++w.stats.pruned_bound;
@@ -926,6 +1017,8 @@ class Search {
     stats_.single_stage_nodes += w.stats.single_stage_nodes;
     stats_.relaxation_calls += w.stats.relaxation_calls;
     stats_.relaxation_unfinished += w.stats.relaxation_unfinished;
+    stats_.node_relaxation_calls += w.stats.node_relaxation_calls;
+    stats_.node_relaxation_hits += w.stats.node_relaxation_hits;
     stats_.relaxation_hits += w.stats.relaxation_hits;
     stats_.pruned_relaxation += w.stats.pruned_relaxation;
     stats_.leaves += w.stats.leaves;
@@ -1046,6 +1139,8 @@ class Search {
   std::vector<int> relax_stages_;  // stages whose relaxation the nodes use (single_stage_root_bound)
   std::mutex relax_mu_;
   std::unordered_map<std::vector<double>, double, KeyHash> relax_memo_;
+  std::unordered_map<std::vector<double>, NodeEntries, KeyHash> node_memo_;  // node_relaxation
+  std::size_t node_memo_entries_ = 0;
   int threads_ = 1;
   std::unique_ptr<TranspositionTable> tt_;  // null when options.transposition is off
   std::string batch_backend_ = "cpu";        // cpu (dives, scalar bounds), tbb or cuda (batch_loop)

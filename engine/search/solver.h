@@ -136,6 +136,8 @@ struct SolveStats {
   // ... at the nodes: searches run, those that hit their node limit (worth 0), answers from the
   // memo, children cut (also in pruned_bound).
   std::int64_t relaxation_calls = 0, relaxation_unfinished = 0, relaxation_hits = 0, pruned_relaxation = 0;
+  // ... with each node's own heads (node_relaxation): searches run, answers from its memo.
+  std::int64_t node_relaxation_calls = 0, node_relaxation_hits = 0;
   double single_stage_seconds = 0;
   std::int64_t lns_repairs = 0, lns_improvements = 0, lns_nodes = 0;  // the LNS phase (not in nodes)
   double lns_seconds = 0;
