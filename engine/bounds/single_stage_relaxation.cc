@@ -243,9 +243,11 @@ class Search {
   }
 
   bool dominated(const State& s) {
-    std::vector<std::int64_t> key{s.nf, s.nb, s.nw};
+    std::vector<std::int64_t>& key = key_;  // scratch: no allocation per call once grown
+    std::vector<double>& times = times_;
+    key.assign({s.nf, s.nb, s.nw});
     for (int j = s.nb; j < s.nf; ++j) key.push_back(s.offload_end[j] == s.offload_end[j] ? 1 : 0);
-    std::vector<double> times{s.free, s.makespan, s.d2h, s.h2d};
+    times.assign({s.free, s.makespan, s.d2h, s.h2d});
     for (int j = s.nb; j < s.nf; ++j) {
       times.push_back(s.f_end[j]);
       times.push_back(s.offload_end[j] == s.offload_end[j] ? s.offload_end[j] : 0.0);
@@ -265,7 +267,9 @@ class Search {
         reach = limit;
       }
     }
-    auto& entries = memo_[key];
+    auto found = memo_.find(key);
+    if (found == memo_.end()) found = memo_.emplace(key, std::vector<Entry>{}).first;
+    auto& entries = found->second;
     for (const Entry& e : entries) {
       bool no_later = true;
       for (std::size_t k = 0; k < times.size() && no_later; ++k) no_later = e.times[k] <= times[k] + kEps;
@@ -276,10 +280,10 @@ class Search {
       if (no_fuller) return true;
     }
     if (entries.size() >= kEntriesPerKey) {  // full: the new state takes an old one's place
-      entries[next_slot_++ % kEntriesPerKey] = {std::move(times), s.memory, s.free, reach};
+      entries[next_slot_++ % kEntriesPerKey] = {times, s.memory, s.free, reach};
       return false;
     }
-    entries.push_back({std::move(times), s.memory, s.free, reach});
+    entries.push_back({times, s.memory, s.free, reach});
     return false;
   }
 
@@ -388,6 +392,8 @@ class Search {
   std::chrono::steady_clock::time_point start_;
   std::int64_t nodes_ = 0;
   std::size_t next_slot_ = 0;
+  std::vector<std::int64_t> key_;  // dominated's scratch
+  std::vector<double> times_;
   std::map<std::vector<std::int64_t>, std::vector<Entry>> memo_;
 };
 
