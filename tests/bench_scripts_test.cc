@@ -67,6 +67,36 @@ TEST(SingleStageVariant, KeepsTheStageAndItsLatencyAndFreesTheOthers) {
   const auto bad = run_shell("python3 " + shell_quote(single_stage_script()) + " " + shell_quote(original) + " 7 -o /dev/null");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.output.find("stage 7 is not in 0..3"), std::string::npos) << bad.output;
+  const auto empty =
+      run_shell("python3 " + shell_quote(single_stage_script()) + " " + shell_quote(original) + " 2-1 -o /dev/null");
+  EXPECT_EQ(empty.status, 2);
+  EXPECT_NE(empty.output.find("stage range 2-1 is empty"), std::string::npos) << empty.output;
+}
+
+// A range of consecutive stages kept together: those stages and the links between them are as
+// they were, the later stages are free, and the last kept stage keeps its latency.
+TEST(SingleStageVariant, KeepsARangeOfStagesTogether) {
+  if (!have_python()) GTEST_SKIP() << "python3 is not installed";
+  const std::string original =
+      (fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "offload-slow-pcie-4x8.json").string();
+  const Instance base = load_instance(original);
+  const std::string out = testing::temp_file("single-stage", "0-1.json");
+  const auto r = run_shell("python3 " + shell_quote(single_stage_script()) + " " + shell_quote(original) + " 0-1 -o " +
+                           shell_quote(out));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Instance v = load_instance(out);
+  EXPECT_EQ(v.name, base.name + "-stages0-1");
+  for (int s = 0; s < 2; ++s) {
+    EXPECT_EQ(v.stages[s].forward, base.stages[s].forward) << "stage " << s;
+    EXPECT_EQ(v.stages[s].activation, base.stages[s].activation) << "stage " << s;
+    EXPECT_EQ(v.devices[s].memory_limit, base.devices[s].memory_limit) << "stage " << s;
+  }
+  for (int s = 2; s < 4; ++s) EXPECT_EQ(v.stages[s].forward + v.stages[s].backward, 0.0) << "stage " << s;
+  EXPECT_EQ(v.comm_after(0), base.comm_after(0));
+  const BoundProblem bp(base), vp(v);
+  EXPECT_NEAR(vp.latency[1], bp.latency[1], 1e-9);
+  EXPECT_NEAR(vp.latency[0], bp.latency[0], 1e-9);
+  fs::remove(out);
 }
 
 TEST(RelaxationTrace, ReadsTheTimelineAndFixesThePrefix) {
