@@ -65,15 +65,28 @@ bool no_fuller_from(const Profile& a, const Profile& b, double from) {
 }
 
 struct State {
+  explicit State(int m = 0) : m(m), per_mb(static_cast<std::size_t>(5 * m), std::nan("")) {}
+  int m;
   int nf = 0, nb = 0, nw = 0;  // F, B, W done (in microbatch order)
   double free = 0;             // the device is free from here on
   double makespan = 0;         // largest end + tail so far
   double d2h = 0;              // the D2H channel is free from here on
   double h2d = 0;              // the next reload can start no earlier
-  std::vector<double> f_end, offload_end, b_end;  // offload_end: NaN at level 0
-  std::vector<double> reload_end;  // [j < nf]: end of a reload that already started, else NaN
-  std::vector<double> placed;      // [j < nb]: start of a reload this search placed, else NaN
+  // Per microbatch, in one buffer (one allocation a copy): F's end [j < nf]; its offload's end
+  // (NaN at level 0); the end of a reload that already started at the node (else NaN); B's end
+  // [j < nb]; the start of a reload this search placed (else NaN).
+  std::vector<double> per_mb;
   Profile memory;
+  double& f_end(int j) { return per_mb[j]; }
+  double& offload_end(int j) { return per_mb[m + j]; }
+  double& reload_end(int j) { return per_mb[2 * m + j]; }
+  double& b_end(int j) { return per_mb[3 * m + j]; }
+  double& placed(int j) { return per_mb[4 * m + j]; }
+  double f_end(int j) const { return per_mb[j]; }
+  double offload_end(int j) const { return per_mb[m + j]; }
+  double reload_end(int j) const { return per_mb[2 * m + j]; }
+  double b_end(int j) const { return per_mb[3 * m + j]; }
+  double placed(int j) const { return per_mb[4 * m + j]; }
 };
 
 struct Params {
@@ -168,7 +181,7 @@ class Search {
       pulls.clear();
       double limit = t - p_.rel;  // the reload of j starts here; earlier ones end by then
       for (int k = j - 1; k >= 0; --k) {
-        if (!(s.offload_end[k] == s.offload_end[k])) continue;  // level 0: no reload
+        if (!(s.offload_end(k) == s.offload_end(k))) continue;  // level 0: no reload
         const double start = placed_at(s, k);
         if (!(start == start)) break;  // its reload started before the node: the chain ends there
         if (start + p_.rel <= limit + kEps) break;
@@ -184,7 +197,7 @@ class Search {
       }
       Profile mem = s.memory;
       for (const auto& [k, start] : pulls) {
-        remove_event(mem, s.placed[k], p_.act);
+        remove_event(mem, s.placed(k), p_.act);
         add_event(mem, start, p_.act);
       }
       add_event(mem, t - p_.rel, p_.act);
@@ -199,7 +212,7 @@ class Search {
         double inc = kInf;
         if (t - p_.rel < seg_end - kEps) inc = seg_end - (t - p_.rel);
         for (const auto& [k, start] : pulls) {
-          if (start < seg_end - kEps && s.placed[k] > seg_start + kEps) inc = std::min(inc, seg_end - start);
+          if (start < seg_end - kEps && s.placed(k) > seg_start + kEps) inc = std::min(inc, seg_end - start);
         }
         if (inc == kInf) return std::nan("");  // overfull for ever
         step = inc;
@@ -211,9 +224,7 @@ class Search {
     return earliest_window(s.memory, t0);
   }
 
-  static double placed_at(const State& s, int k) {
-    return k < static_cast<int>(s.placed.size()) ? s.placed[k] : std::nan("");
-  }
+  static double placed_at(const State& s, int k) { return s.placed(k); }
 
   // Every remaining op runs on the device after `free`, and the last to end is a B or a W (each
   // F is followed by its B and W), so its tail follows. For each remaining B(j): it waits for its
@@ -227,14 +238,14 @@ class Search {
     for (int j = s.nb; j < p_.m; ++j) {
       double fe;
       if (j < s.nf) {
-        fe = s.f_end[j];
+        fe = s.f_end(j);
       } else {
         f_end = std::max(f_end, head_f(j)) + p_.f;
         fe = f_end;
       }
       double eb = std::max({s.free, fe + p_.lat, head_b(j)});
-      if (j < s.nf && s.offload_end[j] == s.offload_end[j]) {
-        eb = std::max(eb, s.reload_end[j] == s.reload_end[j] ? s.reload_end[j] : s.offload_end[j] + p_.rel);
+      if (j < s.nf && s.offload_end(j) == s.offload_end(j)) {
+        eb = std::max(eb, s.reload_end(j) == s.reload_end(j) ? s.reload_end(j) : s.offload_end(j) + p_.rel);
       }
       const int rest = p_.m - j;
       lb = std::max({lb, eb + rest * (p_.b + p_.w) + tail, eb + rest * p_.b + p_.tail_b});
@@ -246,19 +257,19 @@ class Search {
     std::vector<std::int64_t>& key = key_;  // scratch: no allocation per call once grown
     std::vector<double>& times = times_;
     key.assign({s.nf, s.nb, s.nw});
-    for (int j = s.nb; j < s.nf; ++j) key.push_back(s.offload_end[j] == s.offload_end[j] ? 1 : 0);
+    for (int j = s.nb; j < s.nf; ++j) key.push_back(s.offload_end(j) == s.offload_end(j) ? 1 : 0);
     times.assign({s.free, s.makespan, s.d2h, s.h2d});
     for (int j = s.nb; j < s.nf; ++j) {
-      times.push_back(s.f_end[j]);
-      times.push_back(s.offload_end[j] == s.offload_end[j] ? s.offload_end[j] : 0.0);
+      times.push_back(s.f_end(j));
+      times.push_back(s.offload_end(j) == s.offload_end(j) ? s.offload_end(j) : 0.0);
     }
-    for (int j = s.nw; j < s.nb; ++j) times.push_back(s.b_end[j]);
+    for (int j = s.nw; j < s.nb; ++j) times.push_back(s.b_end(j));
     // Placed reloads that a later one could still pull back (earliest_chain), and how far.
     double reach = kInf;
     {
       double limit = s.h2d;  // no later reload starts before this (its earliest start)
       for (int k = s.nb - 1; k >= 0; --k) {
-        if (!(s.offload_end[k] == s.offload_end[k])) continue;
+        if (!(s.offload_end(k) == s.offload_end(k))) continue;
         const double start = placed_at(s, k);
         if (!(start == start) || start + p_.rel <= limit + kEps) break;
         key.push_back(k);
@@ -302,31 +313,30 @@ class Search {
     // B(nb): after its F and the latency, and, offloaded, after a reload that fits just in time.
     if (s.nb < s.nf) {
       const int j = s.nb;
-      double t = std::max({s.free, s.f_end[j] + p_.lat, head_b(j)});
+      double t = std::max({s.free, s.f_end(j) + p_.lat, head_b(j)});
       State c = s;
-      const bool offloaded = s.offload_end[j] == s.offload_end[j];
-      if (offloaded && s.reload_end[j] == s.reload_end[j]) {
-        t = std::max(t, s.reload_end[j]);  // its reload started before the node: it is in memory
+      const bool offloaded = s.offload_end(j) == s.offload_end(j);
+      if (offloaded && s.reload_end(j) == s.reload_end(j)) {
+        t = std::max(t, s.reload_end(j));  // its reload started before the node: it is in memory
       } else if (offloaded) {
-        const double reload_from = std::max(s.offload_end[j], s.h2d);
+        const double reload_from = std::max(s.offload_end(j), s.h2d);
         Pulls pulls;
         t = earliest_chain(s, j, std::max(t, reload_from + p_.rel), pulls);
         if (t == t) {
           for (const auto& [k, start] : pulls) {
-            remove_event(c.memory, c.placed[k], p_.act);
+            remove_event(c.memory, c.placed(k), p_.act);
             add_event(c.memory, start, p_.act);
-            c.placed[k] = start;
+            c.placed(k) = start;
           }
           add_event(c.memory, t - p_.rel, p_.act);
-          if (c.placed.size() <= static_cast<std::size_t>(j)) c.placed.resize(j + 1, std::nan(""));
-          c.placed[j] = t - p_.rel;
+          c.placed(j) = t - p_.rel;
           c.h2d = reload_from + p_.rel;
         }
       }
       if (t == t) {
         const double end = t + p_.b;
         add_event(c.memory, end, -(p_.act - p_.mw));
-        c.b_end.push_back(end);
+        c.b_end(c.nb) = end;
         c.nb += 1;
         c.free = end;
         c.makespan = std::max(c.makespan, end + p_.tail_b);
@@ -335,7 +345,7 @@ class Search {
     }
     // W(nw): after its B.
     if (s.nw < s.nb) {
-      const double end = std::max(s.free, s.b_end[s.nw]) + p_.w;
+      const double end = std::max(s.free, s.b_end(s.nw)) + p_.w;
       State c = s;
       add_event(c.memory, end, -p_.mw);
       c.nw += 1;
@@ -355,16 +365,14 @@ class Search {
           const double end = t + p_.f;
           State c = s;
           add_event(c.memory, t, p_.act);
-          c.f_end.push_back(end);
-          c.offload_end.push_back(std::nan(""));
-          c.reload_end.push_back(std::nan(""));
+          c.f_end(c.nf) = end;
           c.nf += 1;
           c.free = end;
           if (p_.offloadable) {
             State o = c;
             const double oe = std::max(end, s.d2h) + p_.off;
             add_event(o.memory, oe, -p_.act);
-            o.offload_end.back() = oe;
+            o.offload_end(o.nf - 1) = oe;
             o.d2h = oe;
             children.push_back(std::move(o));
           }
@@ -461,7 +469,7 @@ SingleStageRelaxation single_stage_relaxation(const Instance& inst, const BoundP
                                               const std::vector<double>& head, double cutoff, std::int64_t node_limit,
                                               double seconds, bool prune) {
   if (!applies(inst, p, s)) return {};
-  return run_search(params(inst, p, s, head), State{}, cutoff, node_limit, seconds, prune);
+  return run_search(params(inst, p, s, head), State(p.m), cutoff, node_limit, seconds, prune);
 }
 
 namespace {
@@ -472,7 +480,7 @@ namespace {
 // so that every node with the same history shares one value.
 State node_state(const BoundProblem& p, const Params& q, int s, const NodeTimes& node, const NodeTransfers& nt,
                  bool history_only) {
-  State st;
+  State st(p.m);
   const int m = p.m;
   const int d = p.device_of[s], g = p.group_of_device[d];
   auto end_of = [&](int type, int j) { return node.end[p.op(type, s, j)]; };
@@ -486,7 +494,7 @@ State node_state(const BoundProblem& p, const Params& q, int s, const NodeTimes&
     const int j = st.nf, sj = s * m + j;
     const double fe = end_of(0, j);
     add_event(st.memory, fe - q.f, q.act);
-    st.f_end.push_back(fe);
+    st.f_end(st.nf) = fe;
     st.free = std::max(st.free, fe);
     double oe = std::nan(""), re = std::nan("");
     if (nt.level[sj] > 0) {
@@ -499,14 +507,14 @@ State node_state(const BoundProblem& p, const Params& q, int s, const NodeTimes&
         st.h2d = std::max(st.h2d, re);
       }
     }
-    st.offload_end.push_back(oe);
-    st.reload_end.push_back(re);
+    st.offload_end(st.nf) = oe;
+    st.reload_end(st.nf) = re;
     ++st.nf;
   }
   while (st.nb < st.nf && known(end_of(1, st.nb))) {
     const double be = end_of(1, st.nb);
     add_event(st.memory, be, -(q.act - q.mw));
-    st.b_end.push_back(be);
+    st.b_end(st.nb) = be;
     st.free = std::max(st.free, be);
     st.makespan = std::max(st.makespan, be + q.tail_b);
     ++st.nb;
@@ -541,7 +549,7 @@ std::vector<double> single_stage_history_key(const Instance& inst, const BoundPr
     key.push_back(e.t);
     key.push_back(e.delta);
   }
-  for (int j = 0; j < st.nf; ++j) key.push_back(st.reload_end[j] == st.reload_end[j] ? st.reload_end[j] : -1.0);
+  for (int j = 0; j < st.nf; ++j) key.push_back(st.reload_end(j) == st.reload_end(j) ? st.reload_end(j) : -1.0);
   return key;
 }
 
