@@ -65,7 +65,8 @@ bool no_fuller_from(const Profile& a, const Profile& b, double from) {
 }
 
 struct State {
-  explicit State(int m = 0) : m(m), per_mb(static_cast<std::size_t>(5 * m), std::nan("")) {}
+  explicit State(int microbatches = 0)
+      : m(microbatches), per_mb(static_cast<std::size_t>(5 * microbatches), std::nan("")) {}
   int m;
   int nf = 0, nb = 0, nw = 0;  // F, B, W done (in microbatch order)
   double free = 0;             // the device is free from here on
@@ -182,7 +183,7 @@ class Search {
       double limit = t - p_.rel;  // the reload of j starts here; earlier ones end by then
       for (int k = j - 1; k >= 0; --k) {
         if (!(s.offload_end(k) == s.offload_end(k))) continue;  // level 0: no reload
-        const double start = placed_at(s, k);
+        const double start = s.placed(k);
         if (!(start == start)) break;  // its reload started before the node: the chain ends there
         if (start + p_.rel <= limit + kEps) break;
         pulls.emplace_back(k, limit - p_.rel);
@@ -201,13 +202,13 @@ class Search {
         add_event(mem, start, p_.act);
       }
       add_event(mem, t - p_.rel, p_.act);
-      const double from = pulls.empty() ? t - p_.rel : pulls.back().second;
+      const double from = pulls.back().second;  // the earliest new start
       double value = 0, step = -1;
       for (std::size_t e = 0; e < mem.size() && step < 0; ++e) {
         value += mem[e].delta;
         if (e + 1 < mem.size() && mem[e + 1].t <= mem[e].t + kEps) continue;  // same instant
         const double seg_start = mem[e].t, seg_end = e + 1 < mem.size() ? mem[e + 1].t : kInf;
-        if (seg_end <= from + kEps || value + 0.0 <= p_.cap + kEps) continue;
+        if (seg_end <= from + kEps || value <= p_.cap + kEps) continue;
         // Overfull on [seg_start, seg_end): the least t that moves one new holding out of it.
         double inc = kInf;
         if (t - p_.rel < seg_end - kEps) inc = seg_end - (t - p_.rel);
@@ -223,8 +224,6 @@ class Search {
     pulls.clear();  // not settled: fall back to the reload alone, a weaker but valid model
     return earliest_window(s.memory, t0);
   }
-
-  static double placed_at(const State& s, int k) { return s.placed(k); }
 
   // Every remaining op runs on the device after `free`, and the last to end is a B or a W (each
   // F is followed by its B and W), so its tail follows. For each remaining B(j): it waits for its
@@ -270,7 +269,7 @@ class Search {
       double limit = s.h2d;  // no later reload starts before this (its earliest start)
       for (int k = s.nb - 1; k >= 0; --k) {
         if (!(s.offload_end(k) == s.offload_end(k))) continue;
-        const double start = placed_at(s, k);
+        const double start = s.placed(k);
         if (!(start == start) || start + p_.rel <= limit + kEps) break;
         key.push_back(k);
         times.push_back(start);
