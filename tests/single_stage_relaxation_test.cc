@@ -76,6 +76,7 @@ TEST(SingleStageRelaxation, LiftsTheRootBoundOfOffloadSlow) {
   const SingleStageRelaxation r = relax(inst, 0);
   ASSERT_TRUE(r.applicable);
   ASSERT_TRUE(r.finished) << r.nodes << " nodes";
+  EXPECT_TRUE(r.exact);  // no cutoff: its optimum was found
   std::printf("[ relax    ] offload-slow-pcie-4x8, stage 0: %.4f ms in %lld nodes\n", r.bound,
               static_cast<long long>(r.nodes));
   // The cheap bounds give 318.63 at the root. 334.58: CP-SAT's optimum for the same model
@@ -428,6 +429,7 @@ TEST(SingleStageRelaxation, AppliesOnlyWhereItsModelHolds) {
   EXPECT_TRUE(capped.finished);
   EXPECT_NEAR(capped.bound, 300.0, 1e-6);
   EXPECT_LE(capped.bound, 300.0);
+  EXPECT_FALSE(capped.exact);  // nothing below the cutoff: only a lower bound
 }
 
 }  // namespace

@@ -457,6 +457,7 @@ SingleStageRelaxation run_search(const Params& q, const State& start, double cut
   out.nodes = search.nodes();
   // Less a hair, so that the pruning tolerance inside the search can never make it too large.
   if (out.finished) out.bound = std::min(search.best(), cutoff) - 1e-7;
+  out.exact = out.finished && search.best() < cutoff;
   return out;
 }
 
@@ -562,11 +563,11 @@ std::vector<double> single_stage_node_key(const Instance& inst, const BoundProbl
   return key;
 }
 
-std::vector<double> single_stage_node_params(const Instance& inst, const BoundProblem& p, int s, const NodeTimes& node,
-                                             const NodeTransfers& nt, const std::vector<double>& head) {
+std::vector<double> single_stage_node_params(const Instance& /*inst*/, const BoundProblem& p, int s,
+                                             const NodeTimes& node, const NodeTransfers& nt,
+                                             const std::vector<double>& head) {
   const int d = p.device_of[s], g = p.group_of_device[d];
   std::vector<double> out{node.device_free[d], node.makespan_so_far, nt.d2h_free[g], nt.h2d_free[g]};
-  (void)inst;
   for (int type = 0; type < 2; ++type) {
     for (int j = 0; j < p.m; ++j) {
       const int o = p.op(type, s, j);

@@ -64,6 +64,9 @@ struct SingleStageRelaxation {
   double bound = 0;          // a lower bound on the makespan (0: not applicable, or not finished)
   bool applicable = false;   // the stage fits the model (see above)
   bool finished = false;     // the search ended within its node limit (then `bound` is valid)
+  // Finished and a relaxed schedule below the cutoff was found: `bound` is the relaxed optimum
+  // (less a hair). Otherwise a finished search only shows the optimum is at least the cutoff.
+  bool exact = false;
   std::int64_t nodes = 0;    // search nodes
 };
 

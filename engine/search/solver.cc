@@ -295,7 +295,7 @@ class Search {
     double best = 0;
     const double cut = cutoff();
     // Asked a little above the cutoff: the relaxation returns its value less a hair.
-    const double ask = cut + 1e-6;
+    const double ask = cut + kRelaxationTolerance;
     for (int s : relax_stages_) {
       std::vector<double> key = single_stage_history_key(inst_, problem_, s, w.times, w.transfers);
       key.push_back(static_cast<double>(s));
@@ -335,7 +335,7 @@ class Search {
   double node_relaxation(Worker& w) {
     double best = 0;
     const double cut = cutoff();
-    const double ask = cut + 1e-6;
+    const double ask = cut + kRelaxationTolerance;  // as in history_relaxation
     for (int s : relax_stages_) {
       std::vector<double> key = single_stage_node_key(inst_, problem_, s, w.times, w.transfers);
       key.push_back(static_cast<double>(s));
@@ -356,9 +356,7 @@ class Search {
         ++w.stats.node_relaxation_hits;
         best = std::max(best, lift_to_cutoff(known, cut));
         if (best >= cut) return best;
-        if (hopeless) {
-          continue;
-        }
+        if (hopeless) continue;
       }
       const SingleStageRelaxation r = single_stage_relaxation_at_node(inst_, problem_, s, w.times, w.transfers, w.head,
                                                                       ask, kNodeRelaxationNodes);
@@ -372,10 +370,13 @@ class Search {
         std::lock_guard<std::mutex> lock(relax_mu_);
         // Within its memory budget: about (params + 64) bytes an entry.
         const std::size_t cap = kNodeMemoBytes / (params.size() * sizeof(double) + 64);
-        if (node_memo_entries_ < cap && (node_memo_.size() < kRelaxationMemo || node_memo_.count(key))) {
-          NodeEntries& entries = node_memo_[key];
-          // Below ask less the hair: a schedule of the relaxation was found, so the value is exact.
-          NodeEntry e{std::move(params), r.bound, r.bound < ask - 1.5e-7};
+        auto it = node_memo_.find(key);
+        if (it == node_memo_.end() && node_memo_entries_ < cap && node_memo_.size() < kRelaxationMemo) {
+          it = node_memo_.emplace(std::move(key), NodeEntries{}).first;
+        }
+        if (it != node_memo_.end() && node_memo_entries_ < cap) {
+          NodeEntries& entries = it->second;
+          NodeEntry e{std::move(params), r.bound, r.exact};
           if (entries.list.size() < kNodeEntriesPerKey) {
             entries.list.push_back(std::move(e));
             ++node_memo_entries_;
