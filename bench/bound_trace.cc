@@ -8,9 +8,10 @@
 //
 //   ./build/bench/bound_trace INSTANCE SCHEDULE [--every N] [--relaxation]
 //
-// --relaxation adds a column: the largest single-stage relaxation at the node
-// (engine/bounds/single_stage_relaxation.h, at most 1M search nodes per stage; "-" where it
-// applies to no stage or does not finish), the bound the search uses at the root only.
+// --relaxation adds two columns: the largest single-stage relaxation at the node with its own
+// heads and times, free model (engine/bounds/single_stage_relaxation.h, at most 1M search nodes
+// per stage; "-" where it applies to no stage or does not finish), and from each stage's history
+// only, the first stage under the spec's start rules, as the search uses it at every node.
 //
 // Complexity: one node bound per decision (O(N) decisions for N actions), plus the relaxation's
 // searches when asked for.
@@ -51,14 +52,17 @@ int usage(const char* why) {
 }
 
 // The largest finished single-stage relaxation at the node whose times, transfers and heads are
-// in `work` (`history`: from each stage's own history only, as the search uses it); NaN when
-// none applies or finishes.
+// in `work` (`history`: from each stage's own history only, as the search uses it, the first
+// stage under the spec's start rules where they apply); NaN when none applies or finishes.
 double relaxation_at(const Instance& inst, const BoundProblem& p, const NodeBoundWork& work, bool history) {
   double best = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   for (int s = 0; s < p.S; ++s) {
+    const StartRules rules = single_stage_relaxation_applies(inst, p, s, StartRules::kSpecFirstStage)
+                                 ? StartRules::kSpecFirstStage
+                                 : StartRules::kFree;
     const SingleStageRelaxation r =
-        history ? single_stage_relaxation_of_history(inst, p, s, work.times, work.transfers, inf, 1'000'000)
+        history ? single_stage_relaxation_of_history(inst, p, s, work.times, work.transfers, inf, 1'000'000, rules)
                 : single_stage_relaxation_at_node(inst, p, s, work.times, work.transfers, work.head, inf, 1'000'000);
     if (r.finished && !(r.bound <= best)) best = r.bound;
   }

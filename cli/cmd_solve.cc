@@ -367,6 +367,7 @@ int run_solve(const SolveArgs& a) {
                   << (res.stats.single_stage_bound > 0 ? num(res.stats.single_stage_bound) : std::string("none")) << " ("
                   << res.stats.single_stage_nodes << " nodes, " << num(res.stats.single_stage_seconds, 3) << " s)\n";
         std::cout << "  relaxation at nodes: " << res.stats.relaxation_calls << " calls ("
+                  << res.stats.spec_rule_calls << " of them the first stage's under the spec's start rules; "
                   << res.stats.relaxation_unfinished << " unfinished), " << res.stats.relaxation_hits
                   << " memo hits, " << res.stats.pruned_relaxation << " nodes cut; with the node's heads: "
                   << res.stats.node_relaxation_calls << " calls, " << res.stats.node_relaxation_hits << " memo answers\n";

@@ -21,30 +21,34 @@ constexpr std::size_t kEntriesPerKey = 32;
 // A change of the stage's memory at time t (bytes; removals are negative).
 struct Event {
   double t, delta;
+  bool history = false;  // an addition of the node's history (a forward or a reload that started)
   bool operator<(const Event& o) const { return t < o.t || (t == o.t && delta < o.delta); }
 };
 using Profile = std::vector<Event>;  // sorted by time
 
-void add_event(Profile& p, double t, double delta) {
-  const Event e{t, delta};
+void add_event(Profile& p, double t, double delta, bool history = false) {
+  const Event e{t, delta, history};
   p.insert(std::upper_bound(p.begin(), p.end(), e), e);
 }
 
 void remove_event(Profile& p, double t, double delta) {
   for (auto it = p.begin(); it != p.end(); ++it) {
-    if (it->t == t && it->delta == delta) {
+    if (it->t == t && it->delta == delta && !it->history) {
       p.erase(it);
       return;
     }
   }
 }
 
-// Memory after every event at or before t.
-double memory_at(const Profile& p, double t) {
+// The memory a forward starting at t sees (spec 4): what was added before t, less what was
+// removed up to t; a reload that this search placed to start at t comes after the forward. (One
+// that started at t in the node's history did start: no forward that is not in the history
+// started with it, so it counts.)
+double memory_for_forward(const Profile& p, double t) {
   double m = 0;
   for (const Event& e : p) {
     if (e.t > t + kEps) break;
-    m += e.delta;
+    if (e.t < t - kEps || e.delta < 0 || e.history) m += e.delta;
   }
   return m;
 }
@@ -66,16 +70,19 @@ bool no_fuller_from(const Profile& a, const Profile& b, double from) {
 
 struct State {
   explicit State(int microbatches = 0)
-      : m(microbatches), per_mb(static_cast<std::size_t>(5 * microbatches), std::nan("")) {}
+      : m(microbatches), per_mb(static_cast<std::size_t>(6 * microbatches), std::nan("")) {}
   int m;
   int nf = 0, nb = 0, nw = 0;  // F, B, W done (in microbatch order)
   double free = 0;             // the device is free from here on
   double makespan = 0;         // largest end + tail so far
   double d2h = 0;              // the D2H channel is free from here on
   double h2d = 0;              // the next reload can start no earlier
+  int block_w = -1;            // spec rules: W's since the last B, which came after the last F (-1: no such B)
   // Per microbatch, in one buffer (one allocation a copy): F's end [j < nf]; its offload's end
   // (NaN at level 0); the end of a reload that already started at the node (else NaN); B's end
-  // [j < nb]; the start of a reload this search placed (else NaN).
+  // [j < nb]; the start of a reload this search placed (else NaN); for a reload that a waiting
+  // forward forced to start by a deadline (spec rules; B not placed yet: `placed` is the
+  // deadline), the earliest start the channel allows it (else NaN).
   std::vector<double> per_mb;
   Profile memory;
   double& f_end(int j) { return per_mb[j]; }
@@ -83,11 +90,14 @@ struct State {
   double& reload_end(int j) { return per_mb[2 * m + j]; }
   double& b_end(int j) { return per_mb[3 * m + j]; }
   double& placed(int j) { return per_mb[4 * m + j]; }
+  double& forced_from(int j) { return per_mb[5 * m + j]; }
   double f_end(int j) const { return per_mb[j]; }
   double offload_end(int j) const { return per_mb[m + j]; }
   double reload_end(int j) const { return per_mb[2 * m + j]; }
   double b_end(int j) const { return per_mb[3 * m + j]; }
   double placed(int j) const { return per_mb[4 * m + j]; }
+  double forced_from(int j) const { return per_mb[5 * m + j]; }
+  bool forced(int j) const { return per_mb[5 * m + j] == per_mb[5 * m + j]; }
 };
 
 struct Params {
@@ -97,6 +107,7 @@ struct Params {
   double off = 0, rel = 0, lat = 0;
   double tail_b = 0, tail_w = 0;
   bool offloadable = false;
+  bool spec_first = false;  // the first stage under the spec's start rules (see below)
   std::vector<double> head_f, head_b;
 };
 
@@ -131,7 +142,7 @@ class Search {
   double earliest_fit(const Profile& mem, double t0) const {
     double t = t0;
     for (;;) {
-      if (memory_at(mem, t) + p_.act <= p_.cap + kEps) return t;
+      if (memory_for_forward(mem, t) + p_.act <= p_.cap + kEps) return t;
       double next = kInf;
       for (const Event& e : mem) {
         if (e.t > t + kEps) {
@@ -244,7 +255,9 @@ class Search {
       }
       double eb = std::max({s.free, fe + p_.lat, head_b(j)});
       if (j < s.nf && s.offload_end(j) == s.offload_end(j)) {
-        eb = std::max(eb, s.reload_end(j) == s.reload_end(j) ? s.reload_end(j) : s.offload_end(j) + p_.rel);
+        eb = std::max(eb, s.reload_end(j) == s.reload_end(j) ? s.reload_end(j)
+                          : s.forced(j)                  ? s.forced_from(j) + p_.rel
+                                                         : s.offload_end(j) + p_.rel);
       }
       const int rest = p_.m - j;
       lb = std::max({lb, eb + rest * (p_.b + p_.w) + tail, eb + rest * p_.b + p_.tail_b});
@@ -255,18 +268,29 @@ class Search {
   bool dominated(const State& s) {
     std::vector<std::int64_t>& key = key_;  // scratch: no allocation per call once grown
     std::vector<double>& times = times_;
-    key.assign({s.nf, s.nb, s.nw});
-    for (int j = s.nb; j < s.nf; ++j) key.push_back(s.offload_end(j) == s.offload_end(j) ? 1 : 0);
+    key.assign({s.nf, s.nb, s.nw, s.block_w});
+    for (int j = s.nb; j < s.nf; ++j) {
+      key.push_back(s.offload_end(j) == s.offload_end(j) ? (s.placed(j) == s.placed(j) ? 2 : 1) : 0);
+    }
     times.assign({s.free, s.makespan, s.d2h, s.h2d});
     for (int j = s.nb; j < s.nf; ++j) {
       times.push_back(s.f_end(j));
       times.push_back(s.offload_end(j) == s.offload_end(j) ? s.offload_end(j) : 0.0);
+      // A forced reload: a later deadline and an earlier earliest start leave more choice.
+      times.push_back(s.forced(j) ? -s.placed(j) : 0.0);
+      times.push_back(s.forced(j) ? s.forced_from(j) : 0.0);
     }
     for (int j = s.nw; j < s.nb; ++j) times.push_back(s.b_end(j));
     // Placed reloads that a later one could still pull back (earliest_chain), and how far.
     double reach = kInf;
     {
       double limit = s.h2d;  // no later reload starts before this (its earliest start)
+      for (int j = s.nb; j < s.nf; ++j) {
+        if (s.forced(j)) {  // forced reloads may move back to their earliest starts
+          limit = std::min(limit, s.forced_from(j));
+          reach = std::min(reach, s.forced_from(j));
+        }
+      }
       for (int k = s.nb - 1; k >= 0; --k) {
         if (!(s.offload_end(k) == s.offload_end(k))) continue;
         const double start = s.placed(k);
@@ -274,7 +298,7 @@ class Search {
         key.push_back(k);
         times.push_back(start);
         limit -= p_.rel;
-        reach = limit;
+        reach = std::min(reach, limit);
       }
     }
     auto found = memo_.find(key);
@@ -317,6 +341,30 @@ class Search {
       const bool offloaded = s.offload_end(j) == s.offload_end(j);
       if (offloaded && s.reload_end(j) == s.reload_end(j)) {
         t = std::max(t, s.reload_end(j));  // its reload started before the node: it is in memory
+      } else if (offloaded && s.forced(j)) {
+        // Forced by a waiting forward to start by its deadline (spec rules): it may also start
+        // earlier, from its earliest start on, if memory holds it there (and the reloads before
+        // it, pulled back down the chain), so that its B starts earlier.
+        const double deadline = s.placed(j);
+        State tmp = s;
+        remove_event(tmp.memory, deadline, p_.act);
+        tmp.placed(j) = std::nan("");
+        Pulls pulls;
+        const double early = earliest_chain(tmp, j, std::max(t, s.forced_from(j) + p_.rel), pulls);
+        if (early == early && early - p_.rel <= deadline + kEps) {
+          c = tmp;
+          for (const auto& [k, start] : pulls) {
+            remove_event(c.memory, c.placed(k), p_.act);
+            add_event(c.memory, start, p_.act);
+            c.placed(k) = start;
+          }
+          add_event(c.memory, early - p_.rel, p_.act);
+          c.placed(j) = early - p_.rel;
+          t = early;
+        } else {
+          t = std::max(t, deadline + p_.rel);  // it stays at its deadline
+        }
+        c.forced_from(j) = std::nan("");
       } else if (offloaded) {
         const double reload_from = std::max(s.offload_end(j), s.h2d);
         Pulls pulls;
@@ -337,6 +385,7 @@ class Search {
         add_event(c.memory, end, -(p_.act - p_.mw));
         c.b_end(c.nb) = end;
         c.nb += 1;
+        c.block_w = 0;
         c.free = end;
         c.makespan = std::max(c.makespan, end + p_.tail_b);
         children.push_back(std::move(c));
@@ -348,34 +397,23 @@ class Search {
       State c = s;
       add_event(c.memory, end, -p_.mw);
       c.nw += 1;
+      if (c.block_w >= 0) ++c.block_w;
       c.free = end;
       c.makespan = std::max(c.makespan, end + p_.tail_w);
       children.push_back(std::move(c));
     }
     // F(nf) at level 0 or 1, as early as memory allows or at any later offload end.
     if (s.nf < p_.m) {
-      const double t0 = earliest_fit(s.memory, std::max(s.free, head_f(s.nf)));
-      if (t0 == t0) {
-        std::vector<double> starts{t0};
-        for (const Event& e : s.memory) {
-          if (e.t > t0 + kEps && e.delta < 0 && e.t > starts.back() + kEps) starts.push_back(e.t);
-        }
-        for (double t : starts) {
-          const double end = t + p_.f;
-          State c = s;
-          add_event(c.memory, t, p_.act);
-          c.f_end(c.nf) = end;
-          c.nf += 1;
-          c.free = end;
-          if (p_.offloadable) {
-            State o = c;
-            const double oe = std::max(end, s.d2h) + p_.off;
-            add_event(o.memory, oe, -p_.act);
-            o.offload_end(o.nf - 1) = oe;
-            o.d2h = oe;
-            children.push_back(std::move(o));
+      if (p_.spec_first) {
+        spec_forwards(s, children);
+      } else {
+        const double t0 = earliest_fit(s.memory, std::max(s.free, head_f(s.nf)));
+        if (t0 == t0) {
+          std::vector<double> starts{t0};
+          for (const Event& e : s.memory) {
+            if (e.t > t0 + kEps && e.delta < 0 && e.t > starts.back() + kEps) starts.push_back(e.t);
           }
-          children.push_back(std::move(c));
+          for (double t : starts) push_forward(s, t, children);
         }
       }
     }
@@ -385,6 +423,147 @@ class Search {
     for (const auto& [lb, k] : order) {
       if (prune_ && lb >= best_ - kEps) break;
       dfs(children[k]);
+    }
+  }
+
+  // Appends F(nf) starting at t, at level 0 and (offloadable) at level 1.
+  void push_forward(const State& s, double t, std::vector<State>& children) const {
+    const double end = t + p_.f;
+    State c = s;
+    add_event(c.memory, t, p_.act);
+    c.f_end(c.nf) = end;
+    c.nf += 1;
+    c.free = end;
+    c.block_w = -1;
+    if (p_.offloadable) {
+      State o = c;
+      const double oe = std::max(end, s.d2h) + p_.off;
+      add_event(o.memory, oe, -p_.act);
+      o.offload_end(o.nf - 1) = oe;
+      o.d2h = oe;
+      children.push_back(std::move(o));
+    }
+    children.push_back(std::move(c));
+  }
+
+  // The block of the last B and the W's after it, moved later by delta (its B waited longer
+  // for its input): their memory releases and the device's free time move with it.
+  State shifted_block(const State& s, double delta) const {
+    State c = s;
+    const int jb = s.nb - 1;
+    double t = s.b_end(jb);
+    remove_event(c.memory, t, -(p_.act - p_.mw));
+    add_event(c.memory, t + delta, -(p_.act - p_.mw));
+    c.makespan = std::max(c.makespan, t + delta + p_.tail_b);
+    for (int i = 0; i < s.block_w; ++i) {
+      t = t + p_.w;
+      remove_event(c.memory, t, -p_.mw);
+      add_event(c.memory, t + delta, -p_.mw);
+      c.makespan = std::max(c.makespan, t + delta + p_.tail_w);
+    }
+    c.b_end(jb) += delta;
+    c.free = s.free + delta;
+    return c;
+  }
+
+  // Reloads that must have started by the instants in [t0, tau) for a forward to wait there:
+  // 1 placed in c (forced), 0 no forward waits so, -1 nothing to force can be proven (the
+  // forward may wait, unforced).
+  int force_blocked(State& c, double t0, double tau) const {
+    std::vector<int> pend;
+    for (int k = c.nb; k < c.nf; ++k) {
+      const bool offloaded = c.offload_end(k) == c.offload_end(k);
+      const bool reloading = c.placed(k) == c.placed(k) || c.reload_end(k) == c.reload_end(k);
+      if (offloaded && !reloading) pend.push_back(k);
+    }
+    std::vector<double> deadline(pend.size(), kInf);
+    std::size_t most = 0;
+    auto at = [&](double x) {
+      const double mem = memory_for_forward(c.memory, x);
+      std::size_t need = 0;
+      while (mem + p_.act * static_cast<double>(need + 1) <= p_.cap + kEps && need <= pend.size()) ++need;
+      if (need > pend.size()) return false;
+      for (std::size_t q = 0; q < need; ++q) deadline[q] = std::min(deadline[q], x);
+      most = std::max(most, need);
+      return true;
+    };
+    if (!at(t0)) return 0;
+    for (const Event& e : c.memory) {
+      if (e.t > t0 + kEps && e.t < tau - kEps && e.delta < 0 && !at(e.t)) return 0;
+    }
+    if (most == 0) return 1;
+    std::vector<double> start(most);
+    for (std::size_t q = most; q-- > 0;) {
+      start[q] = q + 1 < most ? std::min(deadline[q], start[q + 1] - p_.rel) : deadline[q];
+    }
+    // A placed reload still to end after the first forced start: pulling it is not modelled.
+    for (int k = c.nb - 1; k >= 0; --k) {
+      if (!(c.offload_end(k) == c.offload_end(k))) continue;
+      if (c.placed(k) == c.placed(k) && c.placed(k) + p_.rel > start[0] + kEps) return -1;
+      break;
+    }
+    double e = c.h2d;
+    std::vector<double> from(most);
+    for (std::size_t q = 0; q < most; ++q) {
+      from[q] = std::max(e, c.offload_end(pend[q]));
+      if (start[q] < from[q] - kEps) return 0;
+      e = from[q] + p_.rel;
+    }
+    // Each starts strictly before its deadline (at equal times a forward's start comes before a
+    // reload's, spec 4), so it must fit in the memory just before: what is released at the
+    // deadline itself does not count.
+    Profile mem = c.memory;
+    for (std::size_t q = 0; q < most; ++q) {
+      double before = 0;
+      for (const Event& ev : mem) {
+        if (ev.t >= start[q] - kEps) break;
+        before += ev.delta;
+      }
+      if (before + p_.act > p_.cap + kEps) return 0;
+      add_event(mem, start[q], p_.act);
+    }
+    double value = 0;
+    for (std::size_t k = 0; k < mem.size(); ++k) {
+      value += mem[k].delta;
+      if (k + 1 < mem.size() && mem[k + 1].t <= mem[k].t + kEps) continue;
+      if (mem[k].t >= start[0] - kEps && value > p_.cap + kEps) return 0;
+    }
+    c.memory = std::move(mem);
+    for (std::size_t q = 0; q < most; ++q) {
+      c.placed(pend[q]) = start[q];
+      c.forced_from(pend[q]) = from[q];
+    }
+    c.h2d = e;
+    return 1;
+  }
+
+  // The first stage under the spec's rules: a forward has no input to wait for, so it starts
+  // when the op before it ends, unless memory holds it back (then until an offload ends, with
+  // enough reloads started to fill memory), or unless the last B waited longer for its input
+  // (the block of that B and its W's moves later, releases included).
+  void spec_forwards(const State& s, std::vector<State>& children) const {
+    std::vector<State> bases{s};
+    if (s.block_w >= 0) {
+      for (const Event& e : s.memory) {
+        if (e.t > s.free + kEps && e.delta < 0 && e.t > bases.back().free + kEps) {
+          bases.push_back(shifted_block(s, e.t - s.free));
+        }
+      }
+    }
+    for (const State& b : bases) {
+      const double t0 = earliest_fit(b.memory, std::max(b.free, head_f(b.nf)));
+      if (!(t0 == t0)) continue;
+      push_forward(b, t0, children);
+      double last = t0;
+      for (const Event& e : b.memory) {
+        if (!(e.t > last + kEps && e.delta < 0)) continue;
+        last = e.t;
+        State c = b;
+        const int r = force_blocked(c, t0, e.t);
+        if (r == 0) continue;
+        if (memory_for_forward(c.memory, e.t) + p_.act > p_.cap + kEps) continue;  // still waits: a later end
+        push_forward(c, e.t, children);
+      }
     }
   }
 
@@ -463,13 +642,17 @@ SingleStageRelaxation run_search(const Params& q, const State& start, double cut
 
 }  // namespace
 
-bool single_stage_relaxation_applies(const Instance& inst, const BoundProblem& p, int s) { return applies(inst, p, s); }
+bool single_stage_relaxation_applies(const Instance& inst, const BoundProblem& p, int s, StartRules rules) {
+  return applies(inst, p, s) && (rules == StartRules::kFree || s == 0);
+}
 
 SingleStageRelaxation single_stage_relaxation(const Instance& inst, const BoundProblem& p, int s,
                                               const std::vector<double>& head, double cutoff, std::int64_t node_limit,
-                                              double seconds, bool prune) {
-  if (!applies(inst, p, s)) return {};
-  return run_search(params(inst, p, s, head), State(p.m), cutoff, node_limit, seconds, prune);
+                                              double seconds, bool prune, StartRules rules) {
+  if (!single_stage_relaxation_applies(inst, p, s, rules)) return {};
+  Params q = params(inst, p, s, head);
+  q.spec_first = rules == StartRules::kSpecFirstStage;
+  return run_search(q, State(p.m), cutoff, node_limit, seconds, prune);
 }
 
 namespace {
@@ -493,7 +676,7 @@ State node_state(const BoundProblem& p, const Params& q, int s, const NodeTimes&
   while (st.nf < m && known(end_of(0, st.nf))) {
     const int j = st.nf, sj = s * m + j;
     const double fe = end_of(0, j);
-    add_event(st.memory, fe - q.f, q.act);
+    add_event(st.memory, fe - q.f, q.act, true);
     st.f_end(st.nf) = fe;
     st.free = std::max(st.free, fe);
     double oe = std::nan(""), re = std::nan("");
@@ -503,7 +686,7 @@ State node_state(const BoundProblem& p, const Params& q, int s, const NodeTimes&
       add_event(st.memory, oe, -q.act);
       if (known(nt.reload_start[sj])) {
         re = known(nt.reload_end[sj]) ? nt.reload_end[sj] : nt.reload_start[sj] + q.rel;
-        add_event(st.memory, nt.reload_start[sj], q.act);
+        add_event(st.memory, nt.reload_start[sj], q.act, true);
         st.h2d = std::max(st.h2d, re);
       }
     }
@@ -581,9 +764,10 @@ std::vector<double> single_stage_node_params(const Instance& /*inst*/, const Bou
 
 SingleStageRelaxation single_stage_relaxation_of_history(const Instance& inst, const BoundProblem& p, int s,
                                                          const NodeTimes& node, const NodeTransfers& nt, double cutoff,
-                                                         std::int64_t node_limit) {
-  if (!applies(inst, p, s)) return {};
-  const Params q = params(inst, p, s, {});
+                                                         std::int64_t node_limit, StartRules rules) {
+  if (!single_stage_relaxation_applies(inst, p, s, rules)) return {};
+  Params q = params(inst, p, s, {});
+  q.spec_first = rules == StartRules::kSpecFirstStage;
   return run_search(q, node_state(p, q, s, node, nt, true), cutoff, node_limit, 0, true);
 }
 

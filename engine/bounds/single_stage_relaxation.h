@@ -39,6 +39,42 @@
 // bound is 0). On offload-slow-pcie-4x8 it gives 334.58 at the root and 338.82 and 341.92 along
 // the best known schedule, CP-SAT's values for the same model (bench/README.md).
 //
+// The first stage under the spec's start rules (StartRules::kSpecFirstStage). The free model
+// lets a forward wait at will, and its optimum uses that: on offload-slow-pcie-4x8 it holds a
+// first-stage forward back after a W so that a reload takes the memory first (bench/README.md).
+// In the spec a first-stage forward has no input: F(0, j) starts at max(now, memory fit), where
+// now is the end of the compute op before it, and at equal times a forward's start comes before
+// a reload's (spec 4). Every spec schedule's stage 0 therefore also obeys, on top of the free
+// model:
+//   (a) a W starts when the op before it ends (its B ended before that);
+//   (b) a forward starts when the op before it ends, unless memory blocks it on the whole wait:
+//       then reloads that started strictly before each instant of the wait fill the memory;
+//   (c) only a B may wait at will (its input comes from stage 1), which moves the ops after it.
+// The search keeps that: a forward starts at its earliest fit after the op before it, or at a
+// later offload end (the memory only falls there, as in the free model) if the reloads it needs
+// can be forced to start before each instant of the wait: the first pending ones, in channel
+// order, each strictly before its deadline, as late as that allows, after its offload and the
+// channel's earliest free time, and fitting in the memory before the deadline; they are placed
+// at once. Or the last B and the W's after it move later (c) so that the forward starts at a
+// later offload end; their releases move with them, which is what the free model missed. Only a
+// B that waits directly before a forward (with W's between) matters: a B followed by another B
+// can as well run at once, the later B waiting instead. The B's reload stays where it was; that
+// holds its memory earlier, when no op of the stage needs it (later reloads start after it on
+// the channel, and the ops after the B start after its end). A forced reload that would need an
+// earlier placed reload pulled back is not modelled: the forward may then wait unforced, which
+// is weaker and still sound. Spec schedules satisfy all this, and their timelines restricted to
+// the stage, with reloads at their latest placements, are points of this model; so the optimum
+// is still a lower bound, and at least the free model's (it only adds constraints). At a node the
+// history's ops stay where they are (so no block of the history moves), which is why the history
+// value needs no monotonicity: every completion of every node with that history obeys (a)-(c)
+// from the history's last op on. The node's own times are not used with these rules: a later
+// device free time can lower the value (a forward then starts later), so the node memo's
+// monotone answers would not hold. Values: offload-slow-pcie-4x8, along the best known
+// schedule, 341.92 from decision 15 on (the free model: 338.82 until decision 45), which is what
+// proves 341.92 optimal (bench/README.md). Checked like the free model, against plain
+// enumeration, proven optima (solved without it), good and random schedules along their paths,
+// and the brute-force oracle (tests/single_stage_relaxation_test.cc).
+//
 // Applies to a stage alone on its device, with a split backward, under memory pressure, whose
 // instance's offload levels are 0 and 1 only (other levels: not yet modelled; the bound is 0).
 //
@@ -60,6 +96,12 @@
 
 namespace optpipe {
 
+// Which start rules the relaxed stage obeys (see above).
+enum class StartRules {
+  kFree,            // timing free: ops may start later than they could
+  kSpecFirstStage,  // stage 0 only: its forwards start as the spec starts them
+};
+
 struct SingleStageRelaxation {
   double bound = 0;          // a lower bound on the makespan (0: not applicable, or not finished)
   bool applicable = false;   // the stage fits the model (see above)
@@ -78,10 +120,12 @@ struct SingleStageRelaxation {
 // of the same model (the tests' reference).
 SingleStageRelaxation single_stage_relaxation(const Instance& instance, const BoundProblem& problem, int s,
                                               const std::vector<double>& head, double cutoff,
-                                              std::int64_t node_limit, double seconds = 0, bool prune = true);
+                                              std::int64_t node_limit, double seconds = 0, bool prune = true,
+                                              StartRules rules = StartRules::kFree);
 
-// Whether stage s fits the model (the conditions above).
-bool single_stage_relaxation_applies(const Instance& instance, const BoundProblem& problem, int s);
+// Whether stage s fits the model (the conditions above; kSpecFirstStage: and s = 0).
+bool single_stage_relaxation_applies(const Instance& instance, const BoundProblem& problem, int s,
+                                     StartRules rules = StartRules::kFree);
 
 // Stage s at a search node: what started stays where it is (its ends in `node`, its offload
 // levels and transfers in `transfers`, an offload not yet started as early as its channel
@@ -94,10 +138,13 @@ SingleStageRelaxation single_stage_relaxation_at_node(const Instance& instance, 
 
 // The same from stage s's own history only (its ops that started, their times and transfers),
 // without the node's time, heads or other free times: weaker, but the same for every node with
-// that history, so a search can keep it in a memo keyed by single_stage_history_key.
+// that history, so a search can keep it in a memo keyed by single_stage_history_key. With
+// kSpecFirstStage too: every completion of every node with that history obeys the rules from the
+// history's last op on (the argument above needs no monotonicity).
 SingleStageRelaxation single_stage_relaxation_of_history(const Instance& instance, const BoundProblem& problem, int s,
                                                          const NodeTimes& node, const NodeTransfers& transfers,
-                                                         double cutoff, std::int64_t node_limit);
+                                                         double cutoff, std::int64_t node_limit,
+                                                         StartRules rules = StartRules::kFree);
 std::vector<double> single_stage_history_key(const Instance& instance, const BoundProblem& problem, int s,
                                              const NodeTimes& node, const NodeTransfers& transfers);
 

@@ -14,7 +14,8 @@
 // applies to (engine/bounds/single_stage_relaxation.h; 5% of the time limit, at most 2 s), which
 // is valid for the whole tree and so floors the reported bound; with offload, every child also
 // takes the relaxation of each stage's own history (what that stage did so far), which many
-// nodes share and a memo answers.
+// nodes share and a memo answers; the first stage's follows the spec's start rules (a forward
+// with no input starts when the op before it ends unless memory blocks it).
 //
 // The first incumbent is the best warm start (callers pass the heuristics' schedules, improved
 // by local search: heuristics/warm_starts.h); an optional large neighbourhood search (lns.h)
@@ -106,6 +107,9 @@ struct SolveOptions {
   // something can offload, at every node from each stage's own history, memoised, for the
   // stages whose relaxation finished at the root (false: off, for comparisons).
   bool stage_relaxation = true;
+  // ... with the first stage under the spec's start rules (StartRules::kSpecFirstStage) at the
+  // root and from its history (false: the free model for every stage, for comparisons).
+  bool spec_start_rules = true;
   std::function<void(double seconds, double before, double after, int improvements)> on_lns;  // after it
 };
 
@@ -138,6 +142,8 @@ struct SolveStats {
   std::int64_t relaxation_calls = 0, relaxation_unfinished = 0, relaxation_hits = 0, pruned_relaxation = 0;
   // ... with each node's own heads (node_relaxation): searches run, answers from its memo.
   std::int64_t node_relaxation_calls = 0, node_relaxation_hits = 0;
+  // ... of those searches, the first stage's under the spec's start rules (StartRules::kSpecFirstStage).
+  std::int64_t spec_rule_calls = 0;
   double single_stage_seconds = 0;
   std::int64_t lns_repairs = 0, lns_improvements = 0, lns_nodes = 0;  // the LNS phase (not in nodes)
   double lns_seconds = 0;
