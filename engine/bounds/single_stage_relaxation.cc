@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <limits>
-#include <map>
+#include <unordered_map>
 
 #include "engine/bounds/node_transfers.h"
 
@@ -111,6 +112,24 @@ struct Params {
   std::vector<double> head_f, head_b;
 };
 
+// The children of one search node, kept per depth so that their buffers are reused: a state
+// copied into a slot reuses the slot's capacity, so the search allocates almost nothing once
+// it has warmed up.
+struct Children {
+  std::vector<State> states;
+  std::size_t size = 0;
+  std::vector<std::pair<double, std::size_t>> order;
+  std::vector<double> starts;
+  State& add(const State& s) {
+    if (size < states.size()) {
+      states[size] = s;
+    } else {
+      states.push_back(s);
+    }
+    return states[size++];
+  }
+};
+
 class Search {
  public:
   Search(const Params& p, double cutoff, std::int64_t limit, double seconds, bool prune)
@@ -207,7 +226,8 @@ class Search {
         t = w;
         continue;
       }
-      Profile mem = s.memory;
+      Profile& mem = chain_mem_;  // scratch: no allocation per step once grown
+      mem = s.memory;
       for (const auto& [k, start] : pulls) {
         remove_event(mem, s.placed(k), p_.act);
         add_event(mem, start, p_.act);
@@ -314,14 +334,18 @@ class Search {
       if (no_fuller) return true;
     }
     if (entries.size() >= kEntriesPerKey) {  // full: the new state takes an old one's place
-      entries[next_slot_++ % kEntriesPerKey] = {times, s.memory, s.free, reach};
+      Entry& old = entries[next_slot_++ % kEntriesPerKey];  // assigned field by field: its buffers are reused
+      old.times = times;
+      old.memory = s.memory;
+      old.free = s.free;
+      old.reach = reach;
       return false;
     }
     entries.push_back({times, s.memory, s.free, reach});
     return false;
   }
 
-  void dfs(const State& s) {
+  void dfs(const State& s, std::size_t depth = 0) {
     if (++nodes_ > limit_) throw Stop{};
     if (seconds_ > 0 && nodes_ % 1024 == 0 &&
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() > seconds_) {
@@ -332,12 +356,14 @@ class Search {
       return;
     }
     if (prune_ && (lower_bound(s) >= best_ - kEps || dominated(s))) return;
-    std::vector<State> children;
+    if (levels_.size() <= depth) levels_.emplace_back();  // a deque: deeper levels never move it
+    Children& children = levels_[depth];
+    children.size = 0;
     // B(nb): after its F and the latency, and, offloaded, after a reload that fits just in time.
     if (s.nb < s.nf) {
       const int j = s.nb;
       double t = std::max({s.free, s.f_end(j) + p_.lat, head_b(j)});
-      State c = s;
+      State& c = children.add(s);
       const bool offloaded = s.offload_end(j) == s.offload_end(j);
       if (offloaded && s.reload_end(j) == s.reload_end(j)) {
         t = std::max(t, s.reload_end(j));  // its reload started before the node: it is in memory
@@ -346,10 +372,11 @@ class Search {
         // earlier, from its earliest start on, if memory holds it there (and the reloads before
         // it, pulled back down the chain), so that its B starts earlier.
         const double deadline = s.placed(j);
-        State tmp = s;
+        State& tmp = tmp_;
+        tmp = s;
         remove_event(tmp.memory, deadline, p_.act);
         tmp.placed(j) = std::nan("");
-        Pulls pulls;
+        Pulls& pulls = pulls_;
         const double early = earliest_chain(tmp, j, std::max(t, s.forced_from(j) + p_.rel), pulls);
         if (early == early && early - p_.rel <= deadline + kEps) {
           c = tmp;
@@ -367,7 +394,7 @@ class Search {
         c.forced_from(j) = std::nan("");
       } else if (offloaded) {
         const double reload_from = std::max(s.offload_end(j), s.h2d);
-        Pulls pulls;
+        Pulls& pulls = pulls_;
         t = earliest_chain(s, j, std::max(t, reload_from + p_.rel), pulls);
         if (t == t) {
           for (const auto& [k, start] : pulls) {
@@ -388,28 +415,29 @@ class Search {
         c.block_w = 0;
         c.free = end;
         c.makespan = std::max(c.makespan, end + p_.tail_b);
-        children.push_back(std::move(c));
+      } else {
+        --children.size;  // no room for its reload, ever
       }
     }
     // W(nw): after its B.
     if (s.nw < s.nb) {
       const double end = std::max(s.free, s.b_end(s.nw)) + p_.w;
-      State c = s;
+      State& c = children.add(s);
       add_event(c.memory, end, -p_.mw);
       c.nw += 1;
       if (c.block_w >= 0) ++c.block_w;
       c.free = end;
       c.makespan = std::max(c.makespan, end + p_.tail_w);
-      children.push_back(std::move(c));
     }
     // F(nf) at level 0 or 1, as early as memory allows or at any later offload end.
     if (s.nf < p_.m) {
       if (p_.spec_first) {
-        spec_forwards(s, children);
+        spec_forwards(s, depth, children);
       } else {
         const double t0 = earliest_fit(s.memory, std::max(s.free, head_f(s.nf)));
         if (t0 == t0) {
-          std::vector<double> starts{t0};
+          std::vector<double>& starts = children.starts;
+          starts.assign(1, t0);
           for (const Event& e : s.memory) {
             if (e.t > t0 + kEps && e.delta < 0 && e.t > starts.back() + kEps) starts.push_back(e.t);
           }
@@ -417,39 +445,40 @@ class Search {
         }
       }
     }
-    std::vector<std::pair<double, std::size_t>> order;
-    for (std::size_t k = 0; k < children.size(); ++k) order.emplace_back(lower_bound(children[k]), k);
+    std::vector<std::pair<double, std::size_t>>& order = children.order;
+    order.clear();
+    for (std::size_t k = 0; k < children.size; ++k) order.emplace_back(lower_bound(children.states[k]), k);
     std::sort(order.begin(), order.end());
     for (const auto& [lb, k] : order) {
       if (prune_ && lb >= best_ - kEps) break;
-      dfs(children[k]);
+      dfs(children.states[k], depth + 1);
     }
   }
 
   // Appends F(nf) starting at t, at level 0 and (offloadable) at level 1.
-  void push_forward(const State& s, double t, std::vector<State>& children) const {
+  void push_forward(const State& s, double t, Children& children) const {
     const double end = t + p_.f;
-    State c = s;
-    add_event(c.memory, t, p_.act);
-    c.f_end(c.nf) = end;
-    c.nf += 1;
-    c.free = end;
-    c.block_w = -1;
+    auto start = [&](State& c) {
+      add_event(c.memory, t, p_.act);
+      c.f_end(c.nf) = end;
+      c.nf += 1;
+      c.free = end;
+      c.block_w = -1;
+    };
     if (p_.offloadable) {
-      State o = c;
+      State& o = children.add(s);
+      start(o);
       const double oe = std::max(end, s.d2h) + p_.off;
       add_event(o.memory, oe, -p_.act);
       o.offload_end(o.nf - 1) = oe;
       o.d2h = oe;
-      children.push_back(std::move(o));
     }
-    children.push_back(std::move(c));
+    start(children.add(s));
   }
 
   // The block of the last B and the W's after it, moved later by delta (its B waited longer
   // for its input): their memory releases and the device's free time move with it.
-  State shifted_block(const State& s, double delta) const {
-    State c = s;
+  void shift_block(const State& s, double delta, State& c) const {
     const int jb = s.nb - 1;
     double t = s.b_end(jb);
     remove_event(c.memory, t, -(p_.act - p_.mw));
@@ -463,7 +492,6 @@ class Search {
     }
     c.b_end(jb) += delta;
     c.free = s.free + delta;
-    return c;
   }
 
   // Reloads that must have started by the instants in [t0, tau) for a forward to wait there:
@@ -541,16 +569,20 @@ class Search {
   // when the op before it ends, unless memory holds it back (then until an offload ends, with
   // enough reloads started to fill memory), or unless the last B waited longer for its input
   // (the block of that B and its W's moves later, releases included).
-  void spec_forwards(const State& s, std::vector<State>& children) const {
-    std::vector<State> bases{s};
+  void spec_forwards(const State& s, std::size_t depth, Children& children) {
+    if (bases_.size() <= depth) bases_.emplace_back();
+    Children& bases = bases_[depth];
+    bases.size = 0;
+    bases.add(s);
     if (s.block_w >= 0) {
       for (const Event& e : s.memory) {
-        if (e.t > s.free + kEps && e.delta < 0 && e.t > bases.back().free + kEps) {
-          bases.push_back(shifted_block(s, e.t - s.free));
+        if (e.t > s.free + kEps && e.delta < 0 && e.t > bases.states[bases.size - 1].free + kEps) {
+          shift_block(s, e.t - s.free, bases.add(s));
         }
       }
     }
-    for (const State& b : bases) {
+    for (std::size_t k = 0; k < bases.size; ++k) {
+      const State& b = bases.states[k];
       const double t0 = earliest_fit(b.memory, std::max(b.free, head_f(b.nf)));
       if (!(t0 == t0)) continue;
       push_forward(b, t0, children);
@@ -558,7 +590,8 @@ class Search {
       for (const Event& e : b.memory) {
         if (!(e.t > last + kEps && e.delta < 0)) continue;
         last = e.t;
-        State c = b;
+        State& c = tmp_;
+        c = b;
         const int r = force_blocked(c, t0, e.t);
         if (r == 0) continue;
         if (memory_for_forward(c.memory, e.t) + p_.act > p_.cap + kEps) continue;  // still waits: a later end
@@ -580,7 +613,19 @@ class Search {
   std::size_t next_slot_ = 0;
   std::vector<std::int64_t> key_;  // dominated's scratch
   std::vector<double> times_;
-  std::map<std::vector<std::int64_t>, std::vector<Entry>> memo_;
+  struct KeyHash {
+    std::size_t operator()(const std::vector<std::int64_t>& key) const {
+      std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the values
+      for (std::int64_t v : key) h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ull;
+      return static_cast<std::size_t>(h);
+    }
+  };
+  std::unordered_map<std::vector<std::int64_t>, std::vector<Entry>, KeyHash> memo_;
+  std::deque<Children> levels_;  // dfs's children per depth
+  std::deque<Children> bases_;   // spec_forwards' bases per depth
+  State tmp_;                    // a scratch state, used before any recursion
+  Pulls pulls_;                  // dfs's scratch for earliest_chain's moves
+  mutable Profile chain_mem_;    // earliest_chain's scratch
 };
 
 bool applies(const Instance& inst, const BoundProblem& p, int s) {
