@@ -58,11 +58,9 @@ double relaxation_at(const Instance& inst, const BoundProblem& p, const NodeBoun
   double best = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   for (int s = 0; s < p.S; ++s) {
-    const StartRules rules = single_stage_relaxation_applies(inst, p, s, StartRules::kSpecFirstStage)
-                                 ? StartRules::kSpecFirstStage
-                                 : StartRules::kFree;
     const SingleStageRelaxation r =
-        history ? single_stage_relaxation_of_history(inst, p, s, work.times, work.transfers, inf, 1'000'000, rules)
+        history ? single_stage_relaxation_of_history(inst, p, s, work.times, work.transfers, inf, 1'000'000,
+                                                     strongest_start_rules(inst, p, s))
                 : single_stage_relaxation_at_node(inst, p, s, work.times, work.transfers, work.head, inf, 1'000'000);
     if (r.finished && !(r.bound <= best)) best = r.bound;
   }

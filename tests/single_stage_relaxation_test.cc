@@ -648,6 +648,10 @@ TEST(SingleStageSpecRules, AppliesToTheFirstStageOnly) {
   EXPECT_TRUE(single_stage_relaxation_applies(slow, p, 0, kSpec));
   EXPECT_FALSE(single_stage_relaxation_applies(slow, p, 1, kSpec));  // its forwards wait for stage 0
   EXPECT_TRUE(single_stage_relaxation_applies(slow, p, 1, StartRules::kFree));
+  EXPECT_EQ(strongest_start_rules(slow, p, 0), kSpec);
+  EXPECT_EQ(strongest_start_rules(slow, p, 1), StartRules::kFree);
+  const Instance v = shipped("v-4x8");  // stage 0 shares its device: neither model applies
+  EXPECT_FALSE(single_stage_relaxation_applies(v, BoundProblem(v), 0, kSpec));
 }
 
 TEST(SingleStageRelaxation, AppliesOnlyWhereItsModelHolds) {

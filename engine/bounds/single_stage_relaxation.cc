@@ -380,13 +380,7 @@ class Search {
         const double early = earliest_chain(tmp, j, std::max(t, s.forced_from(j) + p_.rel), pulls);
         if (early == early && early - p_.rel <= deadline + kEps) {
           c = tmp;
-          for (const auto& [k, start] : pulls) {
-            remove_event(c.memory, c.placed(k), p_.act);
-            add_event(c.memory, start, p_.act);
-            c.placed(k) = start;
-          }
-          add_event(c.memory, early - p_.rel, p_.act);
-          c.placed(j) = early - p_.rel;
+          place_reload(c, j, early, pulls);
           t = early;
         } else {
           t = std::max(t, deadline + p_.rel);  // it stays at its deadline
@@ -397,13 +391,7 @@ class Search {
         Pulls& pulls = pulls_;
         t = earliest_chain(s, j, std::max(t, reload_from + p_.rel), pulls);
         if (t == t) {
-          for (const auto& [k, start] : pulls) {
-            remove_event(c.memory, c.placed(k), p_.act);
-            add_event(c.memory, start, p_.act);
-            c.placed(k) = start;
-          }
-          add_event(c.memory, t - p_.rel, p_.act);
-          c.placed(j) = t - p_.rel;
+          place_reload(c, j, t, pulls);
           c.h2d = reload_from + p_.rel;
         }
       }
@@ -453,6 +441,18 @@ class Search {
       if (prune_ && lb >= best_ - kEps) break;
       dfs(children.states[k], depth + 1);
     }
+  }
+
+  // The reload of j placed to end at `end`, with the earlier reloads moved as earliest_chain
+  // said (`pulls`).
+  void place_reload(State& c, int j, double end, const Pulls& pulls) const {
+    for (const auto& [k, start] : pulls) {
+      remove_event(c.memory, c.placed(k), p_.act);
+      add_event(c.memory, start, p_.act);
+      c.placed(k) = start;
+    }
+    add_event(c.memory, end - p_.rel, p_.act);
+    c.placed(j) = end - p_.rel;
   }
 
   // Appends F(nf) starting at t, at level 0 and (offloadable) at level 1.
@@ -689,6 +689,11 @@ SingleStageRelaxation run_search(const Params& q, const State& start, double cut
 
 bool single_stage_relaxation_applies(const Instance& inst, const BoundProblem& p, int s, StartRules rules) {
   return applies(inst, p, s) && (rules == StartRules::kFree || s == 0);
+}
+
+StartRules strongest_start_rules(const Instance& inst, const BoundProblem& p, int s) {
+  return single_stage_relaxation_applies(inst, p, s, StartRules::kSpecFirstStage) ? StartRules::kSpecFirstStage
+                                                                                  : StartRules::kFree;
 }
 
 SingleStageRelaxation single_stage_relaxation(const Instance& inst, const BoundProblem& p, int s,

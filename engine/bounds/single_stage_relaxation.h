@@ -127,6 +127,9 @@ SingleStageRelaxation single_stage_relaxation(const Instance& instance, const Bo
 bool single_stage_relaxation_applies(const Instance& instance, const BoundProblem& problem, int s,
                                      StartRules rules = StartRules::kFree);
 
+// The strongest rules that apply to stage s: kSpecFirstStage where they do, else kFree.
+StartRules strongest_start_rules(const Instance& instance, const BoundProblem& problem, int s);
+
 // Stage s at a search node: what started stays where it is (its ends in `node`, its offload
 // levels and transfers in `transfers`, an offload not yet started as early as its channel
 // allows), the rest as above from the node's heads `head` [op], the device's and channels' free

@@ -291,9 +291,7 @@ class Search {
   // The start rules of stage s's relaxation at the root and from its history: the spec's for the
   // first stage where they apply (SolveOptions::spec_start_rules), else the free model.
   StartRules rules_for(int s) const {
-    return opt_.spec_start_rules && single_stage_relaxation_applies(inst_, problem_, s, StartRules::kSpecFirstStage)
-               ? StartRules::kSpecFirstStage
-               : StartRules::kFree;
+    return opt_.spec_start_rules ? strongest_start_rules(inst_, problem_, s) : StartRules::kFree;
   }
 
   // The largest single-stage relaxation of the histories of the node in w (its times and
