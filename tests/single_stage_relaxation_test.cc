@@ -348,19 +348,26 @@ Instance relaxation_data(const std::string& name) {
   return load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "tests" / "data" / "relaxation" / (name + ".json")).string());
 }
 
-SolveResult solve_with_heuristics(const Instance& inst, SolveOptions opt) {
-  const BestResult heur = run_all_heuristics(inst);
-  if (heur.best_result() == nullptr) return {};
-  return solve(inst, {*heur.best_result()->schedule}, opt);
+// One thread, at most `node_limit` nodes.
+SolveOptions one_thread(std::int64_t node_limit) {
+  SolveOptions opt;
+  opt.threads = 1;
+  opt.node_limit = node_limit;
+  return opt;
 }
 
-void print_solve(const char* name, const SolveResult& r) {
+// Solves from the best heuristic's schedule and prints what the relaxation did, labelled.
+SolveResult solve_printed(const char* name, const Instance& inst, const SolveOptions& opt) {
+  const BestResult heur = run_all_heuristics(inst);
+  if (heur.best_result() == nullptr) return {};
+  const SolveResult r = solve(inst, {*heur.best_result()->schedule}, opt);
   std::printf("[ relax    ] %s: %s %.3f, bound %.3f, %lld nodes; %lld relaxation calls, %lld memo hits, "
               "%lld children cut; with the node's heads %lld calls, %lld memo answers\n",
               name, to_string(r.status), r.makespan, r.bound, static_cast<long long>(r.stats.nodes),
               static_cast<long long>(r.stats.relaxation_calls), static_cast<long long>(r.stats.relaxation_hits),
               static_cast<long long>(r.stats.pruned_relaxation), static_cast<long long>(r.stats.node_relaxation_calls),
               static_cast<long long>(r.stats.node_relaxation_hits));
+  return r;
 }
 
 // At the root: offload-random-13 (bench/solvers/random_offload.py, seed 7), which the other
@@ -370,17 +377,14 @@ void print_solve(const char* name, const SolveResult& r) {
 // node is searched.
 TEST(SingleStageRelaxation, AtTheRootItProvesWhatTheOtherBoundsLeaveOpen) {
   const Instance inst = relaxation_data("offload-random-13");
-  SolveOptions opt;
-  opt.threads = 1;
-  opt.node_limit = 150'000;
-  const SolveResult with = solve_with_heuristics(inst, opt);
-  print_solve("offload-random-13", with);
+  SolveOptions opt = one_thread(150'000);
+  const SolveResult with = solve_printed("offload-random-13", inst, opt);
   EXPECT_EQ(with.status, SolveResult::Status::kOptimal) << with.reason;
   EXPECT_NEAR(with.makespan, 50.65, 1e-6);
   EXPECT_GE(with.root_bound, 50.65 - 1e-6);
   EXPECT_EQ(with.stats.nodes, 0);
   opt.stage_relaxation = false;
-  const SolveResult without = solve_with_heuristics(inst, opt);
+  const SolveResult without = solve_printed("without the relaxation", inst, opt);
   EXPECT_EQ(without.status, SolveResult::Status::kFeasible) << "proven without it in " << without.stats.nodes;
   EXPECT_LT(without.bound, 50.65 - 1e-3);
   EXPECT_EQ(without.stats.relaxation_calls, 0);
@@ -392,11 +396,8 @@ TEST(SingleStageRelaxation, AtTheRootItProvesWhatTheOtherBoundsLeaveOpen) {
 // without them within the same node limit.
 TEST(SingleStageRelaxation, AtTheNodesItProvesWhatTheOtherBoundsLeaveOpen) {
   const Instance inst = relaxation_data("offload-random-s8-02");
-  SolveOptions opt;
-  opt.threads = 1;
-  opt.node_limit = 150'000;
-  const SolveResult with = solve_with_heuristics(inst, opt);
-  print_solve("offload-random-s8-02", with);
+  SolveOptions opt = one_thread(150'000);
+  const SolveResult with = solve_printed("offload-random-s8-02", inst, opt);
   EXPECT_EQ(with.status, SolveResult::Status::kOptimal) << with.reason;
   EXPECT_NEAR(with.makespan, 39.79, 1e-6);
   EXPECT_LT(with.root_bound, 39.79 - 1e-3);
@@ -406,7 +407,7 @@ TEST(SingleStageRelaxation, AtTheNodesItProvesWhatTheOtherBoundsLeaveOpen) {
   EXPECT_GT(with.stats.node_relaxation_calls, 0);
   EXPECT_GT(with.stats.node_relaxation_hits, with.stats.node_relaxation_calls);
   opt.stage_relaxation = false;
-  const SolveResult without = solve_with_heuristics(inst, opt);
+  const SolveResult without = solve_printed("without the relaxation", inst, opt);
   EXPECT_EQ(without.status, SolveResult::Status::kFeasible) << "proven without it in " << without.stats.nodes;
   EXPECT_EQ(without.stats.relaxation_calls, 0);
   EXPECT_EQ(without.stats.node_relaxation_calls, 0);
@@ -625,18 +626,14 @@ TEST(SingleStageSpecRules, TheSolverWithItFindsTheBruteForceOptimum) {
 // written), where the free model's root bound stays below it and the proof takes 67k nodes.
 TEST(SingleStageSpecRules, OnACousinTheRootBoundIsTheOptimumWithIt) {
   const Instance inst = relaxation_data("offload-slow-cousin-138");
-  SolveOptions opt;
-  opt.threads = 1;
-  opt.node_limit = 200'000;
+  SolveOptions opt = one_thread(200'000);
   opt.time_limit = 30;
-  const SolveResult with = solve_with_heuristics(inst, opt);
-  print_solve("offload-slow-cousin-138, spec rules", with);
+  const SolveResult with = solve_printed("offload-slow-cousin-138, spec rules", inst, opt);
   ASSERT_EQ(with.status, SolveResult::Status::kOptimal) << with.reason;
   EXPECT_NEAR(with.makespan, 210.161, 1e-3);
   EXPECT_GE(with.root_bound, with.makespan - 1e-6);
   opt.spec_start_rules = false;
-  const SolveResult free = solve_with_heuristics(inst, opt);
-  print_solve("offload-slow-cousin-138, free model", free);
+  const SolveResult free = solve_printed("offload-slow-cousin-138, free model", inst, opt);
   EXPECT_LT(free.root_bound, with.makespan - 0.1);
   if (free.status == SolveResult::Status::kOptimal) EXPECT_NEAR(free.makespan, with.makespan, 1e-6);
   EXPECT_GT(free.stats.nodes, 10 * with.stats.nodes + 1000);

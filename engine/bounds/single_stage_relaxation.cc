@@ -372,18 +372,17 @@ class Search {
         // earlier, from its earliest start on, if memory holds it there (and the reloads before
         // it, pulled back down the chain), so that its B starts earlier.
         const double deadline = s.placed(j);
-        State& tmp = tmp_;
-        tmp = s;
-        remove_event(tmp.memory, deadline, p_.act);
-        tmp.placed(j) = std::nan("");
+        remove_event(c.memory, deadline, p_.act);
+        c.placed(j) = std::nan("");
         Pulls& pulls = pulls_;
-        const double early = earliest_chain(tmp, j, std::max(t, s.forced_from(j) + p_.rel), pulls);
+        const double early = earliest_chain(c, j, std::max(t, s.forced_from(j) + p_.rel), pulls);
         if (early == early && early - p_.rel <= deadline + kEps) {
-          c = tmp;
           place_reload(c, j, early, pulls);
           t = early;
-        } else {
-          t = std::max(t, deadline + p_.rel);  // it stays at its deadline
+        } else {  // it stays at its deadline
+          add_event(c.memory, deadline, p_.act);
+          c.placed(j) = deadline;
+          t = std::max(t, deadline + p_.rel);
         }
         c.forced_from(j) = std::nan("");
       } else if (offloaded) {
@@ -623,7 +622,7 @@ class Search {
   std::unordered_map<std::vector<std::int64_t>, std::vector<Entry>, KeyHash> memo_;
   std::deque<Children> levels_;  // dfs's children per depth
   std::deque<Children> bases_;   // spec_forwards' bases per depth
-  State tmp_;                    // a scratch state, used before any recursion
+  State tmp_;                    // spec_forwards' scratch state, used before any recursion
   Pulls pulls_;                  // dfs's scratch for earliest_chain's moves
   mutable Profile chain_mem_;    // earliest_chain's scratch
 };
@@ -652,8 +651,9 @@ void stage_heads(const BoundProblem& p, int s, const std::vector<double>& head, 
   }
 }
 
-// The model's data for stage s, with the node's heads [op] (empty: none).
-Params params(const Instance& inst, const BoundProblem& p, int s, const std::vector<double>& head) {
+// The model's data for stage s, with the node's heads [op] (empty: none), under `rules`.
+Params params(const Instance& inst, const BoundProblem& p, int s, const std::vector<double>& head,
+              StartRules rules = StartRules::kFree) {
   Params q;
   q.m = p.m;
   q.f = p.dur[0 * p.S + s];
@@ -669,6 +669,7 @@ Params params(const Instance& inst, const BoundProblem& p, int s, const std::vec
   q.tail_b = p.tail[1 * p.S + s];
   q.tail_w = p.tail[2 * p.S + s];
   stage_heads(p, s, head, q.head_f, q.head_b);
+  q.spec_first = rules == StartRules::kSpecFirstStage;
   return q;
 }
 
@@ -700,9 +701,7 @@ SingleStageRelaxation single_stage_relaxation(const Instance& inst, const BoundP
                                               const std::vector<double>& head, double cutoff, std::int64_t node_limit,
                                               double seconds, bool prune, StartRules rules) {
   if (!single_stage_relaxation_applies(inst, p, s, rules)) return {};
-  Params q = params(inst, p, s, head);
-  q.spec_first = rules == StartRules::kSpecFirstStage;
-  return run_search(q, State(p.m), cutoff, node_limit, seconds, prune);
+  return run_search(params(inst, p, s, head, rules), State(p.m), cutoff, node_limit, seconds, prune);
 }
 
 namespace {
@@ -816,8 +815,7 @@ SingleStageRelaxation single_stage_relaxation_of_history(const Instance& inst, c
                                                          const NodeTimes& node, const NodeTransfers& nt, double cutoff,
                                                          std::int64_t node_limit, StartRules rules) {
   if (!single_stage_relaxation_applies(inst, p, s, rules)) return {};
-  Params q = params(inst, p, s, {});
-  q.spec_first = rules == StartRules::kSpecFirstStage;
+  const Params q = params(inst, p, s, {}, rules);
   return run_search(q, node_state(p, q, s, node, nt, true), cutoff, node_limit, 0, true);
 }
 

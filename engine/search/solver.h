@@ -142,7 +142,7 @@ struct SolveStats {
   std::int64_t relaxation_calls = 0, relaxation_unfinished = 0, relaxation_hits = 0, pruned_relaxation = 0;
   // ... with each node's own heads (node_relaxation): searches run, answers from its memo.
   std::int64_t node_relaxation_calls = 0, node_relaxation_hits = 0;
-  // ... of those searches, the first stage's under the spec's start rules (StartRules::kSpecFirstStage).
+  // ... of the history searches (relaxation_calls), the first stage's under the spec's start rules.
   std::int64_t spec_rule_calls = 0;
   double single_stage_seconds = 0;
   std::int64_t lns_repairs = 0, lns_improvements = 0, lns_nodes = 0;  // the LNS phase (not in nodes)
