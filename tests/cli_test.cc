@@ -1,11 +1,9 @@
 // The `optpipe` command end to end: runs the built binary, checks exit codes (0 success, 1 a
 // negative answer, 2 bad input), what it prints and the files it writes.
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -32,7 +30,7 @@ std::string quote(const std::string& s) { return optpipe::testing::shell_quote(s
 
 // Unique per process: CTest runs the tests in parallel, each in its own process.
 std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "optpipe-cli-" + std::to_string(::getpid()) + "-" + name;
+  return optpipe::testing::temp_dir() + "cli-" + name;
 }
 
 std::string instance_path(const std::string& name) {

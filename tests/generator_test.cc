@@ -2,12 +2,10 @@
 // FLOP and byte formulas against hand computations, presets that give valid instances, clear
 // errors for bad shapes, determinism, the shipped instances/generated/ files against what the
 // generator writes now, and the command line.
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -372,7 +370,7 @@ constexpr const char* kCli = optpipe::testing::kCliPath;
 std::string quote(const std::string& s) { return optpipe::testing::shell_quote(s); }
 
 std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "optpipe-gen-" + std::to_string(::getpid()) + "-" + name;
+  return optpipe::testing::temp_dir() + "gen-" + name;
 }
 
 std::string read_file(const std::string& path) { return optpipe::testing::read_text(path); }

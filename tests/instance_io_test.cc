@@ -1,7 +1,6 @@
 // Instance files (spec §5): every kind of bad input gets its own one-line message naming the
 // field path and the reason; defaults, byte strings, comm forms, the conformance and shipped
 // instances, and a lossless round trip.
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -398,7 +397,7 @@ TEST(InstanceIo, ByteStringsParse) {
 }
 
 TEST(InstanceIo, LoadMissingFileNamesTheFile) {
-  const std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "-optpipe-no-such-instance.json";
+  const std::string path = testing::temp_dir() + "no-such-instance.json";
   std::filesystem::remove(path);
   try {
     load_instance(path);
@@ -411,7 +410,7 @@ TEST(InstanceIo, LoadMissingFileNamesTheFile) {
 }
 
 TEST(InstanceIo, LoadErrorNamesFileAndField) {
-  const std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "-optpipe-bad-instance.json";
+  const std::string path = testing::temp_dir() + "bad-instance.json";
   json doc = base();
   doc["stages"][1]["forward"] = -2;
   {
@@ -601,7 +600,7 @@ TEST(InstanceIo, RoundTrip) {
   EXPECT_TRUE(warnings.empty());
   // Through text, too (doubles must print exactly), and through a file.
   expect_same(inst, parse_instance(instance_to_json(inst).dump()));
-  const std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "-optpipe-round-trip.json";
+  const std::string path = testing::temp_dir() + "round-trip.json";
   save_instance(inst, path);
   expect_same(inst, load_instance(path));
   std::filesystem::remove(path);

@@ -19,9 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -60,8 +58,7 @@ std::string instance_path(const std::string& name) {
 }
 
 std::string temp_path(const std::string& name) {
-  static std::atomic<int> counter{0};
-  return ::testing::TempDir() + "optpipe-milp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + name;
+  return optpipe::testing::temp_file("milp", name);
 }
 
 // Every violation of the warm start, joined (empty when feasible).

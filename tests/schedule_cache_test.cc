@@ -11,7 +11,6 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -46,9 +45,7 @@ using optpipe::testing::GiB;
 using optpipe::testing::uniform_instance;
 
 std::string temp_path(const std::string& name) {
-  static std::atomic<int> counter{0};
-  const std::string p = ::testing::TempDir() + "optpipe-cache-" + std::to_string(::getpid()) + "-" +
-                        std::to_string(counter++) + "-" + name;
+  const std::string p = optpipe::testing::temp_file("cache", name);
   std::filesystem::remove(p);
   std::filesystem::remove(p + "-wal");
   std::filesystem::remove(p + "-shm");

@@ -1,6 +1,5 @@
 // Schedule files (spec §5): shape errors name their place, informational fields are kept, and
 // text and file round trips are lossless.
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -12,6 +11,7 @@
 
 #include "engine/error.h"
 #include "engine/schedule_io.h"
+#include "tests/test_util.h"
 
 namespace optpipe {
 namespace {
@@ -204,7 +204,7 @@ TEST(ScheduleIo, TextRoundTrip) {
 }
 
 TEST(ScheduleIo, SaveAndLoad) {
-  const std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "-optpipe-schedule-io-test.json";
+  const std::string path = testing::temp_dir() + "schedule-io-test.json";
   const Schedule sch = full_schedule();
   save_schedule(sch, path);
   expect_same(sch, load_schedule(path));

@@ -18,7 +18,6 @@
 // 6. Infeasible instances: obviously (one activation does not fit) and after a search.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -162,9 +161,7 @@ TEST(Solver, ProvesTheConformanceOptima) {
     EXPECT_EQ(*sch.gap, 0.0);
 
     // Round trip through a file: the loaded lists re-simulate to the same optimum.
-    const std::string path = (fs::path(::testing::TempDir()) /
-                              ("optpipe-solver-" + std::to_string(getpid()) + "-" + o.name + ".json"))
-                                 .string();
+    const std::string path = optpipe::testing::temp_file("solver", o.name + ".json");
     save_schedule(sch, path);
     const Schedule loaded = load_schedule(path);
     fs::remove(path);

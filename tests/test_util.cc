@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -257,10 +260,45 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
+namespace {
+
+// The folder behind temp_dir(). Only the process that made it removes it: a forked child that
+// exits normally must not take its parent's files away.
+class TempFolder {
+ public:
+  TempFolder() {
+    std::string pattern = ::testing::TempDir() + "optpipe-test-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      std::fprintf(stderr, "cannot make a temporary folder %s: %s\n", pattern.c_str(), std::strerror(errno));
+      std::abort();
+    }
+    path_ = pattern + "/";
+    owner_ = ::getpid();
+  }
+  TempFolder(const TempFolder&) = delete;
+  TempFolder& operator=(const TempFolder&) = delete;
+  ~TempFolder() {
+    if (::getpid() != owner_) return;
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  pid_t owner_ = 0;
+};
+
+}  // namespace
+
+const std::string& temp_dir() {
+  static const TempFolder folder;
+  return folder.path();
+}
+
 std::string temp_file(const std::string& tag, const std::string& name) {
   static std::atomic<int> counter{0};
-  return ::testing::TempDir() + "optpipe-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) +
-         "-" + name;
+  return temp_dir() + tag + "-" + std::to_string(counter++) + "-" + name;
 }
 
 ShellRun run_shell(const std::string& command) {

@@ -85,7 +85,11 @@ ShellRun run_shell(const std::string& command);
 std::string shell_quote(const std::string& s);
 // The whole file ("" when it cannot be read).
 std::string read_text(const std::string& path);
-// A path in gtest's temp folder, unique to this process and call: optpipe-TAG-PID-N-NAME.
+// This test process's folder for temporary files: made on first use in gtest's temp folder
+// (optpipe-test-XXXXXX), and removed with everything in it when the process exits normally
+// (a process that crashes leaves it behind, to be looked at). Ends with '/'.
+const std::string& temp_dir();
+// A path in temp_dir(), unique to this call: TAG-N-NAME. Nothing is created there.
 std::string temp_file(const std::string& tag, const std::string& name);
 
 }  // namespace optpipe::testing

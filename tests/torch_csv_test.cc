@@ -9,13 +9,11 @@
 //    stage on exactly one row, m forwards per stage; exact texts for hand-written schedules.
 // 3. The parser's errors and tolerances (empty cells, spaces, communication actions).
 // 4. The CLI: files written, exit codes 0 and 2, the refusal message and the cost line.
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -351,7 +349,7 @@ constexpr const char* kCli = optpipe::testing::kCliPath;
 std::string quote(const std::string& s) { return optpipe::testing::shell_quote(s); }
 
 std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "optpipe-torch-csv-" + std::to_string(::getpid()) + "-" + name;
+  return optpipe::testing::temp_dir() + "torch-csv-" + name;
 }
 
 std::string slurp(const std::string& path) { return optpipe::testing::read_text(path); }
