@@ -62,9 +62,16 @@ LookupResult lookup(ScheduleCache& cache, const Instance& inst, const Signature&
         // The proof is about this exact instance; it holds when the re-simulation agrees.
         out.proven_optimal = exact->proven_optimal() && !f.repaired &&
                              std::abs(f.makespan - exact->makespan) <= 1e-6 * std::max(1.0, exact->makespan);
-        out.message = out.proven_optimal ? "exact hit, proven optimal (" + ms(out.makespan) + ")"
+        const std::string by = exact->solver_version.empty() ? "" : " by " + exact->solver_version;
+        out.message = out.proven_optimal ? "exact hit, proven optimal (" + ms(out.makespan) + by + ")"
                                          : "exact hit (" + exact->status + ", " + ms(out.makespan) + ", bound " +
-                                               ms(out.bound) + "), used as a warm start and a proven bound";
+                                               ms(out.bound) + by + "), used as a warm start and a proven bound";
+        // A build with uncommitted changes may be an experiment; its proofs deserve a second look.
+        if (exact->solver_version.find("-dirty") != std::string::npos && exact->bound > 0) {
+          out.warnings.push_back(cache.path() + ": entry " + exact->exact_key.substr(0, 12) + "'s bound " +
+                                 ms(exact->bound) + " comes from a build with uncommitted changes (" +
+                                 exact->solver_version + "); `--no-cache` solves without it");
+        }
         return out;
       }
       out.warnings.push_back(cache.path() + ": entry " + exact->exact_key + " does not replay on its own instance: " + f.note);

@@ -16,6 +16,7 @@
 #include "cache/cache_lookup.h"
 #include "cache/schedule_cache.h"
 #include "cache/signature.h"
+#include "cli/build_info.h"
 #include "cli/report.h"
 #include "engine/bytes.h"
 #include "engine/error.h"
@@ -27,10 +28,6 @@
 #include "kernels/cuda_devices.h"
 #include "heuristics/warm_starts.h"
 #include "viz/gantt_svg.h"
-
-#ifndef OPTPIPE_VERSION
-#define OPTPIPE_VERSION "0.0.0"
-#endif
 
 namespace optpipe::cli {
 namespace {
@@ -116,7 +113,7 @@ void cache_store(SolveCache& c, const SolveArgs& a, const Instance& inst, const 
   cache::CacheStatus st;
   try {
     st = cache::store_result(*c.store, inst, c.sig, *res.schedule, res.makespan, res.bound, to_string(res.status),
-                             std::string("optpipe ") + OPTPIPE_VERSION, seconds, &outcome);
+                             version_string(), seconds, &outcome);
   } catch (const std::exception& e) {
     st = cache::CacheStatus::error(c.path + ": " + e.what());
   }

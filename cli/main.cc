@@ -18,6 +18,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "cli/build_info.h"
 #include "cli/cmd_cache.h"
 #include "cli/cmd_export.h"
 #include "cli/cmd_generate.h"
@@ -39,10 +40,6 @@
 #include "kernels/cuda_devices.h"
 #include "viz/gantt_svg.h"
 #include "viz/gantt_text.h"
-
-#ifndef OPTPIPE_VERSION
-#define OPTPIPE_VERSION "0.0.0"
-#endif
 
 namespace optpipe::cli {
 namespace {
@@ -346,7 +343,7 @@ int main_impl(int argc, char** argv) {
   CLI::App app{
       "optpipe: pipeline-parallel training schedules that fit in memory.\n"
       "Instances and schedules are JSON files (formats optpipe-instance/1 and optpipe-schedule/1)."};
-  app.set_version_flag("--version", std::string("optpipe ") + OPTPIPE_VERSION);
+  app.set_version_flag("--version", version_string());
   app.require_subcommand(1);
   app.footer("Exit codes: 0 success, 1 negative answer (invalid/infeasible schedule, nothing fits), 2 bad input.");
 

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -175,6 +176,30 @@ TEST(ScheduleCache, StoreAndExactHit) {
   std::vector<CacheEntry> all;
   ASSERT_TRUE(c.list(all).ok);
   EXPECT_EQ(all.size(), 1u);  // one row per exact key
+}
+
+// A hit names the build that stored it; a bound from a build with uncommitted changes (an
+// experiment, perhaps) is still used, with a warning that says how to solve without it.
+TEST(ScheduleCache, HitNamesItsBuildAndWarnsAboutADirtyOnesBound) {
+  const Instance inst = load_instance(instance_path("tiny-2x3"));
+  const Signature sig = signature(inst);
+  const SolveResult opt = solve(inst, {lists_of("1f1b", inst)});
+  ASSERT_EQ(opt.status, SolveResult::Status::kOptimal);
+  auto warned = [](const LookupResult& r) {
+    return std::any_of(r.warnings.begin(), r.warnings.end(),
+                       [](const std::string& w) { return contains(w, "uncommitted changes"); });
+  };
+  for (const std::string build : {"optpipe 0.1.0 (29313a3)", "optpipe 0.1.0 (29313a3-dirty)"}) {
+    const std::string path = temp_path("build.sqlite");
+    ScheduleCache c(path);
+    ASSERT_TRUE(c.ok()) << c.status().message;
+    ASSERT_TRUE(store_result(c, inst, sig, *opt.schedule, opt.makespan, opt.bound, "optimal", build, 0.5).ok);
+    const LookupResult hit = lookup(c, inst, sig);
+    ASSERT_EQ(hit.kind, LookupResult::Kind::kExact) << hit.message;
+    EXPECT_TRUE(hit.proven_optimal) << hit.message;
+    EXPECT_CONTAINS(hit.message, "by " + build);
+    EXPECT_EQ(warned(hit), contains(build, "-dirty")) << build;
+  }
 }
 
 TEST(ScheduleCache, NearHitIsResimulatedOnTheNewCosts) {
@@ -430,6 +455,13 @@ TEST(CacheCli, ExactProvenOptimalHitAnswersWithoutSearching) {
   ASSERT_EQ(second.status, 0) << second.output;
   EXPECT_CONTAINS(second.output, "cache: exact hit, proven optimal");
   EXPECT_CONTAINS(second.output, "search: none (answered from the cache");
+  // The entry records the build that stored it, as `optpipe --version` names it.
+  const CliRun version = run_cli("--version");
+  ASSERT_EQ(version.status, 0) << version.output;
+  const std::string build = version.output.substr(0, version.output.find('\n'));
+  EXPECT_TRUE(build.starts_with("optpipe ") && build.find(" (") != std::string::npos && build.ends_with(")")) << build;
+  EXPECT_CONTAINS(second.output, "by " + build + ")");
+  EXPECT_CONTAINS(run_cli("cache list --cache " + quote(db)).output, build);
   EXPECT_FALSE(contains(second.output, "nodes/s")) << second.output;  // no search ran
   const Schedule a = load_schedule(out1), b = load_schedule(out2);
   EXPECT_EQ(b.status, "optimal");
