@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "engine/bounds/node_transfers.h"
+#include "engine/bounds/pair_releases.h"
 
 namespace optpipe {
 namespace {
@@ -71,7 +72,7 @@ bool no_fuller_from(const Profile& a, const Profile& b, double from) {
 
 struct State {
   explicit State(int microbatches = 0)
-      : m(microbatches), per_mb(static_cast<std::size_t>(6 * microbatches), std::nan("")) {}
+      : m(microbatches), per_mb(static_cast<std::size_t>(7 * microbatches), std::nan("")) {}
   int m;
   int nf = 0, nb = 0, nw = 0;  // F, B, W done (in microbatch order)
   double free = 0;             // the device is free from here on
@@ -83,7 +84,8 @@ struct State {
   // (NaN at level 0); the end of a reload that already started at the node (else NaN); B's end
   // [j < nb]; the start of a reload this search placed (else NaN); for a reload that a waiting
   // forward forced to start by a deadline (spec rules; B not placed yet: `placed` is the
-  // deadline), the earliest start the channel allows it (else NaN).
+  // deadline), the earliest start the channel allows it (else NaN); B's release [j < nf]: F's
+  // end + latency, or more from the pair releases (pair_releases.h).
   std::vector<double> per_mb;
   Profile memory;
   double& f_end(int j) { return per_mb[j]; }
@@ -98,6 +100,8 @@ struct State {
   double b_end(int j) const { return per_mb[3 * m + j]; }
   double placed(int j) const { return per_mb[4 * m + j]; }
   double forced_from(int j) const { return per_mb[5 * m + j]; }
+  double& b_release(int j) { return per_mb[6 * m + j]; }
+  double b_release(int j) const { return per_mb[6 * m + j]; }
   bool forced(int j) const { return per_mb[5 * m + j] == per_mb[5 * m + j]; }
 };
 
@@ -110,6 +114,8 @@ struct Params {
   bool offloadable = false;
   bool spec_first = false;  // the first stage under the spec's start rules (see below)
   std::vector<double> head_f, head_b;
+  std::vector<PairOrder> pairs;  // the pair releases' orders (pair_releases.h); empty: off
+  double comm = 0;               // after the stage
 };
 
 // The children of one search node, kept per depth so that their buffers are reused: a state
@@ -266,14 +272,14 @@ class Search {
                                          (s.nw < p_.m ? tail : 0.0));
     double f_end = s.free;  // end of the last forward run so far in this estimate
     for (int j = s.nb; j < p_.m; ++j) {
-      double fe;
+      double release;
       if (j < s.nf) {
-        fe = s.f_end(j);
+        release = s.b_release(j);
       } else {
         f_end = std::max(f_end, head_f(j)) + p_.f;
-        fe = f_end;
+        release = f_end + p_.lat;
       }
-      double eb = std::max({s.free, fe + p_.lat, head_b(j)});
+      double eb = std::max({s.free, release, head_b(j)});
       if (j < s.nf && s.offload_end(j) == s.offload_end(j)) {
         eb = std::max(eb, s.reload_end(j) == s.reload_end(j) ? s.reload_end(j)
                           : s.forced(j)                  ? s.forced_from(j) + p_.rel
@@ -295,6 +301,7 @@ class Search {
     times.assign({s.free, s.makespan, s.d2h, s.h2d});
     for (int j = s.nb; j < s.nf; ++j) {
       times.push_back(s.f_end(j));
+      times.push_back(s.b_release(j));
       times.push_back(s.offload_end(j) == s.offload_end(j) ? s.offload_end(j) : 0.0);
       // A forced reload: a later deadline and an earlier earliest start leave more choice.
       times.push_back(s.forced(j) ? -s.placed(j) : 0.0);
@@ -362,7 +369,7 @@ class Search {
     // B(nb): after its F and the latency, and, offloaded, after a reload that fits just in time.
     if (s.nb < s.nf) {
       const int j = s.nb;
-      double t = std::max({s.free, s.f_end(j) + p_.lat, head_b(j)});
+      double t = std::max({s.free, s.b_release(j), head_b(j)});
       State& c = children.add(s);
       const bool offloaded = s.offload_end(j) == s.offload_end(j);
       if (offloaded && s.reload_end(j) == s.reload_end(j)) {
@@ -454,25 +461,37 @@ class Search {
     c.placed(j) = end - p_.rel;
   }
 
-  // Appends F(nf) starting at t, at level 0 and (offloadable) at level 1.
-  void push_forward(const State& s, double t, Children& children) const {
+  // Appends F(nf) starting at t, at level 0 and (offloadable) at level 1; with pair releases,
+  // while B(nf - 1) has not started, once per release pair of (nf - 1, nf) (pair_releases.h).
+  void push_forward(const State& s, double t, Children& children) {
     const double end = t + p_.f;
-    auto start = [&](State& c) {
-      add_event(c.memory, t, p_.act);
-      c.f_end(c.nf) = end;
-      c.nf += 1;
-      c.free = end;
-      c.block_w = -1;
-    };
-    if (p_.offloadable) {
-      State& o = children.add(s);
-      start(o);
-      const double oe = std::max(end, s.d2h) + p_.off;
-      add_event(o.memory, oe, -p_.act);
-      o.offload_end(o.nf - 1) = oe;
-      o.d2h = oe;
+    const int k = s.nf, j = k - 1;
+    std::vector<PairRelease>& releases = releases_;
+    if (!p_.pairs.empty() && j >= s.nb) {
+      pair_releases(p_.pairs, p_.comm, s.f_end(j), end, s.b_release(j), end + p_.lat, releases);
+    } else {
+      releases.assign(1, {std::nan(""), end + p_.lat});
     }
-    start(children.add(s));
+    for (const PairRelease& r : releases) {
+      auto start = [&](State& c) {
+        add_event(c.memory, t, p_.act);
+        c.f_end(k) = end;
+        c.b_release(k) = r.k;
+        if (r.j == r.j) c.b_release(j) = r.j;
+        c.nf += 1;
+        c.free = end;
+        c.block_w = -1;
+      };
+      if (p_.offloadable) {
+        State& o = children.add(s);
+        start(o);
+        const double oe = std::max(end, s.d2h) + p_.off;
+        add_event(o.memory, oe, -p_.act);
+        o.offload_end(k) = oe;
+        o.d2h = oe;
+      }
+      start(children.add(s));
+    }
   }
 
   // The block of the last B and the W's after it, moved later by delta (its B waited longer
@@ -623,6 +642,7 @@ class Search {
   std::deque<Children> levels_;  // dfs's children per depth
   std::deque<Children> bases_;   // spec_forwards' bases per depth
   State tmp_;                    // spec_forwards' scratch state, used before any recursion
+  std::vector<PairRelease> releases_;  // push_forward's scratch, used before any recursion
   Pulls pulls_;                  // dfs's scratch for earliest_chain's moves
   mutable Profile chain_mem_;    // earliest_chain's scratch
 };
@@ -653,7 +673,7 @@ void stage_heads(const BoundProblem& p, int s, const std::vector<double>& head, 
 
 // The model's data for stage s, with the node's heads [op] (empty: none), under `rules`.
 Params params(const Instance& inst, const BoundProblem& p, int s, const std::vector<double>& head,
-              StartRules rules = StartRules::kFree) {
+              StartRules rules = StartRules::kFree, bool pairs = false) {
   Params q;
   q.m = p.m;
   q.f = p.dur[0 * p.S + s];
@@ -670,6 +690,8 @@ Params params(const Instance& inst, const BoundProblem& p, int s, const std::vec
   q.tail_w = p.tail[2 * p.S + s];
   stage_heads(p, s, head, q.head_f, q.head_b);
   q.spec_first = rules == StartRules::kSpecFirstStage;
+  if (pairs) q.pairs = pair_release_orders(p, s);
+  q.comm = s + 1 < p.S ? p.comm_after[s] : 0.0;
   return q;
 }
 
@@ -699,9 +721,9 @@ StartRules strongest_start_rules(const Instance& inst, const BoundProblem& p, in
 
 SingleStageRelaxation single_stage_relaxation(const Instance& inst, const BoundProblem& p, int s,
                                               const std::vector<double>& head, double cutoff, std::int64_t node_limit,
-                                              double seconds, bool prune, StartRules rules) {
+                                              double seconds, bool prune, StartRules rules, bool pairs) {
   if (!single_stage_relaxation_applies(inst, p, s, rules)) return {};
-  return run_search(params(inst, p, s, head, rules), State(p.m), cutoff, node_limit, seconds, prune);
+  return run_search(params(inst, p, s, head, rules, pairs), State(p.m), cutoff, node_limit, seconds, prune);
 }
 
 namespace {
@@ -727,6 +749,7 @@ State node_state(const BoundProblem& p, const Params& q, int s, const NodeTimes&
     const double fe = end_of(0, j);
     add_event(st.memory, fe - q.f, q.act, true);
     st.f_end(st.nf) = fe;
+    st.b_release(st.nf) = fe + q.lat;  // the history's pairs are not branched on: their own chains only
     st.free = std::max(st.free, fe);
     double oe = std::nan(""), re = std::nan("");
     if (nt.level[sj] > 0) {
@@ -766,9 +789,9 @@ State node_state(const BoundProblem& p, const Params& q, int s, const NodeTimes&
 SingleStageRelaxation single_stage_relaxation_at_node(const Instance& inst, const BoundProblem& p, int s,
                                                       const NodeTimes& node, const NodeTransfers& nt,
                                                       const std::vector<double>& head, double cutoff,
-                                                      std::int64_t node_limit) {
+                                                      std::int64_t node_limit, bool pairs) {
   if (!applies(inst, p, s)) return {};
-  const Params q = params(inst, p, s, head);
+  const Params q = params(inst, p, s, head, StartRules::kFree, pairs);
   return run_search(q, node_state(p, q, s, node, nt, false), cutoff, node_limit, 0, true);
 }
 
@@ -813,9 +836,9 @@ std::vector<double> single_stage_node_params(const Instance& /*inst*/, const Bou
 
 SingleStageRelaxation single_stage_relaxation_of_history(const Instance& inst, const BoundProblem& p, int s,
                                                          const NodeTimes& node, const NodeTransfers& nt, double cutoff,
-                                                         std::int64_t node_limit, StartRules rules) {
+                                                         std::int64_t node_limit, StartRules rules, bool pairs) {
   if (!single_stage_relaxation_applies(inst, p, s, rules)) return {};
-  const Params q = params(inst, p, s, {}, rules);
+  const Params q = params(inst, p, s, {}, rules, pairs);
   return run_search(q, node_state(p, q, s, node, nt, true), cutoff, node_limit, 0, true);
 }
 

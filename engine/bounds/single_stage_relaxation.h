@@ -118,10 +118,11 @@ struct SingleStageRelaxation {
 // and then returns min(relaxed optimum, cutoff). `node_limit` and `seconds` (<= 0: none): the
 // search stops there, unfinished. `prune` false: no bound and no dominance, a plain enumeration
 // of the same model (the tests' reference).
+// `pairs`: with the pair releases (pair_releases.h; false: each B with its own chain only).
 SingleStageRelaxation single_stage_relaxation(const Instance& instance, const BoundProblem& problem, int s,
                                               const std::vector<double>& head, double cutoff,
                                               std::int64_t node_limit, double seconds = 0, bool prune = true,
-                                              StartRules rules = StartRules::kFree);
+                                              StartRules rules = StartRules::kFree, bool pairs = true);
 
 // Whether stage s fits the model (the conditions above; kSpecFirstStage: and s = 0).
 bool single_stage_relaxation_applies(const Instance& instance, const BoundProblem& problem, int s,
@@ -137,7 +138,7 @@ StartRules strongest_start_rules(const Instance& instance, const BoundProblem& p
 SingleStageRelaxation single_stage_relaxation_at_node(const Instance& instance, const BoundProblem& problem, int s,
                                                       const NodeTimes& node, const NodeTransfers& transfers,
                                                       const std::vector<double>& head, double cutoff,
-                                                      std::int64_t node_limit);
+                                                      std::int64_t node_limit, bool pairs = false);
 
 // The same from stage s's own history only (its ops that started, their times and transfers),
 // without the node's time, heads or other free times: weaker, but the same for every node with
@@ -147,7 +148,7 @@ SingleStageRelaxation single_stage_relaxation_at_node(const Instance& instance, 
 SingleStageRelaxation single_stage_relaxation_of_history(const Instance& instance, const BoundProblem& problem, int s,
                                                          const NodeTimes& node, const NodeTransfers& transfers,
                                                          double cutoff, std::int64_t node_limit,
-                                                         StartRules rules = StartRules::kFree);
+                                                         StartRules rules = StartRules::kFree, bool pairs = false);
 std::vector<double> single_stage_history_key(const Instance& instance, const BoundProblem& problem, int s,
                                              const NodeTimes& node, const NodeTransfers& transfers);
 

@@ -279,7 +279,8 @@ class Search {
       // The first stage under the spec's start rules where they apply (stronger, and its search
       // is no larger on offload-slow-pcie-4x8: 68k nodes against 99k).
       const SingleStageRelaxation r = single_stage_relaxation(inst_, problem_, s, w.head, cutoff, kSingleStageNodes,
-                                                              budget - elapsed(), true, rules_for(s));
+                                                              budget - elapsed(), true, rules_for(s),
+                                                              opt_.pair_releases);
       stats_.single_stage_nodes += r.nodes;
       if (!r.finished) continue;
       best = std::max(best, lift_to_cutoff(r.bound, cutoff));

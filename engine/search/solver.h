@@ -110,6 +110,11 @@ struct SolveOptions {
   // ... with the first stage under the spec's start rules (StartRules::kSpecFirstStage) at the
   // root and from its history (false: the free model for every stage, for comparisons).
   bool spec_start_rules = true;
+  // ... and, at the root, with the pair releases (engine/bounds/pair_releases.h: B(s, j) and
+  // B(s, j+1) wait for the later devices to run both microbatches; false: each B's own chain).
+  // Not at the nodes: there the extra branching cost more than it cut on random offload
+  // instances (bench/README.md).
+  bool pair_releases = true;
   std::function<void(double seconds, double before, double after, int improvements)> on_lns;  // after it
 };
 
