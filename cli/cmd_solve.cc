@@ -184,6 +184,21 @@ int run_solve(const SolveArgs& a) {
   const BestResult heur = run_all_heuristics(inst);
   WarmStartOptions wo;
   wo.evaluations = a.local_search >= 0 ? a.local_search : local_search_budget(a.time_limit);
+  // The root bound first, with the best heuristic (or the cache's exact hit) as the cutoff: the
+  // local search stops when it reaches it, and the search starts from it (known_bound).
+  double early_bound = cached.hit.kind == cache::LookupResult::Kind::kExact ? cached.hit.bound : 0.0;
+  double early_seconds = 0;
+  if (const HeuristicResult* best = heur.best_result(); best && wo.evaluations > 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    SolveOptions ro;
+    ro.time_limit = std::max(0.0, a.time_limit - std::chrono::duration<double>(t0 - started).count());
+    ro.stage_relaxation = !a.no_stage_relaxation;
+    double incumbent = best->sim.makespan;
+    if (cached.hit.schedule) incumbent = std::min(incumbent, cached.hit.makespan);
+    early_bound = std::max(early_bound, root_lower_bound(inst, incumbent, ro));
+    early_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    wo.target = early_bound;
+  }
   // At most 40% of the time limit, whatever the budget (it binds only on large instances).
   wo.time_limit = std::max(
       0.0, 0.4 * a.time_limit - std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
@@ -202,6 +217,10 @@ int run_solve(const SolveArgs& a) {
     }
     if (shown == 0) std::cout << " none fits";
     std::cout << "\n";
+    if (early_seconds > 0) {
+      std::cout << "lower bound " << num(early_bound) << " ms (the root's bounds, " << num(early_seconds, 2)
+                << " s)" << (warm_starts.reached_target ? ": a warm start meets it" : "") << "\n";
+    }
     for (const ImprovedStart& i : warm_starts.improved) {
       std::cout << "local search from " << i.heuristic << ": " << num(i.before) << " -> " << num(i.after) << " ms ("
                 << i.evaluations << " simulations, " << num(i.seconds, 2) << " s)\n";
@@ -216,6 +235,7 @@ int run_solve(const SolveArgs& a) {
       h["local_search"].push_back({{"from", i.heuristic}, {"before", i.before}, {"after", i.after},
                                    {"evaluations", i.evaluations}, {"seconds", i.seconds}});
     }
+    if (early_seconds > 0) h["lower_bound"] = {{"bound", early_bound}, {"seconds", early_seconds}};
     std::cout << h.dump() << std::endl;
   }
 
@@ -233,6 +253,8 @@ int run_solve(const SolveArgs& a) {
   opt.lns_time_share = a.lns;
   // An exact hit's bound was proven on this very instance by an earlier run.
   if (cached.hit.kind == cache::LookupResult::Kind::kExact) opt.known_bound = cached.hit.bound;
+  // ... and so was the root bound before the local search.
+  opt.known_bound = std::max(opt.known_bound, early_bound);
   opt.bounds = a.bounds == "tbb"   ? BoundsMode::kTbb
                : a.bounds == "gpu" ? BoundsMode::kGpu
                : a.bounds == "auto" ? BoundsMode::kAuto

@@ -570,11 +570,11 @@ class Search {
     if (!evaluate(cur.sch, &cur.key)) throw InputError("local search: the start schedule does not complete");
     save_timing(cur.timing);
     stats_.start_makespan = cur.key.makespan;
-    descend(cur);
+    if (cur.key.makespan > opt_.target + kTargetTolerance) descend(cur);
     Solution best = cur;
     int since_best = 0, barren = 0;
     const int kmin = std::max(1, opt_.kick_min), kmax = std::max(kmin, opt_.kick_max);
-    while (!out_of_budget()) {
+    while (!out_of_budget() && best.key.makespan > opt_.target + kTargetTolerance) {
       const int strength = kmin + since_best % (kmax - kmin + 1);
       Solution cand = cur;
       bool feasible = false, applied = false;

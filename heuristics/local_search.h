@@ -52,6 +52,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "engine/instance.h"
@@ -69,7 +70,15 @@ struct LocalSearchOptions {
   // Set from outside to stop early (e.g. a time limit); the result is then the best so far and
   // depends on when it was set. Null: only the evaluation budget stops it (deterministic).
   const std::atomic<bool>* stop = nullptr;
+  // A proven lower bound on the makespan: the search stops as soon as its best is within
+  // kTargetTolerance of it (nothing better exists, up to the tolerance the solver's proofs use).
+  // -inf: none.
+  double target = -std::numeric_limits<double>::infinity();
 };
+
+// How close to LocalSearchOptions::target counts as reaching it (ms): the single-stage
+// relaxation returns its value less 1e-7 ms, and the solver's proofs hold up to 1e-6 ms.
+inline constexpr double kTargetTolerance = 1e-6;
 
 enum class MoveKind : std::uint8_t { kShift = 0, kOffloadLevel = 1, kReloadShift = 2 };
 inline constexpr int kMoveKinds = 3;

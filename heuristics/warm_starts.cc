@@ -22,7 +22,9 @@ WarmStarts build_warm_starts(const Instance& inst, const BestResult& heur, const
     out.schedules.push_back(*r.schedule);
     feasible.push_back(&r);
   }
-  if (opt.evaluations <= 0 || opt.improve_best <= 0) return out;
+  constexpr double kEps = kTargetTolerance;  // local_search.h
+  for (const HeuristicResult* r : feasible) out.reached_target = out.reached_target || r->sim.makespan <= opt.target + kEps;
+  if (opt.evaluations <= 0 || opt.improve_best <= 0 || out.reached_target) return out;
   // The best few with distinct makespans (equal makespans are often the same schedule).
   std::stable_sort(feasible.begin(), feasible.end(),
                    [](const HeuristicResult* a, const HeuristicResult* b) { return a->sim.makespan < b->sim.makespan; });
@@ -53,8 +55,10 @@ WarmStarts build_warm_starts(const Instance& inst, const BestResult& heur, const
     LocalSearchOptions lo;
     lo.max_evaluations = opt.evaluations;
     lo.stop = &stop;
+    lo.target = opt.target;
     LocalSearchStats st;
     improved[i] = improve_schedule(inst, *picked[i]->schedule, lo, &st);
+    if (st.final_makespan <= opt.target + kEps) stop.store(true);  // the others cannot do better
     out.improved[i] = {picked[i]->name, st.start_makespan, st.final_makespan, st.evaluations,
                        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
   });
@@ -66,6 +70,7 @@ WarmStarts build_warm_starts(const Instance& inst, const BestResult& heur, const
     cv.notify_all();
     watchdog.join();
   }
+  for (const ImprovedStart& i : out.improved) out.reached_target = out.reached_target || i.after <= opt.target + kEps;
   for (Schedule& s : improved) out.schedules.push_back(std::move(s));
   return out;
 }

@@ -24,6 +24,10 @@ struct WarmStartOptions {
   // Wall-clock cap for the local search phase (seconds); when it binds, the result depends on
   // the machine's speed. Infinity: only the evaluation budget counts (deterministic).
   double time_limit = std::numeric_limits<double>::infinity();
+  // A proven lower bound on the makespan (e.g. the solver's root bound: root_lower_bound in
+  // engine/search/solver.h): no local search runs when a heuristic already meets it, and all
+  // stop as soon as one reaches it. -inf: none.
+  double target = -std::numeric_limits<double>::infinity();
 };
 
 // The local search budget `optpipe solve` uses for a time limit of `seconds`: 2000 simulations a
@@ -40,6 +44,7 @@ struct ImprovedStart {
 struct WarmStarts {
   std::vector<Schedule> schedules;       // every feasible heuristic schedule, then the improved ones
   std::vector<ImprovedStart> improved;   // one per local search run, best heuristic first
+  bool reached_target = false;           // a schedule meets WarmStartOptions::target
 };
 
 WarmStarts build_warm_starts(const Instance& instance, const BestResult& heuristics, const WarmStartOptions& options = {});

@@ -284,6 +284,22 @@ TEST(Cli, SolveVerboseStatistics) {
   EXPECT_CONTAINS(json.output, "\"nodes_by_depth\":[1,");  // the root, expanded once
 }
 
+// The root's bounds come before the local search, which stops when a schedule reaches them: on
+// offload-slow-pcie-4x8 that proves the optimum without expanding a node (the first stage's
+// relaxation with the pair releases gives 341.92 at the root).
+TEST(Cli, SolveProvesOffloadSlowBeforeTheSearch) {
+  const CliRun r = run_cli("solve " + quote(instance_path("offload-slow-pcie-4x8")) + " --no-cache -v");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "lower bound 341.920 ms (the root's bounds, ");
+  EXPECT_CONTAINS(r.output, "a warm start meets it");
+  EXPECT_CONTAINS(r.output, "status optimal (proven optimal)");
+  EXPECT_CONTAINS(r.output, "makespan 341.920 ms, bound 341.920 ms, gap 0.00%");
+  EXPECT_CONTAINS(r.output, "search: 0 nodes");
+  const CliRun json = run_cli("solve " + quote(instance_path("offload-slow-pcie-4x8")) + " --no-cache --log-format json");
+  ASSERT_EQ(json.status, 0) << json.output;
+  EXPECT_CONTAINS(json.output, "\"lower_bound\":{\"bound\":341.91999");
+}
+
 TEST(Cli, SolveBoundsBackends) {
   const CliRun tbb = run_cli("solve " + quote(instance_path("tiny-2x3")) + " --bounds tbb --local-search 0 --time-limit 5");
   EXPECT_EQ(tbb.status, 0) << tbb.output;

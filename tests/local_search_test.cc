@@ -456,6 +456,35 @@ TEST(LocalSearch, SameSeedSameResult) {
   EXPECT_GT(differ_by_seed, 0);  // the seed is used
 }
 
+// A target (a proven lower bound) stops the search once its best is within kTargetTolerance of
+// it: with the makespan a full run reaches as the target, the same trajectory ends at the first
+// evaluation that reaches it, and a start that already meets it costs one evaluation.
+TEST(LocalSearch, StopsAtItsTarget) {
+  std::mt19937 rng(47);
+  int stopped_early = 0, compared = 0;
+  for (const Instance& inst : random_instances(40, 48, 4, 6)) {
+    const auto start = random_feasible_schedule(inst, rng);
+    if (!start) continue;
+    LocalSearchOptions o;
+    o.max_evaluations = 3000;
+    LocalSearchStats full, aimed, met;
+    improve_schedule(inst, *start, o, &full);
+    if (!(full.final_makespan < full.start_makespan - 1e-6)) continue;
+    ++compared;
+    o.target = full.final_makespan - 0.5 * kTargetTolerance;  // reached within the tolerance
+    const Schedule x = improve_schedule(inst, *start, o, &aimed);
+    EXPECT_NEAR(aimed.final_makespan, full.final_makespan, 1e-9) << label(inst);
+    EXPECT_LE(aimed.evaluations, full.evaluations);
+    stopped_early += aimed.evaluations < full.evaluations ? 1 : 0;
+    o.target = full.start_makespan;
+    improve_schedule(inst, *start, o, &met);
+    EXPECT_EQ(met.evaluations, 1) << label(inst);
+    EXPECT_NEAR(met.final_makespan, met.start_makespan, 1e-9);
+  }
+  EXPECT_GE(compared, 6);
+  EXPECT_GT(stopped_early, 0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // 5. Bad starts.
 

@@ -452,15 +452,53 @@ TEST(Solver, KnownBoundIsAFloorAndCanProve) {
   EXPECT_NEAR(floored.gap, (floored.makespan - 335.0) / floored.makespan, 1e-9);
   EXPECT_LT(floored.root_bound, 335.0);  // the root bound stays the tree's own
 
-  opt.known_bound = witness_makespan;
-  opt.node_limit = -1;
-  opt.time_limit = 20;
-  const auto t0 = std::chrono::steady_clock::now();
-  const SolveResult proven = solve(inst, {witness}, opt);
-  EXPECT_LT(seconds_since(t0), 5.0);
-  EXPECT_EQ(proven.status, Status::kOptimal) << proven.reason;
-  EXPECT_NEAR(proven.makespan, witness_makespan, 1e-9);
-  EXPECT_NEAR(proven.bound, witness_makespan, 1e-9);
+  // A known bound that meets the incumbent, or comes within the relaxations' tolerance of it
+  // (1e-6 ms: a single-stage relaxation returns its value less 1e-7 ms), proves it before any
+  // node is expanded.
+  for (const double below : {0.0, 5e-7}) {
+    opt.known_bound = witness_makespan - below;
+    opt.node_limit = -1;
+    opt.time_limit = 20;
+    const auto t0 = std::chrono::steady_clock::now();
+    const SolveResult proven = solve(inst, {witness}, opt);
+    EXPECT_LT(seconds_since(t0), 5.0);
+    EXPECT_EQ(proven.status, Status::kOptimal) << proven.reason;
+    EXPECT_EQ(proven.stats.nodes, 0);
+    EXPECT_NEAR(proven.makespan, witness_makespan, 1e-9);
+    EXPECT_NEAR(proven.bound, witness_makespan, 1e-9);
+  }
+  // Further below it proves nothing by itself.
+  opt.known_bound = witness_makespan - 1e-3;
+  opt.node_limit = 5;
+  const SolveResult open = solve(inst, {witness}, opt);
+  EXPECT_EQ(open.status, Status::kFeasible);
+  EXPECT_NEAR(open.bound, witness_makespan - 1e-3, 1e-9);
+}
+
+// root_lower_bound is the root bound solve() reports with the same incumbent, computed without
+// a search: on offload-slow with zb-greedy's 343.70 as the cutoff it is the optimum (the pair
+// releases), below the cutoff, so not lifted to it; with the optimum as the cutoff it is that.
+TEST(Solver, RootLowerBoundIsTheSolversRootBound) {
+  for (const char* name : {"uniform-4x8", "hetero-4x8", "offload-slow-pcie-4x8", "offload-fast-pcie-4x8"}) {
+    SCOPED_TRACE(name);
+    const Instance inst = load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "instances" / (std::string(name) + ".json")).string());
+    const BestResult heur = run_all_heuristics(inst);
+    ASSERT_NE(heur.best_result(), nullptr);
+    const double incumbent = heur.best_result()->sim.makespan;
+    SolveOptions opt;
+    opt.threads = 1;
+    opt.node_limit = 1;
+    opt.time_limit = 60;
+    const double early = root_lower_bound(inst, incumbent, opt);
+    const SolveResult r = solve(inst, {*heur.best_result()->schedule}, opt);
+    EXPECT_NEAR(early, r.root_bound, 1e-9);
+    EXPECT_LE(early, incumbent + 1e-9);
+  }
+  const Instance slow =
+      load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "offload-slow-pcie-4x8.json").string());
+  EXPECT_NEAR(root_lower_bound(slow, 343.70), 341.92, 1e-6);
+  EXPECT_LT(root_lower_bound(slow, 343.70), 341.92);  // less a hair: a relaxation's value
+  EXPECT_EQ(root_lower_bound(slow, 341.92), 341.92);   // within the tolerance: the cutoff itself
 }
 
 // SolveStats::nodes_by_depth (printed by --verbose): it adds up to the node count, the root is

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
 #include <random>
+#include <string>
 
 #include "engine/simulator.h"
 #include "engine/validator.h"
@@ -85,6 +88,48 @@ TEST(WarmStarts, TimeLimitStopsTheLocalSearchEarly) {
     EXPECT_LT(i.evaluations, wo.evaluations);
     EXPECT_LE(i.after, i.before + 1e-9);
   }
+}
+
+// With a target (a proven lower bound): no local search when a heuristic meets it; otherwise
+// every run stops once one reaches it (here the target is what a first run reached).
+TEST(WarmStarts, TargetStopsTheLocalSearch) {
+  std::mt19937 rng(23);
+  int checked = 0;
+  for (int n = 0; n < 40 && checked < 3; ++n) {
+    testing::RandomInstanceOptions o;
+    o.min_devices = 3;
+    o.min_microbatches = 4;
+    o.tight_memory = true;
+    const Instance inst = testing::random_instance(rng, o);
+    const BestResult heur = run_all_heuristics(inst);
+    if (!heur.best_result()) continue;
+    WarmStartOptions wo;
+    wo.evaluations = 4000;
+    const WarmStarts free = build_warm_starts(inst, heur, wo);
+    double best = std::numeric_limits<double>::infinity();
+    for (const ImprovedStart& i : free.improved) best = std::min(best, i.after);
+    if (!(best < heur.best_result()->sim.makespan - 1e-6)) continue;  // the runs did not improve on the heuristics
+    SCOPED_TRACE("instance " + std::to_string(n));
+    ++checked;
+    EXPECT_FALSE(free.reached_target);
+    wo.target = heur.best_result()->sim.makespan;  // a heuristic meets it: no local search
+    const WarmStarts met = build_warm_starts(inst, heur, wo);
+    EXPECT_TRUE(met.reached_target);
+    EXPECT_TRUE(met.improved.empty());
+    wo.target = best;  // what the first runs reached: all stop once one reaches it
+    const WarmStarts aimed = build_warm_starts(inst, heur, wo);
+    EXPECT_TRUE(aimed.reached_target);
+    std::int64_t spent = 0, spent_free = 0;
+    double aimed_best = std::numeric_limits<double>::infinity();
+    for (const ImprovedStart& i : aimed.improved) {
+      spent += i.evaluations;
+      aimed_best = std::min(aimed_best, i.after);
+    }
+    for (const ImprovedStart& i : free.improved) spent_free += i.evaluations;
+    EXPECT_NEAR(aimed_best, best, 1e-9);
+    EXPECT_LT(spent, spent_free);
+  }
+  EXPECT_EQ(checked, 3);
 }
 
 TEST(WarmStarts, BudgetGrowsWithTheTimeLimitWithinItsRange) {

@@ -194,6 +194,18 @@ class Search {
     }
   }
 
+  // The root's bound with a cutoff of `incumbent`, without searching (root_lower_bound).
+  double root_bound_only(double incumbent) {
+    if (obviously_infeasible(inst_)) return 0.0;
+    incumbent_.store(incumbent);
+    Worker root_worker(inst_);
+    root_worker.sim.start_open();
+    const Simulator::Step step = root_worker.sim.advance();
+    if (step.kind != Simulator::Step::Kind::kDecision) return 0.0;
+    const double b = bound(root_worker, root_worker.sim.state(), step.time);
+    return std::max(b, single_stage_root_bound(root_worker, b));
+  }
+
   SolveResult run(const std::vector<Schedule>& warm_starts) {
     SolveResult res;
     // Warm starts: the best valid, feasible one is the first incumbent.
@@ -211,6 +223,9 @@ class Search {
       }
       offer_incumbent(ws, r.makespan, origin);
     }
+    // A bound proven elsewhere within the relaxations' tolerance of the incumbent proves it (a
+    // single-stage relaxation returns its value less a hair; root_lower_bound's is one).
+    if (proven_bound_.load() > 0) atomic_max(proven_bound_, lift_to_cutoff(proven_bound_.load(), incumbent_.load()));
     if (auto why = obviously_infeasible(inst_)) {
       res.status = SolveResult::Status::kInfeasible;
       res.reason = *why;
@@ -244,6 +259,8 @@ class Search {
 
     // Workers in a TBB arena; a monitor thread reports progress and enforces the limits.
     if (opt_.time_limit <= 0) request_stop(kTimeLimit);
+    // Proven before the search (a known bound that meets the incumbent): nothing to expand.
+    if (incumbent_.load() < kInf && proven_bound_.load() >= incumbent_.load() - kTimeEps) request_stop(kProven);
     std::thread monitor([&] { monitor_loop(); });
     tbb::task_arena arena(threads_);
     arena.execute([&] {
@@ -270,7 +287,11 @@ class Search {
   // small share of the time limit: 5%, at most 2 s, over all stages.
   double single_stage_root_bound(const Worker& w, double root_bound) {
     const double cutoff = incumbent_.load();
-    if (opt_.neighbourhood || !opt_.stage_relaxation || root_bound >= cutoff - kTimeEps) return 0.0;
+    // Nothing to gain where the cheap bounds or a bound proven elsewhere (known_bound) already
+    // meet the incumbent.
+    if (opt_.neighbourhood || !opt_.stage_relaxation || std::max(root_bound, proven_bound_.load()) >= cutoff - kTimeEps) {
+      return 0.0;
+    }
     const double budget = std::min(2.0, 0.05 * opt_.time_limit);
     const auto t0 = std::chrono::steady_clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
@@ -1196,6 +1217,11 @@ class Search {
 SolveResult solve(const Instance& instance, const std::vector<Schedule>& warm_starts, const SolveOptions& options) {
   Search search(instance, options);
   return search.run(warm_starts);
+}
+
+double root_lower_bound(const Instance& instance, double incumbent, const SolveOptions& options) {
+  Search search(instance, options);
+  return search.root_bound_only(incumbent);
 }
 
 }  // namespace optpipe

@@ -176,6 +176,14 @@ const char* to_string(SolveResult::Status status);
 SolveResult solve(const Instance& instance, const std::vector<Schedule>& warm_starts = {},
                   const SolveOptions& options = {});
 
+// The root bound solve() would report with an incumbent of makespan `incumbent` and these
+// options (the node bounds at the root and the single-stage relaxation with that cutoff, within
+// its share of options.time_limit), without searching: a value within the relaxation's
+// tolerance of the incumbent comes back as the incumbent (proven optimal). `optpipe solve`
+// computes it before the local search of the warm starts, which stops when it reaches it, and
+// passes it on as known_bound. 0 when nothing fits.
+double root_lower_bound(const Instance& instance, double incumbent, const SolveOptions& options = {});
+
 // A quick sufficient check that no schedule can fit (some stage's one activation plus its
 // device's static memory exceeds the limit); the reason, or nullopt.
 std::optional<std::string> obviously_infeasible(const Instance& instance);
