@@ -89,8 +89,11 @@ int main(int argc, char** argv) {
     if (best) {
       SolveOptions ro;
       ro.time_limit = time_limit;
-      early_bound = root_lower_bound(inst, best->sim.makespan, ro);
-      wo.target = early_bound;
+      const RootBound root = root_lower_bound(inst, best->sim.makespan, ro);
+      early_bound = root.bound;
+      wo.target = root.bound;
+      wo.guide_device = root.device;
+      wo.guide = root.order;
     }
     const std::vector<Schedule> warm = build_warm_starts(inst, heur, wo).schedules;
     const double warm_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();

@@ -185,7 +185,8 @@ int run_solve(const SolveArgs& a) {
   WarmStartOptions wo;
   wo.evaluations = a.local_search >= 0 ? a.local_search : local_search_budget(a.time_limit);
   // The root bound first, with the best heuristic (or the cache's exact hit) as the cutoff: the
-  // local search stops when it reaches it, and the search starts from it (known_bound).
+  // local search stops when it reaches it, starts once more from the relaxation's order, and
+  // the search starts from it (known_bound).
   double early_bound = cached.hit.kind == cache::LookupResult::Kind::kExact ? cached.hit.bound : 0.0;
   double early_seconds = 0;
   if (const HeuristicResult* best = heur.best_result(); best && wo.evaluations > 0) {
@@ -195,9 +196,14 @@ int run_solve(const SolveArgs& a) {
     ro.stage_relaxation = !a.no_stage_relaxation;
     double incumbent = best->sim.makespan;
     if (cached.hit.schedule) incumbent = std::min(incumbent, cached.hit.makespan);
-    early_bound = std::max(early_bound, root_lower_bound(inst, incumbent, ro));
+    const RootBound root = root_lower_bound(inst, incumbent, ro);
+    early_bound = std::max(early_bound, root.bound);
     early_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     wo.target = early_bound;
+    // The relaxed optimum's order for its device, in the best heuristic's schedule: one more start.
+    wo.guide_device = root.device;
+    wo.guide = root.order;
+    wo.guide_name = "relaxed order";
   }
   // At most 40% of the time limit, whatever the budget (it binds only on large instances).
   wo.time_limit = std::max(

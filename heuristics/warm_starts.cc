@@ -6,10 +6,13 @@
 #include <cmath>
 #include <condition_variable>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include <tbb/parallel_for.h>
 
+#include "engine/simulator.h"
+#include "engine/validator.h"
 #include "heuristics/local_search.h"
 
 namespace optpipe {
@@ -34,8 +37,29 @@ WarmStarts build_warm_starts(const Instance& inst, const BestResult& heur, const
     if (!picked.empty() && std::fabs(picked.back()->sim.makespan - r->sim.makespan) <= 1e-9) continue;
     picked.push_back(r);
   }
-  std::vector<Schedule> improved(picked.size());
-  out.improved.resize(picked.size());
+  // The starts: the guided hybrid first (when there is one), then the picked heuristics.
+  struct Start {
+    std::string name;
+    const Schedule* schedule;
+  };
+  std::vector<Start> starts;
+  Schedule hybrid;
+  if (opt.guide_device >= 0 && opt.guide_device < inst.num_devices() && !opt.guide.empty()) {
+    SimOptions quiet;
+    quiet.record_timeline = false;
+    quiet.record_memory = false;
+    for (const HeuristicResult* r : feasible) {
+      hybrid = *r->schedule;
+      hybrid.devices[static_cast<std::size_t>(opt.guide_device)] = opt.guide;
+      if (!check_structure(inst, hybrid, 1).empty() || !simulate(inst, hybrid, quiet).feasible) continue;
+      hybrid.solver = r->name + " + " + opt.guide_name;
+      starts.push_back({hybrid.solver, &hybrid});
+      break;
+    }
+  }
+  for (const HeuristicResult* r : picked) starts.push_back({r->name, &*r->schedule});
+  std::vector<Schedule> improved(starts.size());
+  out.improved.resize(starts.size());
   // A watchdog sets the stop flag at the time limit.
   std::atomic<bool> stop{false};
   std::mutex mu;
@@ -50,16 +74,16 @@ WarmStarts build_warm_starts(const Instance& inst, const BestResult& heur, const
       }
     });
   }
-  tbb::parallel_for(std::size_t{0}, picked.size(), [&](std::size_t i) {
+  tbb::parallel_for(std::size_t{0}, starts.size(), [&](std::size_t i) {
     const auto t0 = std::chrono::steady_clock::now();
     LocalSearchOptions lo;
     lo.max_evaluations = opt.evaluations;
     lo.stop = &stop;
     lo.target = opt.target;
     LocalSearchStats st;
-    improved[i] = improve_schedule(inst, *picked[i]->schedule, lo, &st);
+    improved[i] = improve_schedule(inst, *starts[i].schedule, lo, &st);
     if (st.final_makespan <= opt.target + kEps) stop.store(true);  // the others cannot do better
-    out.improved[i] = {picked[i]->name, st.start_makespan, st.final_makespan, st.evaluations,
+    out.improved[i] = {starts[i].name, st.start_makespan, st.final_makespan, st.evaluations,
                        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
   });
   if (watchdog.joinable()) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/action.h"
 #include "engine/instance.h"
 #include "engine/schedule.h"
 #include "heuristics/registry.h"
@@ -28,6 +29,13 @@ struct WarmStartOptions {
   // engine/search/solver.h): no local search runs when a heuristic already meets it, and all
   // stop as soon as one reaches it. -inf: none.
   double target = -std::numeric_limits<double>::infinity();
+  // A list for one device (e.g. the root relaxation's order: RootBound in
+  // engine/search/solver.h). Each feasible heuristic schedule gets it in place of that device's
+  // list, best heuristic first; the first such hybrid that is valid and feasible is improved by
+  // local search too, before the others. guide_device -1: none.
+  int guide_device = -1;
+  std::vector<Action> guide;
+  std::string guide_name = "guide";  // what the improved start is called: "<heuristic> + <guide_name>"
 };
 
 // The local search budget `optpipe solve` uses for a time limit of `seconds`: 2000 simulations a
@@ -35,7 +43,8 @@ struct WarmStartOptions {
 std::int64_t local_search_budget(double seconds);
 
 struct ImprovedStart {
-  std::string heuristic;                 // the heuristic whose schedule was improved
+  std::string heuristic;                 // the heuristic whose schedule was improved ("X + <guide_name>":
+                                         // X's schedule with WarmStartOptions::guide in it)
   double before = 0, after = 0;          // makespans
   std::int64_t evaluations = 0;
   double seconds = 0;

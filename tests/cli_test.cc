@@ -286,12 +286,15 @@ TEST(Cli, SolveVerboseStatistics) {
 
 // The root's bounds come before the local search, which stops when a schedule reaches them: on
 // offload-slow-pcie-4x8 that proves the optimum without expanding a node (the first stage's
-// relaxation with the pair releases gives 341.92 at the root).
+// relaxation with the pair releases gives 341.92 at the root, and the local search gets there
+// from the relaxed optimum's order in zb-greedy's schedule).
 TEST(Cli, SolveProvesOffloadSlowBeforeTheSearch) {
-  const CliRun r = run_cli("solve " + quote(instance_path("offload-slow-pcie-4x8")) + " --no-cache -v");
+  const CliRun r = run_cli("solve " + quote(instance_path("offload-slow-pcie-4x8")) + " --no-cache -v --time-limit 10");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_CONTAINS(r.output, "lower bound 341.920 ms (the root's bounds, ");
   EXPECT_CONTAINS(r.output, "a warm start meets it");
+  EXPECT_CONTAINS(r.output, "local search from zb-greedy + relaxed order: ");
+  EXPECT_CONTAINS(r.output, " -> 341.920 ms");
   EXPECT_CONTAINS(r.output, "status optimal (proven optimal)");
   EXPECT_CONTAINS(r.output, "makespan 341.920 ms, bound 341.920 ms, gap 0.00%");
   EXPECT_CONTAINS(r.output, "search: 0 nodes");

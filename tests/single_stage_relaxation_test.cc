@@ -25,6 +25,7 @@
 #include "engine/search/solver.h"
 #include "heuristics/registry.h"
 #include "engine/simulator.h"
+#include "engine/validator.h"
 #include "tests/brute_force.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
@@ -706,6 +707,36 @@ TEST(SingleStageSpecRules, OnACousinTheRootBoundIsTheOptimumWithIt) {
   EXPECT_LT(free.root_bound, with.makespan - 0.1);
   if (free.status == SolveResult::Status::kOptimal) EXPECT_NEAR(free.makespan, with.makespan, 1e-6);
   EXPECT_GT(free.stats.nodes, 10 * with.stats.nodes + 1000);
+}
+
+// The order of the relaxed optimum (SingleStageRelaxation::order) is a valid list for the
+// stage's device: put in place of that device's list in a heuristic's schedule, the schedule
+// passes check_structure (every op once, FIFO per type, each reload after its offloaded
+// forward and before its B).
+TEST(SingleStageSpecRules, TheRelaxedOrderIsAValidListForItsDevice) {
+  std::mt19937 rng(29);
+  int checked = 0, with_reloads = 0;
+  for (int i = 0; i < 80; ++i) {
+    const Instance inst = i % 2 == 0 ? random_plain_offload(rng, 5) : offload_slow_like(rng, 3, 4, 4, 6);
+    const BoundProblem p(inst);
+    const BestResult heur = run_all_heuristics(inst);
+    if (!heur.best_result()) continue;
+    const SingleStageRelaxation r = single_stage_relaxation(inst, p, 0, root_heads(inst, p), heur.best_result()->sim.makespan,
+                                                            kNodes, 0, true, strongest_start_rules(inst, p, 0));
+    if (!r.exact) {
+      EXPECT_TRUE(r.order.empty());
+      continue;
+    }
+    Schedule sch = *heur.best_result()->schedule;
+    sch.devices[static_cast<std::size_t>(inst.stages[0].device)] = r.order;
+    const auto violations = check_structure(inst, sch);
+    EXPECT_TRUE(violations.empty()) << "instance " << i << ": " << violations.front().message;
+    with_reloads += std::any_of(r.order.begin(), r.order.end(), [](const Action& a) { return a.type == OpType::R; });
+    ++checked;
+  }
+  std::printf("[ order    ] %d relaxed orders checked, %d with reloads\n", checked, with_reloads);
+  EXPECT_GT(checked, 30);
+  EXPECT_GT(with_reloads, 10);
 }
 
 TEST(SingleStageSpecRules, AppliesToTheFirstStageOnly) {

@@ -489,16 +489,23 @@ TEST(Solver, RootLowerBoundIsTheSolversRootBound) {
     opt.threads = 1;
     opt.node_limit = 1;
     opt.time_limit = 60;
-    const double early = root_lower_bound(inst, incumbent, opt);
+    const double early = root_lower_bound(inst, incumbent, opt).bound;
     const SolveResult r = solve(inst, {*heur.best_result()->schedule}, opt);
     EXPECT_NEAR(early, r.root_bound, 1e-9);
     EXPECT_LE(early, incumbent + 1e-9);
   }
   const Instance slow =
       load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "offload-slow-pcie-4x8.json").string());
-  EXPECT_NEAR(root_lower_bound(slow, 343.70), 341.92, 1e-6);
-  EXPECT_LT(root_lower_bound(slow, 343.70), 341.92);  // less a hair: a relaxation's value
-  EXPECT_EQ(root_lower_bound(slow, 341.92), 341.92);   // within the tolerance: the cutoff itself
+  const RootBound below = root_lower_bound(slow, 343.70);
+  EXPECT_NEAR(below.bound, 341.92, 1e-6);
+  EXPECT_LT(below.bound, 341.92);  // less a hair: a relaxation's value
+  // Its order: stage 0's list of the relaxed optimum, valid in any schedule's place of device 0.
+  EXPECT_EQ(below.device, 0);
+  Schedule with_order = testing::offload_slow_witness(slow);
+  with_order.devices[0] = below.order;
+  EXPECT_TRUE(check_structure(slow, with_order).empty());
+  const RootBound met = root_lower_bound(slow, 341.92);
+  EXPECT_EQ(met.bound, 341.92);  // within the tolerance: the cutoff itself
 }
 
 // SolveStats::nodes_by_depth (printed by --verbose): it adds up to the node count, the root is

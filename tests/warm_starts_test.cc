@@ -6,12 +6,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <random>
 #include <string>
 
+#include "engine/instance_io.h"
+#include "engine/search/solver.h"
 #include "engine/simulator.h"
 #include "engine/validator.h"
+#include "tests/test_paths.h"
 #include "tests/test_util.h"
 
 namespace optpipe {
@@ -130,6 +134,41 @@ TEST(WarmStarts, TargetStopsTheLocalSearch) {
     EXPECT_LT(spent, spent_free);
   }
   EXPECT_EQ(checked, 3);
+}
+
+// A guide list for one device (here the root relaxation's order of offload-slow-pcie-4x8's
+// first stage) goes into the heuristics' schedules; the first valid and feasible hybrid is
+// improved first, and with the root bound as the target it reaches the optimum within a few
+// hundred simulations (from the heuristics alone: about 90k).
+TEST(WarmStarts, AGuideListStartsOneMoreLocalSearch) {
+  const Instance inst = load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/offload-slow-pcie-4x8.json");
+  const BestResult heur = run_all_heuristics(inst);
+  const RootBound root = root_lower_bound(inst, heur.best_result()->sim.makespan);
+  ASSERT_EQ(root.device, 0);
+  ASSERT_FALSE(root.order.empty());
+  WarmStartOptions wo;
+  wo.evaluations = 20000;
+  wo.target = root.bound;
+  wo.guide_device = root.device;
+  wo.guide = root.order;
+  wo.guide_name = "relaxed order";
+  const WarmStarts ws = build_warm_starts(inst, heur, wo);
+  ASSERT_FALSE(ws.improved.empty());
+  EXPECT_EQ(ws.improved.front().heuristic, heur.best_result()->name + " + relaxed order");
+  EXPECT_TRUE(ws.reached_target);
+  EXPECT_NEAR(ws.improved.front().after, 341.92, 1e-6);
+  EXPECT_LT(ws.improved.front().evaluations, 2000);
+  // The improved hybrid is among the schedules, valid and at the optimum.
+  bool found = false;
+  for (const Schedule& sch : ws.schedules) {
+    const SimResult r = simulate(inst, sch);
+    found = found || (r.feasible && std::abs(r.makespan - 341.92) < 1e-6 && check_structure(inst, sch).empty());
+  }
+  EXPECT_TRUE(found);
+  // A guide that does not fit (a device it does not belong to) is left out.
+  wo.guide_device = 1;
+  const WarmStarts wrong = build_warm_starts(inst, heur, wo);
+  for (const ImprovedStart& i : wrong.improved) EXPECT_EQ(i.heuristic.find("relaxed order"), std::string::npos);
 }
 
 TEST(WarmStarts, BudgetGrowsWithTheTimeLimitWithinItsRange) {

@@ -7,6 +7,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "engine/action.h"
 #include "engine/bounds/node_transfers.h"
 #include "engine/bounds/pair_releases.h"
 
@@ -72,7 +73,7 @@ bool no_fuller_from(const Profile& a, const Profile& b, double from) {
 
 struct State {
   explicit State(int microbatches = 0)
-      : m(microbatches), per_mb(static_cast<std::size_t>(7 * microbatches), std::nan("")) {}
+      : m(microbatches), per_mb(static_cast<std::size_t>(8 * microbatches), std::nan("")) {}
   int m;
   int nf = 0, nb = 0, nw = 0;  // F, B, W done (in microbatch order)
   double free = 0;             // the device is free from here on
@@ -85,7 +86,7 @@ struct State {
   // [j < nb]; the start of a reload this search placed (else NaN); for a reload that a waiting
   // forward forced to start by a deadline (spec rules; B not placed yet: `placed` is the
   // deadline), the earliest start the channel allows it (else NaN); B's release [j < nf]: F's
-  // end + latency, or more from the pair releases (pair_releases.h).
+  // end + latency, or more from the pair releases (pair_releases.h); W's end [j < nw].
   std::vector<double> per_mb;
   Profile memory;
   double& f_end(int j) { return per_mb[j]; }
@@ -102,6 +103,8 @@ struct State {
   double forced_from(int j) const { return per_mb[5 * m + j]; }
   double& b_release(int j) { return per_mb[6 * m + j]; }
   double b_release(int j) const { return per_mb[6 * m + j]; }
+  double& w_end(int j) { return per_mb[7 * m + j]; }
+  double w_end(int j) const { return per_mb[7 * m + j]; }
   bool forced(int j) const { return per_mb[5 * m + j] == per_mb[5 * m + j]; }
 };
 
@@ -138,8 +141,9 @@ struct Children {
 
 class Search {
  public:
-  Search(const Params& p, double cutoff, std::int64_t limit, double seconds, bool prune)
-      : p_(p), best_(cutoff), limit_(limit), seconds_(seconds), prune_(prune), start_(std::chrono::steady_clock::now()) {}
+  Search(const Params& p, double cutoff, std::int64_t limit, double seconds, bool prune, bool record = false)
+      : p_(p), best_(cutoff), limit_(limit), seconds_(seconds), prune_(prune), record_(record),
+        start_(std::chrono::steady_clock::now()) {}
 
   // False when the node limit stopped it.
   bool run(const State& root) {
@@ -151,6 +155,8 @@ class Search {
     return true;
   }
   double best() const { return best_; }
+  // The last leaf that improved the best (record: on), else the empty state.
+  const State& best_leaf() const { return best_leaf_; }
   std::int64_t nodes() const { return nodes_; }
 
  private:
@@ -359,7 +365,10 @@ class Search {
       throw Stop{};
     }
     if (s.nw == p_.m) {
-      best_ = std::min(best_, s.makespan);
+      if (s.makespan < best_) {
+        best_ = s.makespan;
+        if (record_) best_leaf_ = s;
+      }
       return;
     }
     if (prune_ && (lower_bound(s) >= best_ - kEps || dominated(s))) return;
@@ -418,6 +427,7 @@ class Search {
       const double end = std::max(s.free, s.b_end(s.nw)) + p_.w;
       State& c = children.add(s);
       add_event(c.memory, end, -p_.mw);
+      c.w_end(c.nw) = end;
       c.nw += 1;
       if (c.block_w >= 0) ++c.block_w;
       c.free = end;
@@ -507,6 +517,7 @@ class Search {
       remove_event(c.memory, t, -p_.mw);
       add_event(c.memory, t + delta, -p_.mw);
       c.makespan = std::max(c.makespan, t + delta + p_.tail_w);
+      c.w_end(s.nw - s.block_w + i) += delta;
     }
     c.b_end(jb) += delta;
     c.free = s.free + delta;
@@ -626,6 +637,8 @@ class Search {
   std::int64_t limit_;
   double seconds_;
   bool prune_;
+  bool record_;
+  State best_leaf_;
   std::chrono::steady_clock::time_point start_;
   std::int64_t nodes_ = 0;
   std::size_t next_slot_ = 0;
@@ -695,16 +708,56 @@ Params params(const Instance& inst, const BoundProblem& p, int s, const std::vec
   return q;
 }
 
+// Stage s's ops in the order of `leaf`'s timeline: F (with its level), B and W by start, and
+// each reload right after the last op that ends by the reload's start. The spec requests a
+// reload when the op before it in the list ends, so the request comes no later than the relaxed
+// start (placed just before the op that starts after it, the request would wait for that op's
+// predecessor to end and start late: on offload-slow-pcie-4x8 the local search then never got
+// from the order to the optimum, where with this placement it takes about 300 simulations).
+std::vector<Action> leaf_order(const Params& q, const State& leaf, int s) {
+  struct Timed {
+    double start;
+    int rank;  // at equal starts: W, B, F (a W or B that ended its predecessor's block first)
+    Action a;
+  };
+  std::vector<Timed> ops;
+  std::vector<std::pair<double, Action>> reloads;
+  for (int j = 0; j < leaf.nw; ++j) {
+    const bool offloaded = leaf.offload_end(j) == leaf.offload_end(j);
+    ops.push_back({leaf.f_end(j) - q.f, 2, make_f(s, j, offloaded ? 1.0 : 0.0)});
+    ops.push_back({leaf.b_end(j) - q.b, 1, make_b(s, j)});
+    ops.push_back({leaf.w_end(j) - q.w, 0, make_w(s, j)});
+    if (offloaded) {
+      const double r = leaf.placed(j) == leaf.placed(j) ? leaf.placed(j) : leaf.reload_end(j) - q.rel;
+      reloads.push_back({r, Action{OpType::R, s, j, 1.0}});
+    }
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](const Timed& x, const Timed& y) {
+    return x.start < y.start - kEps || (x.start <= y.start + kEps && x.rank < y.rank);
+  });
+  std::vector<Action> out;
+  std::size_t r = 0;
+  std::stable_sort(reloads.begin(), reloads.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  for (const Timed& t : ops) {
+    const double end = t.start + (t.a.type == OpType::F ? q.f : t.a.type == OpType::B ? q.b : q.w);
+    while (r < reloads.size() && reloads[r].first < end - kEps) out.push_back(reloads[r++].second);
+    out.push_back(t.a);
+  }
+  while (r < reloads.size()) out.push_back(reloads[r++].second);
+  return out;
+}
+
 SingleStageRelaxation run_search(const Params& q, const State& start, double cutoff, std::int64_t node_limit,
-                                 double seconds, bool prune) {
+                                 double seconds, bool prune, int s = -1) {
   SingleStageRelaxation out;
   out.applicable = true;
-  Search search(q, cutoff, node_limit, seconds, prune);
+  Search search(q, cutoff, node_limit, seconds, prune, s >= 0);
   out.finished = search.run(start);
   out.nodes = search.nodes();
   // Less a hair, so that the pruning tolerance inside the search can never make it too large.
   if (out.finished) out.bound = std::min(search.best(), cutoff) - 1e-7;
   out.exact = out.finished && search.best() < cutoff;
+  if (out.exact && s >= 0) out.order = leaf_order(q, search.best_leaf(), s);
   return out;
 }
 
@@ -723,7 +776,7 @@ SingleStageRelaxation single_stage_relaxation(const Instance& inst, const BoundP
                                               const std::vector<double>& head, double cutoff, std::int64_t node_limit,
                                               double seconds, bool prune, StartRules rules, bool pairs) {
   if (!single_stage_relaxation_applies(inst, p, s, rules)) return {};
-  return run_search(params(inst, p, s, head, rules, pairs), State(p.m), cutoff, node_limit, seconds, prune);
+  return run_search(params(inst, p, s, head, rules, pairs), State(p.m), cutoff, node_limit, seconds, prune, s);
 }
 
 namespace {
@@ -776,6 +829,7 @@ State node_state(const BoundProblem& p, const Params& q, int s, const NodeTimes&
   }
   while (st.nw < st.nb && known(end_of(2, st.nw))) {
     const double we = end_of(2, st.nw);
+    st.w_end(st.nw) = we;
     add_event(st.memory, we, -q.mw);
     st.free = std::max(st.free, we);
     st.makespan = std::max(st.makespan, we + q.tail_w);

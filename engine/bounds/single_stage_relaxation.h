@@ -90,6 +90,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/action.h"
 #include "engine/bounds/bound_problem.h"
 #include "engine/bounds/node_transfers.h"
 #include "engine/instance.h"
@@ -110,6 +111,13 @@ struct SingleStageRelaxation {
   // (less a hair). Otherwise a finished search only shows the optimum is at least the cutoff.
   bool exact = false;
   std::int64_t nodes = 0;    // search nodes
+  // At the root (single_stage_relaxation), when exact: the relaxed optimum's ops of the stage
+  // in list order (F with its level, B and W by start, each reload right after the last op
+  // that ends by its start), a guide for warm starts (heuristics/warm_starts.h). The relaxed
+  // schedule need not be one the spec can run, but on offload-slow-pcie-4x8 the local search
+  // gets from it to the optimum in about 300 simulations, where from the heuristics it takes
+  // 90k.
+  std::vector<Action> order;
 };
 
 // Stage s at the root: `head` [op] holds lower bounds on the starts of its F and B (e.g.

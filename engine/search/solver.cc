@@ -195,15 +195,21 @@ class Search {
   }
 
   // The root's bound with a cutoff of `incumbent`, without searching (root_lower_bound).
-  double root_bound_only(double incumbent) {
-    if (obviously_infeasible(inst_)) return 0.0;
+  RootBound root_bound_only(double incumbent) {
+    RootBound out;
+    if (obviously_infeasible(inst_)) return out;
     incumbent_.store(incumbent);
     Worker root_worker(inst_);
     root_worker.sim.start_open();
     const Simulator::Step step = root_worker.sim.advance();
-    if (step.kind != Simulator::Step::Kind::kDecision) return 0.0;
+    if (step.kind != Simulator::Step::Kind::kDecision) return out;
     const double b = bound(root_worker, root_worker.sim.state(), step.time);
-    return std::max(b, single_stage_root_bound(root_worker, b));
+    out.bound = std::max(b, single_stage_root_bound(root_worker, b));
+    if (!root_order_.empty()) {
+      out.device = inst_.stages[static_cast<std::size_t>(root_order_stage_)].device;
+      out.order = root_order_;
+    }
+    return out;
   }
 
   SolveResult run(const std::vector<Schedule>& warm_starts) {
@@ -304,6 +310,10 @@ class Search {
                                                               opt_.pair_releases);
       stats_.single_stage_nodes += r.nodes;
       if (!r.finished) continue;
+      if (!r.order.empty() && (root_order_.empty() || r.bound > best)) {
+        root_order_ = r.order;
+        root_order_stage_ = s;
+      }
       best = std::max(best, lift_to_cutoff(r.bound, cutoff));
       // At the nodes, only where offloads make the tree hard, and only the stages whose search
       // finished here: one too big at the root would cost every node its whole node limit.
@@ -1178,6 +1188,9 @@ class Search {
   Clock::time_point start_;
   bool can_offload_ = false;
   std::vector<int> relax_stages_;  // stages whose relaxation the nodes use (single_stage_root_bound)
+  // The order of the largest exact root relaxation's optimum, and its stage (root_bound_only).
+  std::vector<Action> root_order_;
+  int root_order_stage_ = -1;
   std::mutex relax_mu_;
   std::unordered_map<std::vector<double>, double, KeyHash> relax_memo_;
   std::unordered_map<std::vector<double>, NodeEntries, KeyHash> node_memo_;  // node_relaxation
@@ -1219,7 +1232,7 @@ SolveResult solve(const Instance& instance, const std::vector<Schedule>& warm_st
   return search.run(warm_starts);
 }
 
-double root_lower_bound(const Instance& instance, double incumbent, const SolveOptions& options) {
+RootBound root_lower_bound(const Instance& instance, double incumbent, const SolveOptions& options) {
   Search search(instance, options);
   return search.root_bound_only(incumbent);
 }

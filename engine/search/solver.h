@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/action.h"
 #include "engine/instance.h"
 #include "engine/schedule.h"
 
@@ -179,10 +180,19 @@ SolveResult solve(const Instance& instance, const std::vector<Schedule>& warm_st
 // The root bound solve() would report with an incumbent of makespan `incumbent` and these
 // options (the node bounds at the root and the single-stage relaxation with that cutoff, within
 // its share of options.time_limit), without searching: a value within the relaxation's
-// tolerance of the incumbent comes back as the incumbent (proven optimal). `optpipe solve`
-// computes it before the local search of the warm starts, which stops when it reaches it, and
-// passes it on as known_bound. 0 when nothing fits.
-double root_lower_bound(const Instance& instance, double incumbent, const SolveOptions& options = {});
+// tolerance of the incumbent comes back as the incumbent (proven optimal); 0 when nothing fits.
+// `optpipe solve` computes it before the local search of the warm starts, which stops when it
+// reaches it, and passes it on as known_bound; `order` guides one more local search run
+// (heuristics/warm_starts.h).
+struct RootBound {
+  double bound = 0;
+  // The list of the device of the stage whose single-stage relaxation gave the largest value,
+  // in the order of that relaxation's optimum (SingleStageRelaxation::order); device -1 and
+  // empty when none gave one below the incumbent.
+  int device = -1;
+  std::vector<Action> order;
+};
+RootBound root_lower_bound(const Instance& instance, double incumbent, const SolveOptions& options = {});
 
 // A quick sufficient check that no schedule can fit (some stage's one activation plus its
 // device's static memory exceeds the limit); the reason, or nullopt.
