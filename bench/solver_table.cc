@@ -80,22 +80,22 @@ int main(int argc, char** argv) {
     const int ops = inst.num_stages() * inst.num_compute_types() * inst.microbatches;
     const BestResult heur = run_all_heuristics(inst);
     const HeuristicResult* best = heur.best_result();
-    // As optpipe solve does: the root's bounds with the best heuristic as the cutoff, then the
-    // local search with its budget for the time limit, stopping if it reaches them.
+    // As optpipe solve does: the local search stops at the root's bounds, cheap ones first, the
+    // single-stage relaxation only if a quick local search does not reach them.
     const auto w0 = std::chrono::steady_clock::now();
     WarmStartOptions wo;
     wo.evaluations = local_search_budget(time_limit);
-    double early_bound = 0;
-    if (best) {
+    wo.time_limit = 0.4 * time_limit;
+    const RootBoundFn root_bound = [&](double incumbent, bool thorough) {
       SolveOptions ro;
       ro.time_limit = time_limit;
-      const RootBound root = root_lower_bound(inst, best->sim.makespan, ro);
-      early_bound = root.bound;
-      wo.target = root.bound;
-      wo.guide_device = root.device;
-      wo.guide = root.order;
-    }
-    const std::vector<Schedule> warm = build_warm_starts(inst, heur, wo).schedules;
+      ro.stage_relaxation = thorough;
+      const RootBound r = root_lower_bound(inst, incumbent, ro);
+      return GuidedBound{r.bound, r.device, r.order};
+    };
+    const BoundedWarmStarts bounded = build_warm_starts(inst, heur, wo, root_bound);
+    const std::vector<Schedule>& warm = bounded.starts.schedules;
+    const double early_bound = bounded.bound;
     const double warm_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
     char hbuf[64];
     if (best) {

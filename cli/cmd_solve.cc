@@ -180,35 +180,30 @@ int run_solve(const SolveArgs& a) {
   int ops = 0;
   for (int s = 0; s < inst.num_stages(); ++s) ops += inst.num_compute_types() * inst.microbatches;
 
-  // Warm starts: every heuristic, and the best few improved by local search.
+  // Warm starts: every heuristic, and the best few improved by local search, which stops at
+  // the root's bounds: the cheap ones first, the single-stage relaxation (and a start from its
+  // order) only if a quick local search does not reach them (heuristics/warm_starts.h). The
+  // bound goes to the search as known_bound, with the cache's exact hit's.
   const BestResult heur = run_all_heuristics(inst);
   WarmStartOptions wo;
   wo.evaluations = a.local_search >= 0 ? a.local_search : local_search_budget(a.time_limit);
-  // The root bound first, with the best heuristic (or the cache's exact hit) as the cutoff: the
-  // local search stops when it reaches it, starts once more from the relaxation's order, and
-  // the search starts from it (known_bound).
-  double early_bound = cached.hit.kind == cache::LookupResult::Kind::kExact ? cached.hit.bound : 0.0;
-  double early_seconds = 0;
-  if (const HeuristicResult* best = heur.best_result(); best && wo.evaluations > 0) {
-    const auto t0 = std::chrono::steady_clock::now();
-    SolveOptions ro;
-    ro.time_limit = std::max(0.0, a.time_limit - std::chrono::duration<double>(t0 - started).count());
-    ro.stage_relaxation = !a.no_stage_relaxation;
-    double incumbent = best->sim.makespan;
-    if (cached.hit.schedule) incumbent = std::min(incumbent, cached.hit.makespan);
-    const RootBound root = root_lower_bound(inst, incumbent, ro);
-    early_bound = std::max(early_bound, root.bound);
-    early_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    wo.target = early_bound;
-    // The relaxed optimum's order for its device, in the best heuristic's schedule: one more start.
-    wo.guide_device = root.device;
-    wo.guide = root.order;
-    wo.guide_name = "relaxed order";
-  }
+  wo.target = cached.hit.kind == cache::LookupResult::Kind::kExact ? cached.hit.bound : 0.0;
+  wo.guide_name = "relaxed order";
   // At most 40% of the time limit, whatever the budget (it binds only on large instances).
   wo.time_limit = std::max(
       0.0, 0.4 * a.time_limit - std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-  const WarmStarts warm_starts = build_warm_starts(inst, heur, wo);
+  const RootBoundFn root_bound = [&](double incumbent, bool thorough) {
+    SolveOptions ro;
+    ro.time_limit =
+        std::max(0.0, a.time_limit - std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    ro.stage_relaxation = thorough && !a.no_stage_relaxation;
+    if (cached.hit.schedule) incumbent = std::min(incumbent, cached.hit.makespan);
+    const RootBound r = root_lower_bound(inst, incumbent, ro);
+    return GuidedBound{r.bound, r.device, r.order};
+  };
+  const BoundedWarmStarts bounded = build_warm_starts(inst, heur, wo, root_bound);
+  const WarmStarts& warm_starts = bounded.starts;
+  const double early_bound = bounded.bound, early_seconds = bounded.bound_seconds;
   std::vector<Schedule> warm = warm_starts.schedules;
   if (cached.hit.schedule) warm.push_back(*cached.hit.schedule);  // the cache's hit, re-simulated (and repaired)
   const HeuristicResult* best_heuristic = heur.best_result();
@@ -223,13 +218,16 @@ int run_solve(const SolveArgs& a) {
     }
     if (shown == 0) std::cout << " none fits";
     std::cout << "\n";
-    if (early_seconds > 0) {
-      std::cout << "lower bound " << num(early_bound) << " ms (the root's bounds, " << num(early_seconds, 2)
-                << " s)" << (warm_starts.reached_target ? ": a warm start meets it" : "") << "\n";
+    if (early_bound > 0) {
+      std::cout << "lower bound " << num(early_bound) << " ms (the root's bounds"
+                << (bounded.thorough ? " with the single-stage relaxation, " : ", ") << num(early_seconds, 2) << " s)"
+                << (warm_starts.reached_target ? ": a warm start meets it" : "") << "\n";
     }
-    for (const ImprovedStart& i : warm_starts.improved) {
-      std::cout << "local search from " << i.heuristic << ": " << num(i.before) << " -> " << num(i.after) << " ms ("
-                << i.evaluations << " simulations, " << num(i.seconds, 2) << " s)\n";
+    for (std::size_t k = 0; k < warm_starts.improved.size(); ++k) {
+      const ImprovedStart& i = warm_starts.improved[k];
+      std::cout << (static_cast<int>(k) < bounded.quick_runs ? "quick local search from " : "local search from ")
+                << i.heuristic << ": " << num(i.before) << " -> " << num(i.after) << " ms (" << i.evaluations
+                << " simulations, " << num(i.seconds, 2) << " s)\n";
     }
   } else if (!a.quiet && json) {
     nlohmann::json h{{"event", "start"}, {"instance", inst.name}, {"devices", inst.num_devices()},
@@ -237,11 +235,15 @@ int run_solve(const SolveArgs& a) {
     for (const auto& r : heur.results) {
       if (r.ok()) h["warm_starts"][r.name] = r.sim.makespan;
     }
-    for (const ImprovedStart& i : warm_starts.improved) {
+    for (std::size_t k = 0; k < warm_starts.improved.size(); ++k) {
+      const ImprovedStart& i = warm_starts.improved[k];
       h["local_search"].push_back({{"from", i.heuristic}, {"before", i.before}, {"after", i.after},
-                                   {"evaluations", i.evaluations}, {"seconds", i.seconds}});
+                                   {"evaluations", i.evaluations}, {"seconds", i.seconds},
+                                   {"quick", static_cast<int>(k) < bounded.quick_runs}});
     }
-    if (early_seconds > 0) h["lower_bound"] = {{"bound", early_bound}, {"seconds", early_seconds}};
+    if (early_bound > 0) {
+      h["lower_bound"] = {{"bound", early_bound}, {"seconds", early_seconds}, {"relaxation", bounded.thorough}};
+    }
     std::cout << h.dump() << std::endl;
   }
 

@@ -104,4 +104,61 @@ std::int64_t local_search_budget(double seconds) {
   return std::clamp<std::int64_t>(static_cast<std::int64_t>(2000.0 * std::max(0.0, seconds)), 1000, 200000);
 }
 
+BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur, const WarmStartOptions& opt,
+                                    const RootBoundFn& bound) {
+  constexpr double kEps = kTargetTolerance;
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
+  BoundedWarmStarts out;
+  out.bound = std::max(0.0, opt.target);
+  const HeuristicResult* best = heur.best_result();
+  auto timed_bound = [&](double incumbent, bool thorough) {
+    const auto t0 = Clock::now();
+    const GuidedBound b = bound(incumbent, thorough);
+    out.bound_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    out.bound = std::max(out.bound, b.bound);
+    return b;
+  };
+  if (!best || opt.evaluations <= 0 || opt.improve_best <= 0) {
+    out.starts = build_warm_starts(inst, heur, opt);
+    return out;
+  }
+  // The quick phase, against the cheap bound.
+  timed_bound(best->sim.makespan, false);
+  WarmStartOptions quick = opt;
+  quick.target = out.bound;
+  quick.evaluations = std::min(opt.evaluations, std::max<std::int64_t>(1000, opt.evaluations / 20));
+  quick.guide_device = -1;
+  out.starts = build_warm_starts(inst, heur, quick);
+  out.quick_runs = static_cast<int>(out.starts.improved.size());
+  if (out.starts.reached_target) return out;
+  // The thorough bound, with the best schedule so far as the cutoff.
+  double incumbent = best->sim.makespan;
+  for (const ImprovedStart& i : out.starts.improved) incumbent = std::min(incumbent, i.after);
+  const GuidedBound thorough = timed_bound(incumbent, true);
+  out.thorough = true;
+  if (incumbent <= out.bound + kEps) {
+    out.starts.reached_target = true;
+    return out;
+  }
+  // The full phase, from the guide first.
+  WarmStartOptions full = opt;
+  full.target = out.bound;
+  full.evaluations = std::max<std::int64_t>(1, opt.evaluations - quick.evaluations);
+  full.time_limit = opt.time_limit - elapsed();
+  if (thorough.device >= 0 && !thorough.order.empty()) {
+    full.guide_device = thorough.device;
+    full.guide = thorough.order;
+  }
+  WarmStarts second = build_warm_starts(inst, heur, full);
+  const std::size_t heuristic_schedules = second.schedules.size() - second.improved.size();
+  for (std::size_t k = heuristic_schedules; k < second.schedules.size(); ++k) {
+    out.starts.schedules.push_back(std::move(second.schedules[k]));
+  }
+  for (ImprovedStart& i : second.improved) out.starts.improved.push_back(std::move(i));
+  out.starts.reached_target = second.reached_target;
+  return out;
+}
+
 }  // namespace optpipe

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -57,5 +58,35 @@ struct WarmStarts {
 };
 
 WarmStarts build_warm_starts(const Instance& instance, const BestResult& heuristics, const WarmStartOptions& options = {});
+
+// A lower bound on the makespan with a list for one device to guide a local search (both from
+// the caller, e.g. the solver's root bound and its relaxation's order: root_lower_bound in
+// engine/search/solver.h, which this layer does not see).
+struct GuidedBound {
+  double bound = 0;
+  int device = -1;           // -1: no guide
+  std::vector<Action> order;
+};
+// `thorough` false: only what is cheap (microseconds); true: everything (up to seconds), with
+// `incumbent` as the cutoff.
+using RootBoundFn = std::function<GuidedBound(double incumbent, bool thorough)>;
+
+struct BoundedWarmStarts {
+  WarmStarts starts;          // both phases' schedules and improved starts, quick ones first
+  int quick_runs = 0;         // how many of starts.improved are the quick phase's
+  double bound = 0;           // the best lower bound obtained (never below options.target)
+  double bound_seconds = 0;   // spent computing it
+  bool thorough = false;      // the thorough bound was computed
+};
+
+// Warm starts in phases, cheap before expensive: the cheap bound; a quick local search (a 20th
+// of options.evaluations per start, at least 1000) that stops at it; only if that does not reach
+// it, the thorough bound with the best schedule so far as the cutoff, and the full local search
+// (the rest of the budget, from the heuristics again, the thorough bound's guide first) that
+// stops at it. On offload-fast-pcie-4x8 the quick phase reaches the cheap bound (0.1 s) and the
+// root relaxation, 0.9 s there, is never run; on offload-slow-pcie-4x8 the relaxation's bound
+// and order finish it (0.4 s).
+BoundedWarmStarts build_warm_starts(const Instance& instance, const BestResult& heuristics,
+                                    const WarmStartOptions& options, const RootBoundFn& bound);
 
 }  // namespace optpipe

@@ -291,7 +291,8 @@ TEST(Cli, SolveVerboseStatistics) {
 TEST(Cli, SolveProvesOffloadSlowBeforeTheSearch) {
   const CliRun r = run_cli("solve " + quote(instance_path("offload-slow-pcie-4x8")) + " --no-cache -v --time-limit 10");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_CONTAINS(r.output, "lower bound 341.920 ms (the root's bounds, ");
+  EXPECT_CONTAINS(r.output, "lower bound 341.920 ms (the root's bounds with the single-stage relaxation, ");
+  EXPECT_CONTAINS(r.output, "quick local search from zb-greedy: ");
   EXPECT_CONTAINS(r.output, "a warm start meets it");
   EXPECT_CONTAINS(r.output, "local search from zb-greedy + relaxed order: ");
   EXPECT_CONTAINS(r.output, " -> 341.920 ms");
@@ -301,6 +302,13 @@ TEST(Cli, SolveProvesOffloadSlowBeforeTheSearch) {
   const CliRun json = run_cli("solve " + quote(instance_path("offload-slow-pcie-4x8")) + " --no-cache --log-format json");
   ASSERT_EQ(json.status, 0) << json.output;
   EXPECT_CONTAINS(json.output, "\"lower_bound\":{\"bound\":341.91999");
+  EXPECT_CONTAINS(json.output, "\"relaxation\":true");
+  // offload-fast-pcie-4x8: the quick local search reaches the cheap bounds; no relaxation runs.
+  const CliRun fast = run_cli("solve " + quote(instance_path("offload-fast-pcie-4x8")) + " --no-cache");
+  ASSERT_EQ(fast.status, 0) << fast.output;
+  EXPECT_CONTAINS(fast.output, "lower bound 228.820 ms (the root's bounds, ");
+  EXPECT_CONTAINS(fast.output, "status optimal (proven optimal)");
+  EXPECT_FALSE(contains(fast.output, "single-stage relaxation")) << fast.output;
 }
 
 TEST(Cli, SolveBoundsBackends) {

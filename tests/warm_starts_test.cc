@@ -171,6 +171,49 @@ TEST(WarmStarts, AGuideListStartsOneMoreLocalSearch) {
   for (const ImprovedStart& i : wrong.improved) EXPECT_EQ(i.heuristic.find("relaxed order"), std::string::npos);
 }
 
+// In phases: the cheap bound, a quick local search against it, and only if that does not
+// reach it the thorough bound and the full local search from its guide. offload-fast-pcie-4x8:
+// the quick phase reaches the cheap bound, so the thorough one is never asked for.
+// offload-slow-pcie-4x8: it is asked for once, and the guided start reaches it.
+TEST(WarmStarts, PhasesAskForTheThoroughBoundOnlyWhenTheQuickSearchFallsShort) {
+  for (const char* name : {"offload-fast-pcie-4x8", "offload-slow-pcie-4x8"}) {
+    SCOPED_TRACE(name);
+    const Instance inst = load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/" + name + ".json");
+    const BestResult heur = run_all_heuristics(inst);
+    int cheap_calls = 0, thorough_calls = 0;
+    const RootBoundFn bound = [&](double incumbent, bool thorough) {
+      ++(thorough ? thorough_calls : cheap_calls);
+      SolveOptions ro;
+      ro.time_limit = 60;
+      ro.stage_relaxation = thorough;
+      const RootBound r = root_lower_bound(inst, incumbent, ro);
+      return GuidedBound{r.bound, r.device, r.order};
+    };
+    WarmStartOptions wo;
+    wo.evaluations = 120000;
+    wo.guide_name = "relaxed order";
+    const BoundedWarmStarts b = build_warm_starts(inst, heur, wo, bound);
+    EXPECT_TRUE(b.starts.reached_target);
+    EXPECT_EQ(cheap_calls, 1);
+    const bool slow = std::string(name) == "offload-slow-pcie-4x8";
+    EXPECT_EQ(thorough_calls, slow ? 1 : 0);
+    EXPECT_EQ(b.thorough, slow);
+    EXPECT_NEAR(b.bound, slow ? 341.92 : 228.82, 1e-6);
+    ASSERT_GE(static_cast<int>(b.starts.improved.size()), b.quick_runs);
+    for (int k = 0; k < b.quick_runs; ++k) EXPECT_LE(b.starts.improved[static_cast<std::size_t>(k)].evaluations, 6000);
+    double best = std::numeric_limits<double>::infinity();
+    for (const Schedule& sch : b.starts.schedules) {
+      const SimResult r = simulate(inst, sch);
+      if (r.feasible) best = std::min(best, r.makespan);
+    }
+    EXPECT_NEAR(best, b.bound, 1e-6);  // a schedule meets it
+    if (slow) {
+      ASSERT_GT(static_cast<int>(b.starts.improved.size()), b.quick_runs);
+      EXPECT_EQ(b.starts.improved[static_cast<std::size_t>(b.quick_runs)].heuristic, "zb-greedy + relaxed order");
+    }
+  }
+}
+
 TEST(WarmStarts, BudgetGrowsWithTheTimeLimitWithinItsRange) {
   EXPECT_EQ(local_search_budget(10), 20000);
   EXPECT_EQ(local_search_budget(0), 1000);
