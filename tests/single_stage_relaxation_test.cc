@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -541,6 +542,51 @@ TEST(SingleStageSpecRules, NeverBelowTheFreeModelNorAboveTheOptimumOrAnySchedule
   EXPECT_GT(schedules, 200);
 }
 
+using Relax = std::function<SingleStageRelaxation(const Instance&, const BoundProblem&, const Simulator::State&, double)>;
+struct AlongPaths {
+  int nodes = 0, optimal_paths = 0, above = 0;
+};
+
+// Along the paths of `count` instances (every third a cousin from `cousin`, the others random
+// plain offload pipelines): the solver's best schedule (without any single-stage relaxation,
+// so that the check does not lean on what it checks) and three random ones. At every
+// `stride`-th node `stronger` is never above the schedule's makespan and never below
+// `weaker`; `above` counts the nodes where it is above.
+AlongPaths check_along_paths(std::mt19937& rng, int count, const std::function<Instance(std::mt19937&)>& cousin,
+                             int stride, const Relax& stronger, const Relax& weaker) {
+  AlongPaths n;
+  for (int i = 0; i < count; ++i) {
+    const bool like = i % 3 == 2;
+    const Instance inst = like ? cousin(rng) : random_plain_offload(rng, 4);
+    const BoundProblem p(inst);
+    std::vector<Schedule> paths;
+    SolveOptions opt = one_thread(like ? 20'000 : 100'000);
+    opt.time_limit = 5;
+    opt.stage_relaxation = false;
+    const SolveResult exact = solve(inst, {}, opt);
+    if (exact.schedule) paths.push_back(*exact.schedule);  // the cousins' best within the limit
+    n.optimal_paths += exact.status == SolveResult::Status::kOptimal ? 1 : 0;
+    for (int k = 0; k < 3; ++k) paths.push_back(testing::random_valid_schedule(inst, rng, 0.5));
+    for (const Schedule& sch : paths) {
+      const SimResult sim = simulate(inst, sch);
+      if (!sim.feasible) continue;
+      along_path(inst, sch, [&](const Simulator::State& st, double t, int depth) {
+        if (depth % stride != 0) return;
+        const SingleStageRelaxation h = stronger(inst, p, st, t);
+        if (!h.finished) return;
+        ++n.nodes;
+        EXPECT_LE(h.bound, sim.makespan + 1e-6) << "instance " << i << ", depth " << depth;
+        const SingleStageRelaxation w = weaker(inst, p, st, t);
+        if (w.finished) {
+          EXPECT_GE(h.bound, w.bound - 1e-6) << "instance " << i << ", depth " << depth;
+          n.above += h.bound > w.bound + 1e-6 ? 1 : 0;
+        }
+      });
+    }
+  }
+  return n;
+}
+
 // Every node on a schedule's path has the schedule as a completion, so the history-only value
 // never exceeds its makespan. Checked along optimal schedules (the solver's, proven without any
 // single-stage relaxation), where a bound that cuts too much would show first, and along random
@@ -561,43 +607,20 @@ TEST(SingleStageSpecRules, AlongSchedulesNeverAboveTheirMakespan) {
     if (depth == 15) EXPECT_NEAR(h.bound, 341.92, 1e-6);
   });
   std::mt19937 rng(6);
-  int nodes = 0, optimal_paths = 0, above_free = 0;
-  for (int i = 0; i < 60; ++i) {
-    const bool like = i % 3 == 2;
-    const Instance inst = like ? offload_slow_like(rng) : random_plain_offload(rng, 4);
-    const BoundProblem p(inst);
-    std::vector<Schedule> paths;
-    SolveOptions opt;
-    opt.threads = 1;
-    opt.node_limit = like ? 20'000 : 100'000;
-    opt.time_limit = 5;
-    opt.stage_relaxation = false;
-    const SolveResult exact = solve(inst, {}, opt);
-    if (exact.schedule) paths.push_back(*exact.schedule);  // the cousins' best within the limit
-    optimal_paths += exact.status == SolveResult::Status::kOptimal ? 1 : 0;
-    for (int k = 0; k < 3; ++k) paths.push_back(testing::random_valid_schedule(inst, rng, 0.5));
-    for (const Schedule& sch : paths) {
-      const SimResult sim = simulate(inst, sch);
-      if (!sim.feasible) continue;
-      along_path(inst, sch, [&](const Simulator::State& st, double t, int depth) {
-        const SingleStageRelaxation h = history_at(inst, p, st, t);
-        if (!h.finished) return;
-        ++nodes;
-        EXPECT_LE(h.bound, sim.makespan + 1e-6) << "instance " << i << ", depth " << depth;
-        const SingleStageRelaxation f = history_at(inst, p, st, t, StartRules::kFree);
-        if (f.finished) {
-          EXPECT_GE(h.bound, f.bound - 1e-6) << "instance " << i << ", depth " << depth;
-          above_free += h.bound > f.bound + 1e-6 ? 1 : 0;
-        }
+  const AlongPaths n = check_along_paths(
+      rng, 60, [](std::mt19937& r) { return offload_slow_like(r); }, 1,
+      [](const Instance& inst, const BoundProblem& p, const Simulator::State& st, double t) {
+        return history_at(inst, p, st, t);
+      },
+      [](const Instance& inst, const BoundProblem& p, const Simulator::State& st, double t) {
+        return history_at(inst, p, st, t, StartRules::kFree);
       });
-    }
-  }
   std::printf("[ spec     ] %d nodes along %d optimal, some good and some random schedules (above the free model "
               "at %d)\n",
-              nodes, optimal_paths, above_free);
-  EXPECT_GT(optimal_paths, 20);
-  EXPECT_GT(nodes, 1000);
-  EXPECT_GT(above_free, 20);  // the rules matter
+              n.nodes, n.optimal_paths, n.above);
+  EXPECT_GT(n.optimal_paths, 20);
+  EXPECT_GT(n.nodes, 1000);
+  EXPECT_GT(n.above, 20);  // the rules matter
 }
 
 // The same with the pair releases (pair_releases.h), which the solver uses at the root: never
@@ -614,42 +637,20 @@ TEST(SingleStageSpecRules, WithPairReleasesAlongSchedulesNeverAboveTheirMakespan
     EXPECT_NEAR(h.bound, 341.92, 1e-6) << "depth " << depth;
   });
   std::mt19937 rng(61);
-  int nodes = 0, optimal_paths = 0, above = 0;
-  for (int i = 0; i < 36; ++i) {
-    const bool like = i % 3 == 2;
-    const Instance inst = like ? offload_slow_like(rng, 3, 4, 4, 6) : random_plain_offload(rng, 4);
-    const BoundProblem p(inst);
-    std::vector<Schedule> paths;
-    SolveOptions opt = one_thread(like ? 20'000 : 100'000);
-    opt.time_limit = 5;
-    opt.stage_relaxation = false;
-    const SolveResult exact = solve(inst, {}, opt);
-    if (exact.schedule) paths.push_back(*exact.schedule);
-    optimal_paths += exact.status == SolveResult::Status::kOptimal ? 1 : 0;
-    for (int k = 0; k < 3; ++k) paths.push_back(testing::random_valid_schedule(inst, rng, 0.5));
-    for (const Schedule& sch : paths) {
-      const SimResult sim = simulate(inst, sch);
-      if (!sim.feasible) continue;
-      along_path(inst, sch, [&](const Simulator::State& st, double t, int depth) {
-        if (depth % 2 != 0) return;
-        const SingleStageRelaxation h = history_at(inst, p, st, t, kSpec, true);
-        if (!h.finished) return;
-        ++nodes;
-        EXPECT_LE(h.bound, sim.makespan + 1e-6) << "instance " << i << ", depth " << depth;
-        const SingleStageRelaxation alone = history_at(inst, p, st, t, kSpec, false);
-        if (alone.finished) {
-          EXPECT_GE(h.bound, alone.bound - 1e-6) << "instance " << i << ", depth " << depth;
-          above += h.bound > alone.bound + 1e-6 ? 1 : 0;
-        }
+  const AlongPaths n = check_along_paths(
+      rng, 36, [](std::mt19937& r) { return offload_slow_like(r, 3, 4, 4, 6); }, 2,
+      [](const Instance& inst, const BoundProblem& p, const Simulator::State& st, double t) {
+        return history_at(inst, p, st, t, kSpec, true);
+      },
+      [](const Instance& inst, const BoundProblem& p, const Simulator::State& st, double t) {
+        return history_at(inst, p, st, t, kSpec, false);
       });
-    }
-  }
   std::printf("[ pairs    ] %d nodes along %d optimal, some good and some random schedules (above the value "
               "without pairs at %d)\n",
-              nodes, optimal_paths, above);
-  EXPECT_GT(optimal_paths, 10);
-  EXPECT_GT(nodes, 400);
-  EXPECT_GT(above, 20);
+              n.nodes, n.optimal_paths, n.above);
+  EXPECT_GT(n.optimal_paths, 10);
+  EXPECT_GT(n.nodes, 400);
+  EXPECT_GT(n.above, 20);
 }
 
 // The solver with it (the default) against the brute-force oracle on tiny plain pipelines whose
