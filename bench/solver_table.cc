@@ -86,11 +86,13 @@ int main(int argc, char** argv) {
     WarmStartOptions wo;
     wo.evaluations = local_search_budget(time_limit);
     wo.time_limit = 0.4 * time_limit;
+    RootBound relaxed;  // the thorough root bound, if computed: the search reuses its relaxation
     const RootBoundFn root_bound = [&](double incumbent, bool thorough) {
       SolveOptions ro;
       ro.time_limit = time_limit;
       ro.stage_relaxation = thorough;
       const RootBound r = root_lower_bound(inst, incumbent, ro);
+      if (thorough) relaxed = r;
       return GuidedBound{r.bound, r.device, r.order};
     };
     const BoundedWarmStarts bounded = build_warm_starts(inst, heur, wo, root_bound);
@@ -112,6 +114,7 @@ int main(int argc, char** argv) {
       opt.transposition = transposition;
       opt.bounds = bounds;
       opt.known_bound = early_bound;
+      opt.root_relaxation = &relaxed;
       SolveResult r;
       try {
         r = solve(inst, warm, opt);

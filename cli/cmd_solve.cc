@@ -192,6 +192,7 @@ int run_solve(const SolveArgs& a) {
   // At most 40% of the time limit, whatever the budget (it binds only on large instances).
   wo.time_limit = std::max(
       0.0, 0.4 * a.time_limit - std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  RootBound relaxed;  // the thorough root bound, if computed: the search reuses its relaxation
   const RootBoundFn root_bound = [&](double incumbent, bool thorough) {
     SolveOptions ro;
     ro.time_limit =
@@ -199,6 +200,7 @@ int run_solve(const SolveArgs& a) {
     ro.stage_relaxation = thorough && !a.no_stage_relaxation;
     if (cached.hit.schedule) incumbent = std::min(incumbent, cached.hit.makespan);
     const RootBound r = root_lower_bound(inst, incumbent, ro);
+    if (thorough) relaxed = r;
     return GuidedBound{r.bound, r.device, r.order};
   };
   const BoundedWarmStarts bounded = build_warm_starts(inst, heur, wo, root_bound);
@@ -263,6 +265,7 @@ int run_solve(const SolveArgs& a) {
   if (cached.hit.kind == cache::LookupResult::Kind::kExact) opt.known_bound = cached.hit.bound;
   // ... and so was the root bound before the local search.
   opt.known_bound = std::max(opt.known_bound, early_bound);
+  opt.root_relaxation = &relaxed;
   opt.bounds = a.bounds == "tbb"   ? BoundsMode::kTbb
                : a.bounds == "gpu" ? BoundsMode::kGpu
                : a.bounds == "auto" ? BoundsMode::kAuto

@@ -504,6 +504,20 @@ TEST(Solver, RootLowerBoundIsTheSolversRootBound) {
   Schedule with_order = testing::offload_slow_witness(slow);
   with_order.devices[0] = below.order;
   EXPECT_TRUE(check_structure(slow, with_order).empty());
+  // A solve given it (SolveOptions::root_relaxation) uses it instead of searching again: the
+  // same root bound and relaxed stages, no relaxation node of its own.
+  EXPECT_TRUE(below.relaxation_ran);
+  EXPECT_FALSE(below.relaxed_stages.empty());
+  SolveOptions again;
+  again.threads = 1;
+  again.node_limit = 1;
+  const SolveResult fresh = solve(slow, {testing::offload_slow_witness(slow)}, again);
+  again.root_relaxation = &below;
+  const SolveResult reused = solve(slow, {testing::offload_slow_witness(slow)}, again);
+  EXPECT_NEAR(reused.root_bound, fresh.root_bound, 1e-9);
+  EXPECT_EQ(reused.status, Status::kOptimal);
+  EXPECT_GT(fresh.stats.single_stage_nodes, 0);
+  EXPECT_EQ(reused.stats.single_stage_nodes, 0);
   const RootBound met = root_lower_bound(slow, 341.92);
   EXPECT_EQ(met.bound, 341.92);  // within the tolerance: the cutoff itself
 }

@@ -204,7 +204,10 @@ class Search {
     const Simulator::Step step = root_worker.sim.advance();
     if (step.kind != Simulator::Step::Kind::kDecision) return out;
     const double b = bound(root_worker, root_worker.sim.state(), step.time);
-    out.bound = std::max(b, single_stage_root_bound(root_worker, b));
+    out.relaxation = single_stage_root_bound(root_worker, b);
+    out.relaxation_ran = relaxation_ran_;
+    out.relaxed_stages = relax_stages_;
+    out.bound = std::max(b, out.relaxation);
     if (!root_order_.empty()) {
       out.device = inst_.stages[static_cast<std::size_t>(root_order_stage_)].device;
       out.order = root_order_;
@@ -297,6 +300,14 @@ class Search {
     // meet the incumbent.
     if (opt_.neighbourhood || !opt_.stage_relaxation || std::max(root_bound, proven_bound_.load()) >= cutoff - kTimeEps) {
       return 0.0;
+    }
+    relaxation_ran_ = true;
+    if (const RootBound* given = opt_.root_relaxation; given && given->relaxation_ran) {
+      // Computed before (root_lower_bound): valid for any cutoff, and its finished stages are
+      // the ones that finish here.
+      relax_stages_ = given->relaxed_stages;
+      stats_.single_stage_bound = lift_to_cutoff(given->relaxation, cutoff);
+      return stats_.single_stage_bound;
     }
     const double budget = std::min(2.0, 0.05 * opt_.time_limit);
     const auto t0 = std::chrono::steady_clock::now();
@@ -1191,6 +1202,7 @@ class Search {
   // The order of the largest exact root relaxation's optimum, and its stage (root_bound_only).
   std::vector<Action> root_order_;
   int root_order_stage_ = -1;
+  bool relaxation_ran_ = false;  // single_stage_root_bound got past its early return
   std::mutex relax_mu_;
   std::unordered_map<std::vector<double>, double, KeyHash> relax_memo_;
   std::unordered_map<std::vector<double>, NodeEntries, KeyHash> node_memo_;  // node_relaxation

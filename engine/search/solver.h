@@ -72,6 +72,8 @@ struct Neighbourhood {
 // present, otherwise kTbb.
 enum class BoundsMode { kCpu, kTbb, kGpu, kAuto };
 
+struct RootBound;  // below
+
 struct SolveOptions {
   double time_limit = std::numeric_limits<double>::infinity();  // seconds
   std::int64_t node_limit = -1;        // < 0: none
@@ -116,6 +118,11 @@ struct SolveOptions {
   // Not at the nodes: there the extra branching cost more than it cut on random offload
   // instances (bench/README.md).
   bool pair_releases = true;
+  // The root's single-stage relaxation, computed already (root_lower_bound with these options
+  // and a cutoff no better than this solve's first incumbent, e.g. before the local search): its
+  // bound and its finished stages are used instead of searching again. Null, or one whose
+  // relaxation did not run: computed here.
+  const RootBound* root_relaxation = nullptr;
   std::function<void(double seconds, double before, double after, int improvements)> on_lns;  // after it
 };
 
@@ -186,6 +193,11 @@ SolveResult solve(const Instance& instance, const std::vector<Schedule>& warm_st
 // (heuristics/warm_starts.h).
 struct RootBound {
   double bound = 0;
+  // The single-stage relaxation's part: whether it ran, its bound (0: none), and the stages
+  // whose relaxation finished (the nodes use those; SolveOptions::root_relaxation).
+  bool relaxation_ran = false;
+  double relaxation = 0;
+  std::vector<int> relaxed_stages;
   // The list of the device of the stage whose single-stage relaxation gave the largest value,
   // in the order of that relaxation's optimum (SingleStageRelaxation::order); device -1 and
   // empty when none gave one below the incumbent.
