@@ -1,6 +1,6 @@
 // Where along a schedule does the node bound become tight? Replays a feasible schedule through
-// the search's time-ordered decisions (engine/simulator.h, open lists) and prints, at each
-// decision, the parts of the node bound (engine/bounds/node_bound.h) and which one is best; then
+// the search's time-ordered decisions (model/simulator.h, open lists) and prints, at each
+// decision, the parts of the node bound (bounds/node_bound.h) and which one is best; then
 // the depth and time at which the bound first reaches the schedule's makespan. Every node along
 // the path has the schedule as a completion, so no bound may exceed its makespan (the program
 // says so loudly if one does). Run it on the best known schedule of an instance the search
@@ -9,7 +9,7 @@
 //   ./build/bench/bound_trace INSTANCE SCHEDULE [--every N] [--relaxation]
 //
 // --relaxation adds two columns: the largest single-stage relaxation at the node with its own
-// heads and times, free model (engine/bounds/single_stage_relaxation.h, at most 1M search nodes
+// heads and times, free model (bounds/single_stage_relaxation.h, at most 1M search nodes
 // per stage; "-" where it applies to no stage or does not finish), and from each stage's history
 // only, the first stage under the spec's start rules, as the search uses it at every node.
 //
@@ -22,14 +22,14 @@
 #include <string>
 #include <vector>
 
-#include "engine/action.h"
-#include "engine/bounds/bound_problem.h"
-#include "engine/bounds/node_bound.h"
-#include "engine/bounds/single_stage_relaxation.h"
-#include "engine/instance_io.h"
-#include "engine/schedule_io.h"
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/action.h"
+#include "bounds/bound_problem.h"
+#include "bounds/node_bound.h"
+#include "bounds/single_stage_relaxation.h"
+#include "model/instance_io.h"
+#include "model/schedule_io.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 
 using namespace optpipe;
 

@@ -11,13 +11,13 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/bounds/bound_problem.h"
-#include "engine/bounds/heads.h"
-#include "engine/bounds/node_times.h"
-#include "engine/bounds/node_transfers.h"
-#include "engine/instance_io.h"
-#include "engine/search/candidates.h"
-#include "engine/simulator.h"
+#include "bounds/bound_problem.h"
+#include "bounds/heads.h"
+#include "bounds/node_times.h"
+#include "bounds/node_transfers.h"
+#include "model/instance_io.h"
+#include "search/candidates.h"
+#include "model/simulator.h"
 #include "kernels/batched_bounds.h"
 
 namespace optpipe {

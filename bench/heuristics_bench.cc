@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "engine/instance.h"
+#include "model/instance.h"
 #include "heuristics/heuristic.h"
 #include "heuristics/local_search.h"
 #include "heuristics/registry.h"

@@ -9,10 +9,10 @@
 
 #include <string>
 
-#include "engine/instance.h"
-#include "engine/schedule.h"
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/instance.h"
+#include "model/schedule.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 #include "heuristics/offload_edit.h"
 #include "heuristics/one_f_one_b.h"
 

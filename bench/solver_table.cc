@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "engine/instance_io.h"
-#include "engine/search/solver.h"
+#include "model/instance_io.h"
+#include "search/solver.h"
 #include "heuristics/registry.h"
 #include "heuristics/warm_starts.h"
 

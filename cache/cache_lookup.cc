@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/repair.h"
-#include "engine/instance_io.h"
-#include "engine/schedule_io.h"
+#include "model/instance_io.h"
+#include "model/schedule_io.h"
 
 namespace optpipe::cache {
 namespace {

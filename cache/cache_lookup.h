@@ -23,8 +23,8 @@
 
 #include "cache/schedule_cache.h"
 #include "cache/signature.h"
-#include "engine/instance.h"
-#include "engine/schedule.h"
+#include "model/instance.h"
+#include "model/schedule.h"
 
 namespace optpipe::cache {
 

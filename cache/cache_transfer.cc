@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/signature.h"
-#include "engine/instance_io.h"
-#include "engine/schedule_io.h"
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/instance_io.h"
+#include "model/schedule_io.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 
 namespace optpipe::cache {
 namespace {

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 #include "heuristics/ada_offload.h"
 #include "heuristics/offload_edit.h"
 

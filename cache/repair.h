@@ -2,10 +2,10 @@
 // longer fits memory.
 //
 // Algorithm:
-//   1. The lists must pass check_structure() (engine/validator.h) on the instance. Offloads
+//   1. The lists must pass check_structure() (model/validator.h) on the instance. Offloads
 //      the instance no longer allows (a level not in offload_levels, a stage that cannot
 //      offload) are removed with their reloads first; any other structural problem rejects it.
-//   2. Simulate (engine/simulator.h). Feasible: used as is, with the new makespan.
+//   2. Simulate (model/simulator.h). Feasible: used as is, with the new makespan.
 //   3. Infeasible (a memory deadlock: the costs or limits changed): repair with AdaOffload's
 //      offload insertion (heuristics/ada_offload.h, ada_offload_from: keeps the lists' order,
 //      adds only the offloads needed to fit, placed by simulation), from the schedule as it is
@@ -19,8 +19,8 @@
 #include <optional>
 #include <string>
 
-#include "engine/instance.h"
-#include "engine/schedule.h"
+#include "model/instance.h"
+#include "model/schedule.h"
 
 namespace optpipe::cache {
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/instance_io.h"
+#include "model/instance_io.h"
 
 namespace optpipe::cache {
 namespace {

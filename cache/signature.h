@@ -40,7 +40,7 @@
 
 #include <string>
 
-#include "engine/instance.h"
+#include "model/instance.h"
 
 namespace optpipe::cache {
 

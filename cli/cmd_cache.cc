@@ -14,7 +14,7 @@
 
 #include "cache/cache_transfer.h"
 #include "cache/schedule_cache.h"
-#include "engine/error.h"
+#include "model/error.h"
 
 namespace optpipe::cli {
 namespace {

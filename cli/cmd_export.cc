@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/error.h"
-#include "engine/instance_io.h"
-#include "engine/schedule_io.h"
-#include "engine/torch_csv.h"
-#include "engine/validator.h"
+#include "model/error.h"
+#include "model/instance_io.h"
+#include "model/schedule_io.h"
+#include "model/torch_csv.h"
+#include "model/validator.h"
 
 namespace optpipe::cli {
 namespace {

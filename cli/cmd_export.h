@@ -1,5 +1,5 @@
 // `optpipe export`: a schedule in another runtime's format (issue 9): PyTorch's pipelining CSV
-// (engine/torch_csv.h) or the schedule JSON again.
+// (model/torch_csv.h) or the schedule JSON again.
 #pragma once
 
 #include <CLI/CLI.hpp>

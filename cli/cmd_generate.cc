@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
-#include "engine/bytes.h"
-#include "engine/error.h"
-#include "engine/instance_io.h"
+#include "model/bytes.h"
+#include "model/error.h"
+#include "model/instance_io.h"
 #include "instances/generator/generate.h"
 #include "instances/generator/summary.h"
 

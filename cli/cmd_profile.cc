@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "engine/error.h"
-#include "engine/instance_io.h"
+#include "model/error.h"
+#include "model/instance_io.h"
 #include "runtime/profiler.h"
 
 namespace optpipe::cli {

@@ -6,11 +6,12 @@
 #include <memory>
 #include <string>
 
-#include "engine/error.h"
-#include "engine/instance_io.h"
+#include "model/error.h"
+#include "model/instance_io.h"
 #include "cache/cache_lookup.h"
 #include "cache/schedule_cache.h"
-#include "engine/schedule_io.h"
+#include "online/online.h"
+#include "model/schedule_io.h"
 #include "heuristics/registry.h"
 #include "runtime/cuda_backend.h"
 #include "runtime/mpi_transport.h"
@@ -89,7 +90,7 @@ void run_train(const TrainArgs& a) {
     on.switch_threshold = a.switch_threshold;
     on.solver_seconds = a.solver_time;
     on.wait_for_solver = a.wait_for_solver;
-    o.online = on;
+    o.online = runtime::online_rescheduling(on);
   }
   const runtime::TrainResult r = runtime::train(inst, sch, o);
   if (!r.root) return;  // MPI ranks other than 0 print nothing

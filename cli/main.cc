@@ -1,5 +1,5 @@
 // `optpipe`: the command-line tool. A thin layer over the libraries: it parses flags, loads
-// files, calls engine/, heuristics/ and viz/, and prints. Exit codes: 0 success; 1 the answer
+// files, calls model/, heuristics/ and viz/, and prints. Exit codes: 0 success; 1 the answer
 // is negative (an invalid or infeasible schedule, no heuristic fits); 2 bad input (a wrong
 // flag, an unreadable or malformed file).
 #include <unistd.h>
@@ -26,16 +26,16 @@
 #include "cli/cmd_solve.h"
 #include "cli/cmd_train.h"
 #include "cli/report.h"
-#include "engine/bytes.h"
-#include "engine/error.h"
-#include "engine/instance_io.h"
-#include "engine/milp/lp_writer.h"
-#include "engine/milp/milp_formulation.h"
-#include "engine/milp/mps_writer.h"
-#include "engine/schedule_io.h"
-#include "engine/search/solver.h"
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/bytes.h"
+#include "model/error.h"
+#include "model/instance_io.h"
+#include "milp/lp_writer.h"
+#include "milp/milp_formulation.h"
+#include "milp/mps_writer.h"
+#include "model/schedule_io.h"
+#include "search/solver.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 #include "heuristics/registry.h"
 #include "kernels/cuda_devices.h"
 #include "viz/gantt_svg.h"
@@ -433,7 +433,7 @@ int main_impl(int argc, char** argv) {
                           "upper bound on the makespan in ms, the big-M (default: the best heuristic's makespan)")
       ->check(CLI::PositiveNumber);
   export_milp->footer("Without offload the MILP is exact; with offload it is a relaxation (optimum <= the spec's). "
-                      "See engine/milp/README.md.");
+                      "See milp/README.md.");
 
   auto* list = app.add_subcommand("heuristics", "List the baseline heuristics");
   auto* devices = app.add_subcommand("devices", "Show the CUDA devices this build can use");

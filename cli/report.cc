@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "engine/bytes.h"
+#include "model/bytes.h"
 
 namespace optpipe::cli {
 

@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "engine/instance.h"
-#include "engine/schedule.h"
-#include "engine/simulator.h"
+#include "model/instance.h"
+#include "model/schedule.h"
+#include "model/simulator.h"
 #include "heuristics/registry.h"
 
 namespace optpipe::cli {

@@ -8,8 +8,8 @@
 
 #include <tbb/parallel_for.h>
 
-#include "engine/bytes.h"
-#include "engine/simulator.h"
+#include "model/bytes.h"
+#include "model/simulator.h"
 #include "heuristics/base_schedules.h"
 #include "heuristics/offload_edit.h"
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <optional>
 
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 #include "heuristics/registry.h"
 #include "heuristics/zb_greedy.h"
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "engine/bytes.h"
-#include "engine/validator.h"
+#include "model/bytes.h"
+#include "model/validator.h"
 
 namespace optpipe {
 

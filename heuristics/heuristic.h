@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/instance.h"
-#include "engine/schedule.h"
-#include "engine/simulator.h"
+#include "model/instance.h"
+#include "model/schedule.h"
+#include "model/simulator.h"
 
 namespace optpipe {
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <utility>
 
-#include "engine/error.h"
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/error.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 #include "heuristics/offload_edit.h"
 
 namespace optpipe {

@@ -55,8 +55,8 @@
 #include <limits>
 #include <vector>
 
-#include "engine/instance.h"
-#include "engine/schedule.h"
+#include "model/instance.h"
+#include "model/schedule.h"
 
 namespace optpipe {
 

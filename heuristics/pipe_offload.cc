@@ -4,7 +4,7 @@
 #include <limits>
 #include <sstream>
 
-#include "engine/simulator.h"
+#include "model/simulator.h"
 #include "heuristics/base_schedules.h"
 #include "heuristics/offload_edit.h"
 

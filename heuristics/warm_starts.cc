@@ -11,8 +11,8 @@
 
 #include <tbb/parallel_for.h>
 
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 #include "heuristics/local_search.h"
 
 namespace optpipe {

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/action.h"
-#include "engine/instance.h"
-#include "engine/schedule.h"
+#include "model/action.h"
+#include "model/instance.h"
+#include "model/schedule.h"
 #include "heuristics/registry.h"
 
 namespace optpipe {
@@ -27,11 +27,11 @@ struct WarmStartOptions {
   // the machine's speed. Infinity: only the evaluation budget counts (deterministic).
   double time_limit = std::numeric_limits<double>::infinity();
   // A proven lower bound on the makespan (e.g. the solver's root bound: root_lower_bound in
-  // engine/search/solver.h): no local search runs when a heuristic already meets it, and all
+  // search/solver.h): no local search runs when a heuristic already meets it, and all
   // stop as soon as one reaches it. -inf: none.
   double target = -std::numeric_limits<double>::infinity();
   // A list for one device (e.g. the root relaxation's order: RootBound in
-  // engine/search/solver.h). Each feasible heuristic schedule gets it in place of that device's
+  // search/solver.h). Each feasible heuristic schedule gets it in place of that device's
   // list, best heuristic first; the first such hybrid that is valid and feasible is improved by
   // local search too, before the others. guide_device -1: none.
   int guide_device = -1;
@@ -61,7 +61,7 @@ WarmStarts build_warm_starts(const Instance& instance, const BestResult& heurist
 
 // A lower bound on the makespan with a list for one device to guide a local search (both from
 // the caller, e.g. the solver's root bound and its relaxation's order: root_lower_bound in
-// engine/search/solver.h, which this layer does not see).
+// search/solver.h, which this layer does not see).
 struct GuidedBound {
   double bound = 0;
   int device = -1;           // -1: no guide

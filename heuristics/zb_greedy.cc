@@ -5,8 +5,8 @@
 #include <limits>
 #include <sstream>
 
-#include "engine/bytes.h"
-#include "engine/simulator.h"
+#include "model/bytes.h"
+#include "model/simulator.h"
 #include "heuristics/order_utils.h"
 
 namespace optpipe {

@@ -1,6 +1,6 @@
 // Batched node bounds (issue 4): the search hands over a batch of open nodes as plain arrays and
 // gets all their bounds back at once, evaluated by the same OPTPIPE_HD functions the scalar
-// search calls (engine/bounds/*_core), on one of three backends:
+// search calls (bounds/*_core), on one of three backends:
 //   scalar  a plain loop (the reference);
 //   tbb     Thrust algorithms with the TBB execution policy (thrust::tbb::par) on the CPU;
 //   cuda    the same Thrust code with the CUDA policy on the GPU, pruning with CUB's
@@ -8,7 +8,7 @@
 //           on a copy stream overlapping the kernel on a compute stream (built when nvcc is
 //           there; make_cuda_bounds throws a clear error without a build or a device).
 // evaluate_times() takes the nodes' times (NodeTimes) and transfers (NodeTransfers) and computes
-// the heads inside the batch too (engine/bounds/heads_core.h, with the memory rules), then
+// the heads inside the batch too (bounds/heads_core.h, with the memory rules), then
 // max(critical path, one machine, channel, memory energy) (kernels/node_bound_core.h): the
 // solver's bound() for every node it does not cut (bound() skips the last two parts once the
 // node is cut; the batch always computes all four).
@@ -35,11 +35,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/bounds/bound_problem.h"
+#include "bounds/bound_problem.h"
 
 namespace optpipe {
 
-struct NodeTransfers;  // engine/bounds/node_transfers.h (not included: nvcc reads this header)
+struct NodeTransfers;  // bounds/node_transfers.h (not included: nvcc reads this header)
 
 // n nodes by their times, structure of arrays (the layouts of NodeTimes and NodeTransfers, one
 // node after the other): end [node * num_ops + op], device_free [node * D + d],

@@ -18,7 +18,7 @@
 // the host's packing of it) overlaps the evaluation of chunk c. One compute stream and one copy
 // stream per evaluator; evaluate_times returns after the compute stream has drained.
 //
-// Determinism: one thread per node, the same sequential code as the scalar path (engine/bounds/
+// Determinism: one thread per node, the same sequential code as the scalar path (bounds/
 // *_core.h; built with --fmad=false), so the bounds are bit for bit the CPU's; DeviceSelect::If
 // is a stable compaction, so the kept indices come out in batch order.
 //

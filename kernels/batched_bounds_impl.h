@@ -10,9 +10,9 @@
 #include <thrust/iterator/transform_iterator.h>
 #include <thrust/reduce.h>
 
-#include "engine/bounds/bound_view.h"
-#include "engine/bounds/heads_core.h"
-#include "engine/bounds/one_machine_bound.h"
+#include "bounds/bound_view.h"
+#include "bounds/heads_core.h"
+#include "bounds/one_machine_bound.h"
 #include "kernels/node_bound_core.h"
 
 namespace optpipe::batch_impl {

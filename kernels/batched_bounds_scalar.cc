@@ -1,11 +1,11 @@
 // The scalar reference of batched_bounds.h, and what every backend shares.
 #include <algorithm>
 
-#include "engine/bounds/bound_view.h"
-#include "engine/bounds/critical_path_bound.h"
-#include "engine/bounds/heads_core.h"
-#include "engine/bounds/node_transfers.h"
-#include "engine/bounds/one_machine_bound.h"
+#include "bounds/bound_view.h"
+#include "bounds/critical_path_bound.h"
+#include "bounds/heads_core.h"
+#include "bounds/node_transfers.h"
+#include "bounds/one_machine_bound.h"
 #include "kernels/batched_bounds.h"
 #include "kernels/node_bound_core.h"
 

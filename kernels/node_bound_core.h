@@ -1,17 +1,17 @@
 // The whole node bound from a node's times (host and device, hd.h), shared by every backend of
 // batched_bounds.h: the heads (compute_heads_core), then max(critical path, one machine,
-// channel, memory energy) -- the value of the solver's bound() (engine/search/solver.cc) for a
+// channel, memory energy) -- the value of the solver's bound() (search/solver.cc) for a
 // node it does not cut. bound() stops early once max(critical path, one machine) reaches the
 // cutoff, which only skips work on a node that is cut anyway; the batch computes all four parts.
 #pragma once
 
-#include "engine/bounds/bound_view.h"
-#include "engine/bounds/channel_bound_core.h"
-#include "engine/bounds/critical_path_bound.h"
-#include "engine/bounds/hd.h"
-#include "engine/bounds/heads_core.h"
-#include "engine/bounds/memory_energy_bound_core.h"
-#include "engine/bounds/one_machine_bound.h"
+#include "bounds/bound_view.h"
+#include "bounds/channel_bound_core.h"
+#include "bounds/critical_path_bound.h"
+#include "bounds/hd.h"
+#include "bounds/heads_core.h"
+#include "bounds/memory_energy_bound_core.h"
+#include "bounds/one_machine_bound.h"
 
 namespace optpipe {
 
@@ -48,7 +48,7 @@ OPTPIPE_HD inline void node_bound_phase1_core(const BoundProblemView& p, const d
   *ch = nt ? channel_bound_core(p, *nt, finish, reload_lb, jobs, heap) : 0.0;
 }
 
-// Phase 2 (per node and device): one_machine_device_core (engine/bounds/one_machine_bound.h);
+// Phase 2 (per node and device): one_machine_device_core (bounds/one_machine_bound.h);
 // the node's one-machine part is the maximum over its devices.
 
 // Phase 3 (per node): the memory energy part, given the other three, and the whole bound.

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/instance.h"
+#include "model/instance.h"
 #include "runtime/device_backend.h"
 #include "runtime/program.h"
 #include "runtime/stage_model.h"

@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "engine/instance.h"
+#include "model/instance.h"
 #include "runtime/mlp_model.h"
 
 namespace optpipe::runtime {

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <sstream>
 
-#include "engine/error.h"
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/error.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 
 namespace optpipe::runtime {
 

@@ -33,8 +33,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/instance.h"
-#include "engine/schedule.h"
+#include "model/instance.h"
+#include "model/schedule.h"
 
 namespace optpipe::runtime {
 

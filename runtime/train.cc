@@ -5,9 +5,9 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/error.h"
-#include "engine/schedule_io.h"
-#include "engine/simulator.h"
+#include "model/error.h"
+#include "model/schedule_io.h"
+#include "model/simulator.h"
 #include "runtime/cpu_backend.h"
 #include "runtime/cuda_backend.h"
 #include "runtime/in_process_transport.h"
@@ -100,7 +100,7 @@ TrainResult train(const Instance& inst, const Schedule& schedule, const TrainOpt
   };
 
   // Online re-scheduling: rank 0 decides at each iteration boundary, every rank follows.
-  std::unique_ptr<OnlineCoordinator> coordinator;
+  std::unique_ptr<ScheduleSwitcher> coordinator;
   auto executor_options = [&](int d) {
     ExecutorOptions eo = opt.executor;
     if (!opt.online) return eo;
@@ -122,9 +122,7 @@ TrainResult train(const Instance& inst, const Schedule& schedule, const TrainOpt
   };
   auto start_online = [&] {  // on rank 0 only
     if (!opt.online) return;
-    OnlineOptions oo = *opt.online;
-    oo.synthetic = opt.synthetic;
-    coordinator = std::make_unique<OnlineCoordinator>(inst, schedule, cfg, oo);
+    coordinator = opt.online(inst, schedule, cfg, opt.synthetic);
   };
   if (opt.device == "cuda" && opt.backend != "mpi") {
     throw InputError("--backend cuda runs one MPI rank per GPU: start it with mpirun -np " + std::to_string(D));

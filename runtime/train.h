@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/instance.h"
-#include "engine/schedule.h"
+#include "model/instance.h"
+#include "model/schedule.h"
 #include "runtime/executor.h"
 #include "runtime/mlp_model.h"
-#include "runtime/online.h"
+#include "runtime/schedule_switcher.h"
 #include "runtime/stage_model.h"
 
 namespace optpipe::runtime {
@@ -25,7 +25,7 @@ struct TrainOptions {
   ExecutorOptions executor;
   bool synthetic = false;           // sleeping ops instead of the model
   MlpConfig model;                  // stages and microbatches are taken from the instance
-  std::optional<OnlineOptions> online;  // re-schedule while training (online.h)
+  SwitcherFactory online;  // re-schedule while training (schedule_switcher.h; null: never)
 };
 
 struct TrainResult {

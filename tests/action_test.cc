@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/action.h"
+#include "model/action.h"
 
 namespace optpipe {
 namespace {

@@ -10,18 +10,18 @@
 #include <random>
 #include <stdexcept>
 
-#include "engine/bounds/channel_bound.h"
-#include "engine/bounds/critical_path_bound.h"
-#include "engine/bounds/heads.h"
-#include "engine/bounds/memory_energy_bound.h"
-#include "engine/bounds/node_transfers.h"
-#include "engine/bounds/node_times.h"
-#include "engine/bounds/one_machine_bound.h"
-#include "engine/error.h"
-#include "engine/search/candidates.h"
-#include "engine/search/solver.h"
+#include "bounds/channel_bound.h"
+#include "bounds/critical_path_bound.h"
+#include "bounds/heads.h"
+#include "bounds/memory_energy_bound.h"
+#include "bounds/node_transfers.h"
+#include "bounds/node_times.h"
+#include "bounds/one_machine_bound.h"
+#include "model/error.h"
+#include "search/candidates.h"
+#include "search/solver.h"
 #include "kernels/cuda_devices.h"
-#include "engine/simulator.h"
+#include "model/simulator.h"
 #include "tests/test_util.h"
 
 namespace optpipe {

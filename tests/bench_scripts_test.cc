@@ -10,10 +10,10 @@
 #include <filesystem>
 #include <string>
 
-#include "engine/bounds/bound_problem.h"
-#include "engine/instance_io.h"
-#include "engine/schedule_io.h"
-#include "engine/simulator.h"
+#include "bounds/bound_problem.h"
+#include "model/instance_io.h"
+#include "model/schedule_io.h"
+#include "model/simulator.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
 

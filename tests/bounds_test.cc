@@ -1,5 +1,5 @@
-// Tests of the lower bounds of the search (engine/bounds) and of its branching rule 1
-// (engine/search/candidates.h), each against an independent, naive reference.
+// Tests of the lower bounds of the search (bounds/) and of its branching rule 1
+// (search/candidates.h), each against an independent, naive reference.
 //
 // 1. jackson_preemptive_bound against a unit-step simulation of Jackson's rule on integer data;
 //    never above the non-preemptive one-machine optimum (all permutations), never below the
@@ -29,22 +29,22 @@
 #include <string>
 #include <vector>
 
-#include "engine/action.h"
-#include "engine/bounds/bound_problem.h"
-#include "engine/bounds/channel_bound.h"
-#include "engine/bounds/critical_path_bound.h"
-#include "engine/bounds/heads.h"
-#include "engine/bounds/node_times.h"
-#include "engine/bounds/memory_energy_bound.h"
-#include "engine/bounds/memory_precedence.h"
-#include "engine/bounds/node_bound.h"
-#include "engine/bounds/node_transfers.h"
-#include "engine/bounds/one_machine_bound.h"
-#include "engine/instance.h"
-#include "engine/instance_io.h"
-#include "engine/schedule.h"
-#include "engine/search/candidates.h"
-#include "engine/simulator.h"
+#include "model/action.h"
+#include "bounds/bound_problem.h"
+#include "bounds/channel_bound.h"
+#include "bounds/critical_path_bound.h"
+#include "bounds/heads.h"
+#include "bounds/node_times.h"
+#include "bounds/memory_energy_bound.h"
+#include "bounds/memory_precedence.h"
+#include "bounds/node_bound.h"
+#include "bounds/node_transfers.h"
+#include "bounds/one_machine_bound.h"
+#include "model/instance.h"
+#include "model/instance_io.h"
+#include "model/schedule.h"
+#include "search/candidates.h"
+#include "model/simulator.h"
 #include "heuristics/registry.h"
 #include "tests/brute_force.h"
 #include "tests/test_paths.h"
@@ -614,7 +614,7 @@ struct ValidityCounts {
 };
 
 // The node bound exactly as solver.cc's bound() computes it, with its parts
-// (engine/bounds/node_bound.h), and what its parts computed on the way.
+// (bounds/node_bound.h), and what its parts computed on the way.
 struct NodeBound {
   double cp = 0, om = 0, ch = 0, me = 0;
   double value() const { return std::max({cp, om, ch, me}); }

@@ -33,7 +33,7 @@
 #include <cstddef>
 #include <limits>
 
-#include "engine/simulator.h"
+#include "model/simulator.h"
 
 namespace optpipe::testing {
 namespace {

@@ -12,9 +12,9 @@
 #include <limits>
 #include <vector>
 
-#include "engine/action.h"
-#include "engine/instance.h"
-#include "engine/schedule.h"
+#include "model/action.h"
+#include "model/instance.h"
+#include "model/schedule.h"
 
 namespace optpipe::testing {
 

@@ -22,10 +22,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/action.h"
-#include "engine/instance_io.h"
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/action.h"
+#include "model/instance_io.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 #include "tests/brute_force.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"

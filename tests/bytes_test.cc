@@ -1,10 +1,10 @@
-// Byte quantities (engine/bytes.h): "80GiB"-style strings in, human-readable sizes out.
+// Byte quantities (model/bytes.h): "80GiB"-style strings in, human-readable sizes out.
 #include <gtest/gtest.h>
 
 #include <optional>
 #include <string>
 
-#include "engine/bytes.h"
+#include "model/bytes.h"
 
 namespace optpipe {
 namespace {

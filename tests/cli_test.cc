@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/error.h"
-#include "engine/instance_io.h"
-#include "engine/schedule_io.h"
+#include "model/error.h"
+#include "model/instance_io.h"
+#include "model/schedule_io.h"
 #include "heuristics/registry.h"
 #include "kernels/cuda_devices.h"
 #include "tests/test_paths.h"

@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/instance_io.h"
-#include "engine/schedule.h"
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/instance_io.h"
+#include "model/schedule.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
 

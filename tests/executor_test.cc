@@ -12,9 +12,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include "engine/error.h"
-#include "engine/instance_io.h"
-#include "engine/simulator.h"
+#include "model/error.h"
+#include "model/instance_io.h"
+#include "model/simulator.h"
 #include "heuristics/registry.h"
 #include "runtime/in_process_transport.h"
 #include "runtime/mlp_reference.h"

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/bytes.h"
-#include "engine/simulator.h"
+#include "model/bytes.h"
+#include "model/simulator.h"
 #include "tests/test_util.h"
 
 namespace optpipe {

@@ -14,9 +14,9 @@
 #include <sstream>
 #include <string>
 
-#include "engine/error.h"
-#include "engine/instance_io.h"
-#include "engine/validator.h"
+#include "model/error.h"
+#include "model/instance_io.h"
+#include "model/validator.h"
 #include "heuristics/registry.h"
 #include "instances/generator/cost_model.h"
 #include "instances/generator/generate.h"

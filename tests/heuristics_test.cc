@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/bytes.h"
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/bytes.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 #include "heuristics/ada_offload.h"
 #include "heuristics/gpipe.h"
 #include "heuristics/heuristic.h"

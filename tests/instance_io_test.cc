@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/error.h"
-#include "engine/instance_io.h"
+#include "model/error.h"
+#include "model/instance_io.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
 

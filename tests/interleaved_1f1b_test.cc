@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 #include "heuristics/interleaved_1f1b.h"
 #include "heuristics/one_f_one_b.h"
 #include "tests/test_util.h"

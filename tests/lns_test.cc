@@ -1,5 +1,5 @@
-// Large neighbourhood search (engine/search/lns.h) and the solver's neighbourhood mode.
-#include "engine/search/lns.h"
+// Large neighbourhood search (search/lns.h) and the solver's neighbourhood mode.
+#include "search/lns.h"
 
 #include <gtest/gtest.h>
 
@@ -8,9 +8,9 @@
 #include <random>
 #include <vector>
 
-#include "engine/search/solver.h"
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "search/solver.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 #include "heuristics/registry.h"
 #include "tests/test_util.h"
 

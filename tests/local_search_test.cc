@@ -25,9 +25,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/error.h"
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/error.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 #include "heuristics/gpipe.h"
 #include "heuristics/local_search.h"
 #include "heuristics/offload_edit.h"

@@ -1,4 +1,4 @@
-// Tests of the MILP export (engine/milp/, issue 5).
+// Tests of the MILP export (milp/, issue 5).
 //
 // 1. The model container: merged terms, violations, valid names.
 // 2. Structure: no ordering binary for pairs the precedences already order (transitively), the
@@ -10,7 +10,7 @@
 //    the heuristics' schedules of the shipped instances, and on random valid schedules of random
 //    instances with tight memory, with and without offload.
 // 4. CBC (skipped with a message when `cbc` is not on PATH): without offload, the exported LP's
-//    optimum equals the exact solver's (engine/search/solver.h) within 1e-6 on small instances
+//    optimum equals the exact solver's (search/solver.h) within 1e-6 on small instances
 //    with tight memory and random durations (split and unsplit); with offload it is <= (the
 //    MILP is a relaxation). The MPS file gives the same optimum as the LP file; CBC accepts the
 //    MIP start.
@@ -33,15 +33,15 @@
 #include <string>
 #include <vector>
 
-#include "engine/error.h"
-#include "engine/instance_io.h"
-#include "engine/milp/lp_writer.h"
-#include "engine/milp/milp_formulation.h"
-#include "engine/milp/milp_model.h"
-#include "engine/milp/mps_writer.h"
-#include "engine/schedule_io.h"
-#include "engine/search/solver.h"
-#include "engine/simulator.h"
+#include "model/error.h"
+#include "model/instance_io.h"
+#include "milp/lp_writer.h"
+#include "milp/milp_formulation.h"
+#include "milp/milp_model.h"
+#include "milp/mps_writer.h"
+#include "model/schedule_io.h"
+#include "search/solver.h"
+#include "model/simulator.h"
 #include "heuristics/registry.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"

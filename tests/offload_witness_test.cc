@@ -22,9 +22,9 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/instance_io.h"
-#include "engine/validator.h"
-#include "engine/search/solver.h"
+#include "model/instance_io.h"
+#include "model/validator.h"
+#include "search/solver.h"
 #include "heuristics/registry.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"

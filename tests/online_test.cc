@@ -1,7 +1,7 @@
-// Online re-scheduling (runtime/online.h): training starts with one schedule, the background
+// Online re-scheduling (online/online.h): training starts with one schedule, the background
 // solver finds a better one on the profiled instance, and every device switches at the same
 // iteration without changing the losses.
-#include "runtime/online.h"
+#include "online/online.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "engine/simulator.h"
+#include "model/simulator.h"
 #include "heuristics/registry.h"
 #include "runtime/train.h"
 #include "tests/test_util.h"
@@ -50,7 +50,7 @@ TEST(Online, SwitchingSchedulesKeepsTheLossesAndEveryDeviceSwitchesTogether) {
   on.switch_threshold = 0.0;
   on.solver_seconds = 3;
   on.wait_for_solver = true;
-  o.online = on;
+  o.online = runtime::online_rescheduling(on);
   const runtime::TrainResult moved = runtime::train(inst, gpipe, o);
   for (const auto& line : moved.online_log) std::printf("[ online   ] %s\n", line.c_str());
   ASSERT_EQ(moved.switches.size(), 1u);
@@ -75,7 +75,7 @@ TEST(Online, ASolverThatFindsNothingBetterLeavesTrainingUntouched) {
   on.switch_threshold = 10.0;  // nothing is 1000% faster
   on.solver_seconds = 2;
   on.wait_for_solver = true;
-  o.online = on;
+  o.online = runtime::online_rescheduling(on);
   const runtime::TrainResult r = runtime::train(inst, zb, o);
   EXPECT_TRUE(r.switches.empty());
   for (const auto& d : r.devices) EXPECT_TRUE(d.switch_iterations.empty());
@@ -95,7 +95,7 @@ TEST(Online, ALongSolverNeverStallsTraining) {
   runtime::OnlineOptions on;
   on.profile_iterations = 1;
   on.solver_seconds = 120;
-  o.online = on;
+  o.online = runtime::online_rescheduling(on);
   const auto t0 = std::chrono::steady_clock::now();
   const runtime::TrainResult r = runtime::train(inst, gpipe, o);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

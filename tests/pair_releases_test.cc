@@ -1,4 +1,4 @@
-// Pair releases (engine/bounds/pair_releases.h): the orders' constants against a brute force
+// Pair releases (bounds/pair_releases.h): the orders' constants against a brute force
 // over every order of the two microbatches' ops on every later stage, and their releases
 // against simulated schedules of the spec.
 #include <gtest/gtest.h>
@@ -10,9 +10,9 @@
 #include <random>
 #include <vector>
 
-#include "engine/bounds/bound_problem.h"
-#include "engine/bounds/pair_releases.h"
-#include "engine/simulator.h"
+#include "bounds/bound_problem.h"
+#include "bounds/pair_releases.h"
+#include "model/simulator.h"
 #include "heuristics/registry.h"
 #include "tests/test_util.h"
 

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/instance_io.h"
+#include "model/instance_io.h"
 #include "heuristics/registry.h"
 #include "runtime/train.h"
 #include "tests/test_util.h"

@@ -26,11 +26,11 @@
 #include "cache/repair.h"
 #include "cache/schedule_cache.h"
 #include "cache/signature.h"
-#include "engine/instance_io.h"
-#include "engine/schedule_io.h"
-#include "engine/search/solver.h"
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/instance_io.h"
+#include "model/schedule_io.h"
+#include "search/solver.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 #include "heuristics/registry.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
@@ -494,7 +494,7 @@ TEST(CacheCli, ExactHitCarriesItsBoundToTheNextRun) {
     return nlohmann::json::object();
   };
   // The first run has the time to raise its root bound with the single-stage relaxation
-  // (engine/bounds/single_stage_relaxation.h: 5% of the time limit, at most 2 s; about 0.3 s
+  // (bounds/single_stage_relaxation.h: 5% of the time limit, at most 2 s; about 0.3 s
   // here) to the optimum, 341.92, but without a local search its incumbent stays at zb-greedy's
   // 343.70, so it stops after one node without a proof.
   const CliRun first = run_cli("solve " + inst + " --cache " + quote(db) +

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/error.h"
-#include "engine/schedule_io.h"
+#include "model/error.h"
+#include "model/schedule_io.h"
 #include "tests/test_util.h"
 
 namespace optpipe {

@@ -4,8 +4,8 @@
 
 #include <filesystem>
 
-#include "engine/instance_io.h"
-#include "engine/validator.h"
+#include "model/instance_io.h"
+#include "model/validator.h"
 #include "heuristics/registry.h"
 #include "tests/test_paths.h"
 

@@ -16,8 +16,8 @@
 #include <map>
 #include <optional>
 
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 #include "tests/test_util.h"
 
 namespace optpipe {

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <string>
 
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 #include "tests/test_util.h"
 #include "viz/gantt_text.h"
 

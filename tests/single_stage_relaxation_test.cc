@@ -1,4 +1,4 @@
-// engine/bounds/single_stage_relaxation.h: the single-stage relaxation is a lower bound (never
+// bounds/single_stage_relaxation.h: the single-stage relaxation is a lower bound (never
 // above a proven optimum or a feasible schedule's makespan), its pruned search finds what the
 // plain enumeration of the same model finds, it applies only where its model holds, on
 // offload-slow-pcie-4x8 it lifts the root bound from 318.63 to about 334.3 ms, and at the nodes
@@ -16,17 +16,17 @@
 #include <string>
 #include <vector>
 
-#include "engine/bounds/bound_problem.h"
-#include "engine/bounds/heads.h"
-#include "engine/bounds/node_times.h"
-#include "engine/bounds/node_transfers.h"
-#include "engine/bounds/single_stage_relaxation.h"
-#include "engine/instance_io.h"
-#include "engine/schedule_io.h"
-#include "engine/search/solver.h"
+#include "bounds/bound_problem.h"
+#include "bounds/heads.h"
+#include "bounds/node_times.h"
+#include "bounds/node_transfers.h"
+#include "bounds/single_stage_relaxation.h"
+#include "model/instance_io.h"
+#include "model/schedule_io.h"
+#include "search/solver.h"
 #include "heuristics/registry.h"
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 #include "tests/brute_force.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"

@@ -1,4 +1,4 @@
-// Correctness tests of the exact solver (engine/search/solver.h).
+// Correctness tests of the exact solver (search/solver.h).
 //
 // The expectations come from outside the solver: the proven optima of the shared conformance
 // data (an independent implementation of the spec), the brute-force oracle (brute_force.h, which
@@ -32,11 +32,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/instance_io.h"
-#include "engine/schedule_io.h"
-#include "engine/search/solver.h"
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/instance_io.h"
+#include "model/schedule_io.h"
+#include "search/solver.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 #include "heuristics/gpipe.h"
 #include "heuristics/heuristic.h"
 #include "heuristics/one_f_one_b.h"

@@ -17,7 +17,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/action.h"
+#include "model/action.h"
 
 namespace optpipe::testing {
 

@@ -1,4 +1,4 @@
-// Tests of the PyTorch pipelining CSV export (engine/torch_csv.h, issue 9) and `optpipe export`.
+// Tests of the PyTorch pipelining CSV export (model/torch_csv.h, issue 9) and `optpipe export`.
 //
 // 1. Round trip: the CSV of every heuristic's schedule (shipped and random instances) and of the
 //    solver's schedule parses back to the same lists; offloading schedules are refused without
@@ -24,13 +24,13 @@
 #include <string>
 #include <vector>
 
-#include "engine/error.h"
-#include "engine/instance_io.h"
-#include "engine/schedule_io.h"
-#include "engine/search/solver.h"
-#include "engine/simulator.h"
-#include "engine/torch_csv.h"
-#include "engine/validator.h"
+#include "model/error.h"
+#include "model/instance_io.h"
+#include "model/schedule_io.h"
+#include "search/solver.h"
+#include "model/simulator.h"
+#include "model/torch_csv.h"
+#include "model/validator.h"
 #include "heuristics/registry.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"

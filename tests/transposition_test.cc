@@ -1,7 +1,7 @@
-// The transposition table (engine/search/transposition.h): its dominance rule checked against
+// The transposition table (search/transposition.h): its dominance rule checked against
 // completions (the proof's claim, on random pairs of search nodes), exact duplicates with
 // offload, the table's bookkeeping, and the solver with and without it.
-#include "engine/search/transposition.h"
+#include "search/transposition.h"
 
 #include <gtest/gtest.h>
 
@@ -12,10 +12,10 @@
 #include <random>
 #include <vector>
 
-#include "engine/bounds/bound_problem.h"
-#include "engine/search/candidates.h"
-#include "engine/search/solver.h"
-#include "engine/simulator.h"
+#include "bounds/bound_problem.h"
+#include "search/candidates.h"
+#include "search/solver.h"
+#include "model/simulator.h"
 #include "tests/test_util.h"
 
 namespace optpipe {

@@ -1,11 +1,11 @@
-// The validator (engine/validator.h): one minimal schedule per rule of spec §3, each breaking
+// The validator (model/validator.h): one minimal schedule per rule of spec §3, each breaking
 // exactly that rule, and the message naming the place and the action.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "engine/validator.h"
+#include "model/validator.h"
 #include "tests/test_util.h"
 
 namespace optpipe {

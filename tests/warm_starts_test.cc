@@ -11,10 +11,10 @@
 #include <random>
 #include <string>
 
-#include "engine/instance_io.h"
-#include "engine/search/solver.h"
-#include "engine/simulator.h"
-#include "engine/validator.h"
+#include "model/instance_io.h"
+#include "search/solver.h"
+#include "model/simulator.h"
+#include "model/validator.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
 

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/action.h"
-#include "engine/bytes.h"
+#include "model/action.h"
+#include "model/bytes.h"
 
 namespace optpipe {
 namespace {

@@ -1,5 +1,5 @@
 """Reads an OptPipe instance file (../shared/spec/problem.md §5, format optpipe-instance/1) for
-the solver benchmark's own models. The C++ reader (engine/instance_io.cc) is the reference and
+the solver benchmark's own models. The C++ reader (model/instance_io.cc) is the reference and
 validates the files; this one only fills the defaults the models need."""
 
 import json

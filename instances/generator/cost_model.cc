@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "engine/error.h"
+#include "model/error.h"
 
 namespace optpipe::gen {
 

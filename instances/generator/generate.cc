@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/bytes.h"
-#include "engine/error.h"
-#include "engine/instance_io.h"
+#include "model/bytes.h"
+#include "model/error.h"
+#include "model/instance_io.h"
 
 namespace optpipe::gen {
 namespace {

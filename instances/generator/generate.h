@@ -1,4 +1,4 @@
-// Builds a spec instance (engine/instance.h, ../shared/spec/problem.md) from a model, a GPU
+// Builds a spec instance (model/instance.h, ../shared/spec/problem.md) from a model, a GPU
 // preset, a pipeline layout and a memory limit, with the cost model of cost_model.h.
 //
 // Layout: S = D stages (one per device) or S = 2D (V placement: stage s and 2D-1-s on device s;
@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/instance.h"
+#include "model/instance.h"
 #include "instances/generator/cost_model.h"
 #include "instances/generator/gpu_preset.h"
 #include "instances/generator/model_shape.h"

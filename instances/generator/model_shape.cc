@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "engine/error.h"
+#include "model/error.h"
 
 namespace optpipe::gen {
 namespace {

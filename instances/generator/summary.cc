@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-#include "engine/bytes.h"
+#include "model/bytes.h"
 
 namespace optpipe::gen {
 namespace {

@@ -1,0 +1,26 @@
+#include "bounds/node_bound.h"
+
+#include <algorithm>
+
+#include "bounds/channel_bound.h"
+#include "bounds/critical_path_bound.h"
+#include "bounds/heads.h"
+#include "bounds/memory_energy_bound.h"
+
+namespace optpipe {
+
+double NodeBoundParts::value() const { return std::max({critical_path, one_machine, channel, memory_energy}); }
+
+NodeBoundParts node_bound_parts(const BoundProblem& p, const Simulator::State& st, double t, NodeBoundWork& w) {
+  fill_node_times(p, st, t, w.times);
+  fill_node_transfers(p, st, t, w.transfers);
+  compute_heads(p, w.times, w.head, w.finish, &w.transfers, &w.offload_lb, &w.reload_lb);
+  NodeBoundParts b;
+  b.critical_path = critical_path_bound(p, w.times, w.finish);
+  b.one_machine = one_machine_bound(p, w.head, w.jobs);
+  b.channel = channel_bound(p, w.transfers, w.finish, w.reload_lb, w.jobs);
+  b.memory_energy = memory_energy_bound(p, w.times, &w.transfers, w.head, w.finish, w.offload_lb);
+  return b;
+}
+
+}  // namespace optpipe

@@ -1,0 +1,42 @@
+// Strict JSON field access for the file formats (spec §5): every read names the field path,
+// unknown fields are errors, and nothing falls back to a silent default.
+//
+// Internal to model/ (instance_io.cc, schedule_io.cc). Errors are InputError("path: reason").
+#pragma once
+
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace optpipe::json_reader {
+
+using nlohmann::json;
+
+// Parses text as JSON; a syntax error or a duplicate key becomes InputError naming the place.
+json parse_text(std::string_view text);
+
+[[noreturn]] void fail(const std::string& path, const std::string& reason);
+std::string describe(const json& value);  // short type/value description for messages
+std::string join(const std::string& path, std::string_view key);
+std::string index(const std::string& path, std::size_t i);
+
+void expect_object(const json& value, const std::string& path);
+void expect_array(const json& value, const std::string& path);
+// Rejects any key of `object` that is not in `allowed`, naming the allowed ones.
+void expect_only_keys(const json& object, const std::string& path,
+                      std::initializer_list<std::string_view> allowed);
+
+const json& require(const json& object, const std::string& path, std::string_view key);
+const json* optional(const json& object, std::string_view key);  // absent or null: nullptr
+
+double number(const json& value, const std::string& path);           // finite number
+double non_negative(const json& value, const std::string& path);     // finite number >= 0
+double bytes(const json& value, const std::string& path);            // number or "80GiB", >= 0
+long long integer(const json& value, const std::string& path);       // integral number
+bool boolean(const json& value, const std::string& path);
+std::string string(const json& value, const std::string& path);
+
+}  // namespace optpipe::json_reader

@@ -1,0 +1,213 @@
+// The exact solver: parallel branch-and-bound over the spec's schedules (issue 3).
+//
+// Schedules are generated in time order (schedule generation scheme): the simulator runs with
+// open lists (Simulator::start_open) and stops whenever a device is idle with its list used up;
+// the search branches over that device's next action (the next F of one of its stages with
+// each allowed offload level, the next B, the next W, or the next reload R). Every valid
+// schedule of spec §3 is a path in this tree, so the search space is exactly the spec's; only
+// branches proven dominated are cut (candidates.h and solver.cc document each rule and its
+// proof), and nodes whose state another node dominates (transposition.h). Nodes are
+// bounded by the maximum of the critical-path bound, a one-machine (Jackson preemptive) bound
+// per device and per PCIe channel, and a memory energy bound per stage, on heads that include
+// the memory and reload precedences (bounds/); a node whose bound reaches the incumbent
+// is pruned. The root's bound also takes the single-stage relaxation of each stage that it
+// applies to (bounds/single_stage_relaxation.h; 5% of the time limit, at most 2 s), which
+// is valid for the whole tree and so floors the reported bound; with offload, every child also
+// takes the relaxation of each stage's own history (what that stage did so far), which many
+// nodes share and a memo answers; the first stage's follows the spec's start rules (a forward
+// with no input starts when the op before it ends unless memory blocks it).
+//
+// The first incumbent is the best warm start (callers pass the heuristics' schedules, improved
+// by local search: heuristics/warm_starts.h); an optional large neighbourhood search (lns.h)
+// may improve it before the tree. The bound reported is the largest proven so far.
+//
+// Workers (TBB) take the open node with the smallest bound and dive depth-first from it,
+// returning the siblings they pass to the shared pool; they share the incumbent. An open node is
+// stored as its decision path and replayed on the simulator when taken. A search that runs out
+// of open nodes worth exploring has proven its incumbent optimal (or the instance infeasible),
+// and then the makespan does not depend on the thread count; the node count may. Stopped early
+// (time, nodes, gap, Ctrl-C), it returns the incumbent with the smallest bound still open.
+//
+// Complexity: exponential in the worst case, as any exact method for this NP-hard problem; per
+// node, one incremental simulation step per candidate and O(S·m²) for the bounds (the memory
+// rules and the energy bound; the others are O(S·m log m)).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/action.h"
+#include "model/instance.h"
+#include "model/schedule.h"
+
+namespace optpipe {
+
+struct SolveProgress {
+  double seconds = 0;
+  std::int64_t nodes = 0;        // nodes expanded
+  std::int64_t open = 0;         // open nodes in the pool
+  double incumbent = std::numeric_limits<double>::infinity();
+  double bound = 0;              // proven lower bound on the optimum
+  double gap = std::numeric_limits<double>::infinity();  // (incumbent - bound) / incumbent
+};
+
+// A neighbourhood of a schedule for large neighbourhood search (lns.h): the actions of the
+// microbatches with free_microbatch[j] == 0 keep the order they have in `guide`'s lists (and
+// their offload levels); the free microbatches' actions may go anywhere between them.
+struct Neighbourhood {
+  Schedule guide;
+  std::vector<char> free_microbatch;  // [j]
+};
+
+// Where node bounds are computed (kernels/batched_bounds.h). kCpu: one node at a time in the
+// depth-first dives (the default; fastest without a GPU for now). The batch modes expand many
+// open nodes at once and bound all their children in one batch (each worker runs a set of
+// depth-first dives in lockstep, refilled best-first from the pool: Search::batch_loop):
+// kTbb on the CPU, kGpu on a CUDA device (an error without one), kAuto the GPU when one is
+// present, otherwise kTbb.
+enum class BoundsMode { kCpu, kTbb, kGpu, kAuto };
+
+struct RootBound;  // below
+
+struct SolveOptions {
+  double time_limit = std::numeric_limits<double>::infinity();  // seconds
+  std::int64_t node_limit = -1;        // < 0: none
+  double gap = 0.0;                    // stop when (incumbent - bound) / incumbent <= gap
+  int threads = 0;                     // 0: all hardware threads
+  const std::atomic<bool>* stop = nullptr;   // set from outside (e.g. Ctrl-C) to stop early
+  std::function<void(const SolveProgress&)> on_progress;  // called about every progress_interval s
+  std::function<void(double)> on_root_bound;              // called once with the root node's bound
+  double progress_interval = 1.0;
+  // Memory for open nodes (simulator snapshots). Beyond it, workers explore depth-first
+  // without adding to the pool, which keeps the search exact but less best-first.
+  double pool_memory_bytes = 1024.0 * 1024.0 * 1024.0;
+  // Cut nodes whose state another node dominates (search/transposition.h), keeping at
+  // most this many bytes of states.
+  bool transposition = true;
+  double transposition_memory_bytes = 256.0 * 1024.0 * 1024.0;
+  // Search only this neighbourhood (then the result is not a proof about the whole space:
+  // status is at best "feasible"). Null: the whole space.
+  const Neighbourhood* neighbourhood = nullptr;
+  BoundsMode bounds = BoundsMode::kCpu;
+  int batch_size = 0;  // batch modes: most open nodes expanded per batch; 0: adaptive (up to 1024)
+  // Before the tree search, improve the incumbent by large neighbourhood search (lns.h) for at
+  // most this share of the time limit (0: off). Deterministic budgets; skipped when the root
+  // bound already proves the warm start optimal. Off by default: after the local search of the
+  // warm starts (heuristics/warm_starts.h) it improved none of 17 random tight instances nor
+  // any shipped one; from weak starts it helps.
+  double lns_time_share = 0.0;
+  // A lower bound on the optimum proven elsewhere, e.g. by an earlier run on the same instance
+  // (the schedule cache keeps the best one: cache/cache_lookup.h). The bound reported is never
+  // below it, and an incumbent that reaches it is optimal (the search stops). It cuts no node by
+  // itself: every subtree's best is at least the optimum anyway. 0: none.
+  double known_bound = 0.0;
+  // The single-stage relaxation (bounds/single_stage_relaxation.h): at the root, and, when
+  // something can offload, at every node from each stage's own history, memoised, for the
+  // stages whose relaxation finished at the root (false: off, for comparisons).
+  bool stage_relaxation = true;
+  // ... with the first stage under the spec's start rules (StartRules::kSpecFirstStage) at the
+  // root and from its history (false: the free model for every stage, for comparisons).
+  bool spec_start_rules = true;
+  // ... and, at the root, with the pair releases (bounds/pair_releases.h: B(s, j) and
+  // B(s, j+1) wait for the later devices to run both microbatches; false: each B's own chain).
+  // Not at the nodes: there the extra branching cost more than it cut on random offload
+  // instances (bench/README.md).
+  bool pair_releases = true;
+  // The root's single-stage relaxation, computed already (root_lower_bound with these options
+  // and a cutoff no better than this solve's first incumbent, e.g. before the local search): its
+  // bound and its finished stages are used instead of searching again. Null, or one whose
+  // relaxation did not run: computed here.
+  const RootBound* root_relaxation = nullptr;
+  std::function<void(double seconds, double before, double after, int improvements)> on_lns;  // after it
+};
+
+struct SolveStats {
+  std::int64_t nodes = 0;            // expanded (a decision point branched on)
+  std::int64_t leaves = 0;           // complete schedules reached
+  std::int64_t pruned_bound = 0;     // children cut by the bound
+  std::int64_t pruned_deadlock = 0;  // children whose lists deadlock
+  std::int64_t pruned_dominance = 0; // children cut by a dominance rule
+  std::int64_t pruned_transposition = 0;  // children whose state another node dominates
+  std::int64_t transposition_stored = 0;  // states kept in the transposition table
+  std::int64_t bound_calls = 0;
+  std::int64_t critical_path_best = 0;  // bound calls where the critical path was the maximum
+  std::int64_t one_machine_best = 0;    // ... where a one-machine bound was
+  std::int64_t channel_best = 0;        // ... where a PCIe channel's one-machine bound was
+  std::int64_t memory_best = 0;         // ... where a stage's memory energy bound was
+  std::int64_t incumbent_updates = 0;
+  // Nodes expanded at each depth (decisions from the root): where the tree lives.
+  std::vector<std::int64_t> nodes_by_depth;
+  int threads = 0;           // worker threads the search ran
+  double bound_seconds = 0;  // thread-seconds spent in the node bounds (cpu: bound(); batch: evaluate and prune)
+  std::int64_t batches = 0, batched_nodes = 0;  // batch modes: batches evaluated, children bounded in them
+  std::string bounds_backend = "cpu";            // what computed the bounds: cpu, tbb or cuda
+  // The single-stage relaxation at the root (bounds/single_stage_relaxation.h): the
+  // largest bound it proved (0: none), its search nodes over all stages (not in nodes), seconds.
+  double single_stage_bound = 0;
+  std::int64_t single_stage_nodes = 0;
+  // ... at the nodes: searches run, those that hit their node limit (worth 0), answers from the
+  // memo, children cut (also in pruned_bound).
+  std::int64_t relaxation_calls = 0, relaxation_unfinished = 0, relaxation_hits = 0, pruned_relaxation = 0;
+  // ... with each node's own heads (node_relaxation): searches run, answers from its memo.
+  std::int64_t node_relaxation_calls = 0, node_relaxation_hits = 0;
+  // ... of the history searches (relaxation_calls), the first stage's under the spec's start rules.
+  std::int64_t spec_rule_calls = 0;
+  double single_stage_seconds = 0;
+  std::int64_t lns_repairs = 0, lns_improvements = 0, lns_nodes = 0;  // the LNS phase (not in nodes)
+  double lns_seconds = 0;
+  double seconds = 0, seconds_to_best = 0;
+};
+
+struct SolveResult {
+  enum class Status { kOptimal, kFeasible, kInfeasible, kUnknown };
+  Status status = Status::kUnknown;
+  std::optional<Schedule> schedule;  // the best schedule found (with makespan, bubble, peaks, status, bound, gap)
+  double makespan = std::numeric_limits<double>::infinity();
+  double bound = 0;                  // proven lower bound (= makespan when optimal)
+  double gap = std::numeric_limits<double>::infinity();
+  double root_bound = 0;
+  std::string warm_start;            // which warm start was best ("" if none)
+  double warm_start_makespan = std::numeric_limits<double>::infinity();
+  std::string reason;                // kInfeasible: why; otherwise why the search stopped
+  SolveStats stats;
+};
+
+const char* to_string(SolveResult::Status status);
+
+// Solves `instance`. `warm_starts` (e.g. heuristic schedules; invalid or infeasible ones are
+// ignored) give the first incumbent. Thread-safe for distinct calls.
+SolveResult solve(const Instance& instance, const std::vector<Schedule>& warm_starts = {},
+                  const SolveOptions& options = {});
+
+// The root bound solve() would report with an incumbent of makespan `incumbent` and these
+// options (the node bounds at the root and the single-stage relaxation with that cutoff, within
+// its share of options.time_limit), without searching: a value within the relaxation's
+// tolerance of the incumbent comes back as the incumbent (proven optimal); 0 when nothing fits.
+// `optpipe solve` computes it before the local search of the warm starts, which stops when it
+// reaches it, and passes it on as known_bound; `order` guides one more local search run
+// (heuristics/warm_starts.h).
+struct RootBound {
+  double bound = 0;
+  // The single-stage relaxation's part: whether it ran, its bound (0: none), and the stages
+  // whose relaxation finished (the nodes use those; SolveOptions::root_relaxation).
+  bool relaxation_ran = false;
+  double relaxation = 0;
+  std::vector<int> relaxed_stages;
+  // The list of the device of the stage whose single-stage relaxation gave the largest value,
+  // in the order of that relaxation's optimum (SingleStageRelaxation::order); device -1 and
+  // empty when none gave one below the incumbent.
+  int device = -1;
+  std::vector<Action> order;
+};
+RootBound root_lower_bound(const Instance& instance, double incumbent, const SolveOptions& options = {});
+
+// A quick sufficient check that no schedule can fit (some stage's one activation plus its
+// device's static memory exceeds the limit); the reason, or nullopt.
+std::optional<std::string> obviously_infeasible(const Instance& instance);
+
+}  // namespace optpipe
