@@ -353,7 +353,7 @@ int run_solve(const SolveArgs& a) {
                        {"pruned_deadlock", res.stats.pruned_deadlock},
                        {"pruned_dominance", res.stats.pruned_dominance},
                        {"pruned_transposition", res.stats.pruned_transposition},
-                       {"bounds_backend", res.stats.bounds_backend},
+                       {"bounds_backend", to_string(res.stats.bounds_backend)},
                        {"batches", res.stats.batches},
                        {"bound_seconds", res.stats.bound_seconds}};
     if (res.schedule) out["peak_memory"] = sim.peak_memory, out["bubble"] = sim.bubble;
@@ -379,8 +379,8 @@ int run_solve(const SolveArgs& a) {
     std::cout << "search: " << res.stats.nodes << " nodes in " << num(res.stats.seconds, 2) << " s ("
               << num(res.stats.seconds > 0 ? static_cast<double>(res.stats.nodes) / res.stats.seconds : 0, 0) << " nodes/s), best found at "
               << num(res.stats.seconds_to_best, 2) << " s\n";
-    if (res.stats.bounds_backend != "cpu") {
-      std::cout << "bounds on " << res.stats.bounds_backend << ": " << res.stats.batches << " batches, "
+    if (res.stats.bounds_backend != BoundsMode::kCpu) {
+      std::cout << "bounds on " << to_string(res.stats.bounds_backend) << ": " << res.stats.batches << " batches, "
                 << res.stats.batched_nodes << " nodes bounded in them\n";
     }
     if (a.verbose) {
@@ -403,7 +403,7 @@ int run_solve(const SolveArgs& a) {
                   << res.stats.node_relaxation_calls << " calls, " << res.stats.node_relaxation_hits << " memo answers\n";
       }
       const double thread_seconds = res.stats.seconds * res.stats.threads;
-      std::cout << "  bounds: " << num(res.stats.bound_seconds, 2) << " thread-s on " << res.stats.bounds_backend << " ("
+      std::cout << "  bounds: " << num(res.stats.bound_seconds, 2) << " thread-s on " << to_string(res.stats.bounds_backend) << " ("
                 << num(thread_seconds > 0 ? 100 * res.stats.bound_seconds / thread_seconds : 0, 0)
                 << "% of the search's thread-time)\n";
       if (res.stats.lns_repairs > 0) {

@@ -9,14 +9,14 @@
 //           there; make_cuda_bounds throws a clear error without a build or a device).
 // evaluate_times() takes the nodes' times (NodeTimes) and transfers (NodeTransfers) and computes
 // the heads inside the batch too (bounds/heads_core.h, with the memory rules), then
-// max(critical path, one machine, channel, memory energy) (kernels/node_bound_core.h): the
+// max(critical path, one machine, channel, memory energy) (bounds/node_bound_core.h): the
 // solver's bound() for every node it does not cut (bound() skips the last two parts once the
 // node is cut; the batch always computes all four).
 //
 // Layering (batched_bounds_impl.h): per node, the heads and the critical path and channel
 // parts; per (node, device), Jackson's one-machine bound; a segmented maximum over each node's
 // devices (Thrust reduce_by_key); per node, the memory energy part and the maximum of the four
-// (kernels/node_bound_core.h has the phases, and node_bound_from_times_core for the scalar loop).
+// (bounds/node_bound_core.h has the phases, and node_bound_from_times_core for the scalar loop).
 //
 // Determinism: each phase of a node (or of a node and device) runs in one thread, sequentially,
 // with the same code on every backend, and a maximum is exact whatever the reduction order, so

@@ -13,7 +13,7 @@
 #include "bounds/bound_view.h"
 #include "bounds/heads_core.h"
 #include "bounds/one_machine_bound.h"
-#include "kernels/node_bound_core.h"
+#include "bounds/node_bound_core.h"
 
 namespace optpipe::batch_impl {
 
@@ -39,7 +39,7 @@ OPTPIPE_HD inline int batch_node_jobs(const BoundProblemView& p, int device_ops)
   return hd::max(channel_scratch_jobs(p), p.D * device_ops);
 }
 
-// The phases of the node bound (kernels/node_bound_core.h) over a batch's arrays. Per node i:
+// The phases of the node bound (bounds/node_bound_core.h) over a batch's arrays. Per node i:
 // head, finish [i * ops], scratch [i * node_scratch], jobs and heap [i * node_jobs], and the
 // parts cp, ch, om [i]; per node and device k = i * D + d: om_device [k], jobs and heap at
 // [i * node_jobs + d * device_ops].

@@ -7,7 +7,7 @@
 #include "bounds/node_transfers.h"
 #include "bounds/one_machine_bound.h"
 #include "kernels/batched_bounds.h"
-#include "kernels/node_bound_core.h"
+#include "bounds/node_bound_core.h"
 
 namespace optpipe {
 

@@ -561,4 +561,30 @@ SimResult simulate(const Instance& instance, const Schedule& schedule, const Sim
   return sim.run(schedule, options);
 }
 
+bool Simulator::forward_wait_never_ends() const {
+  const State& st = s_;
+  for (int d = 0; d < D_; ++d) {
+    if (st.running[d]) continue;
+    const auto& lst = st.owned.devices[d];
+    if (st.pc[d] >= static_cast<int>(lst.size())) continue;
+    const Action& a = lst[st.pc[d]];
+    if (a.type != OpType::F) continue;
+    if (a.stage > 0) {
+      const double e = st.end[op_id(OpType::F, a.stage - 1, a.mb)];
+      if (!(e == e)) continue;  // inputs not done: it may still be waiting for them
+    }
+    const double need = inst_.stages[a.stage].activation;
+    const double limit = inst_.devices[d].memory_limit + kMemoryTolerance;
+    if (st.mem[d] + need <= limit) continue;
+    double pending = 0;
+    for (const auto& ch : st.d2h) {
+      for (std::size_t k = ch.head; k < ch.queue.size(); ++k) {
+        if (ch.queue[k].device == d) pending += ch.queue[k].bytes;
+      }
+    }
+    if (st.mem[d] - pending + need > limit) return true;
+  }
+  return false;
+}
+
 }  // namespace optpipe

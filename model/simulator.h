@@ -47,6 +47,15 @@ struct SimOptions {
   bool record_timeline = true;        // start/end of every action and transfer
   bool record_memory = true;          // memory curve per device
   bool enforce_memory_limit = true;   // false: never wait for memory, only measure peaks
+
+  // Neither timeline nor memory curves: makespan, bubble, peaks and feasibility only (the
+  // fastest run, for callers that only compare schedules).
+  static SimOptions quiet() {
+    SimOptions o;
+    o.record_timeline = false;
+    o.record_memory = false;
+    return o;
+  }
 };
 
 // Timing of one entry of a device's list. For R, start = end = the time it was requested.
@@ -186,6 +195,12 @@ class Simulator {
   void append(int device, const Action& action);
   const State& state() const { return s_; }
   void restore(const State& state) { s_ = state; }
+  // A memory wait that can never end, seen before the open-list simulation gets stuck
+  // everywhere: a device whose next action is an F with its inputs done but no room, while the
+  // device cannot run anything else (its list is in order) and its pending offloads cannot free
+  // enough. Only offload ends free memory on a device whose compute stream waits, so no
+  // continuation of the lists can start the F (the search cuts such nodes).
+  bool forward_wait_never_ends() const;
   int op_id(OpType type, int s, int j) const { return (static_cast<int>(type) * S_ + s) * m_ + j; }
 
  private:

@@ -28,6 +28,12 @@
 // and then the makespan does not depend on the thread count; the node count may. Stopped early
 // (time, nodes, gap, Ctrl-C), it returns the incumbent with the smallest bound still open.
 //
+// The parts, one file each: the open nodes (node_pool.h, search_node.h), what the threads share
+// (search_shared.h: incumbent, proven bound, limits), the relaxations and their memos
+// (stage_relaxations.h, relaxation_memo.h), expanding a node (node_expansion.h), the two kinds of
+// worker (dive_worker.h; batch_worker.h for BoundsMode::kTbb/kGpu), the monitor thread
+// (search_monitor.h) and the statistics (search_stats.h); solver.cc sequences them.
+//
 // Complexity: exponential in the worst case, as any exact method for this NP-hard problem; per
 // node, one incremental simulation step per candidate and O(S·m²) for the bounds (the memory
 // rules and the energy bound; the others are O(S·m log m)).
@@ -44,6 +50,8 @@
 #include "model/action.h"
 #include "model/instance.h"
 #include "model/schedule.h"
+#include "search/bounds_mode.h"
+#include "search/search_stats.h"
 
 namespace optpipe {
 
@@ -64,13 +72,6 @@ struct Neighbourhood {
   std::vector<char> free_microbatch;  // [j]
 };
 
-// Where node bounds are computed (kernels/batched_bounds.h). kCpu: one node at a time in the
-// depth-first dives (the default; fastest without a GPU for now). The batch modes expand many
-// open nodes at once and bound all their children in one batch (each worker runs a set of
-// depth-first dives in lockstep, refilled best-first from the pool: Search::batch_loop):
-// kTbb on the CPU, kGpu on a CUDA device (an error without one), kAuto the GPU when one is
-// present, otherwise kTbb.
-enum class BoundsMode { kCpu, kTbb, kGpu, kAuto };
 
 struct RootBound;  // below
 
@@ -124,43 +125,6 @@ struct SolveOptions {
   // relaxation did not run: computed here.
   const RootBound* root_relaxation = nullptr;
   std::function<void(double seconds, double before, double after, int improvements)> on_lns;  // after it
-};
-
-struct SolveStats {
-  std::int64_t nodes = 0;            // expanded (a decision point branched on)
-  std::int64_t leaves = 0;           // complete schedules reached
-  std::int64_t pruned_bound = 0;     // children cut by the bound
-  std::int64_t pruned_deadlock = 0;  // children whose lists deadlock
-  std::int64_t pruned_dominance = 0; // children cut by a dominance rule
-  std::int64_t pruned_transposition = 0;  // children whose state another node dominates
-  std::int64_t transposition_stored = 0;  // states kept in the transposition table
-  std::int64_t bound_calls = 0;
-  std::int64_t critical_path_best = 0;  // bound calls where the critical path was the maximum
-  std::int64_t one_machine_best = 0;    // ... where a one-machine bound was
-  std::int64_t channel_best = 0;        // ... where a PCIe channel's one-machine bound was
-  std::int64_t memory_best = 0;         // ... where a stage's memory energy bound was
-  std::int64_t incumbent_updates = 0;
-  // Nodes expanded at each depth (decisions from the root): where the tree lives.
-  std::vector<std::int64_t> nodes_by_depth;
-  int threads = 0;           // worker threads the search ran
-  double bound_seconds = 0;  // thread-seconds spent in the node bounds (cpu: bound(); batch: evaluate and prune)
-  std::int64_t batches = 0, batched_nodes = 0;  // batch modes: batches evaluated, children bounded in them
-  std::string bounds_backend = "cpu";            // what computed the bounds: cpu, tbb or cuda
-  // The single-stage relaxation at the root (bounds/single_stage_relaxation.h): the
-  // largest bound it proved (0: none), its search nodes over all stages (not in nodes), seconds.
-  double single_stage_bound = 0;
-  std::int64_t single_stage_nodes = 0;
-  // ... at the nodes: searches run, those that hit their node limit (worth 0), answers from the
-  // memo, children cut (also in pruned_bound).
-  std::int64_t relaxation_calls = 0, relaxation_unfinished = 0, relaxation_hits = 0, pruned_relaxation = 0;
-  // ... with each node's own heads (node_relaxation): searches run, answers from its memo.
-  std::int64_t node_relaxation_calls = 0, node_relaxation_hits = 0;
-  // ... of the history searches (relaxation_calls), the first stage's under the spec's start rules.
-  std::int64_t spec_rule_calls = 0;
-  double single_stage_seconds = 0;
-  std::int64_t lns_repairs = 0, lns_improvements = 0, lns_nodes = 0;  // the LNS phase (not in nodes)
-  double lns_seconds = 0;
-  double seconds = 0, seconds_to_best = 0;
 };
 
 struct SolveResult {

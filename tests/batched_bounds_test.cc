@@ -181,7 +181,7 @@ TEST(BatchedBounds, SolverGivesTheSameOptimaInTheTbbBatchMode) {
       GTEST_SKIP() << e.what();
     }
     SCOPED_TRACE("instance " + std::to_string(i));
-    EXPECT_EQ(tbb.stats.bounds_backend, "tbb");
+    EXPECT_EQ(tbb.stats.bounds_backend, BoundsMode::kTbb);
     if (cpu.status != SolveResult::Status::kOptimal || tbb.status != SolveResult::Status::kOptimal) continue;
     EXPECT_NEAR(cpu.makespan, tbb.makespan, 1e-9);
     batches += tbb.stats.batches;

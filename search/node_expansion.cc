@@ -1,0 +1,146 @@
+#include "search/node_expansion.h"
+
+#include <chrono>
+#include <stdexcept>
+
+#include "bounds/heads.h"
+#include "search/candidates.h"
+
+namespace optpipe {
+
+NodeExpander::NodeExpander(const SearchContext& ctx) : ctx_(ctx) {
+  if (const Neighbourhood* nb = ctx.opt.neighbourhood) {
+    fixed_.resize(ctx.inst.num_devices());
+    for (int d = 0; d < ctx.inst.num_devices(); ++d) {
+      for (const Action& a : nb->guide.devices[d]) {
+        if (!nb->free_microbatch[a.mb]) fixed_[d].push_back(a);
+      }
+    }
+  }
+}
+
+Simulator::Step NodeExpander::replay(SearchWorker& w, const SearchNode& n) const {
+  w.sim.start_open();
+  Simulator::Step step = w.sim.advance();
+  for (std::uint32_t x : n.path) {
+    w.sim.append(step.device, ctx_.codec.decode(x));
+    step = w.sim.advance();
+  }
+  return step;
+}
+
+double NodeExpander::bound(SearchWorker& w, const Simulator::State& st, double t) const {
+  ++w.stats.bound_calls;
+  const NodeBoundParts parts = node_bound(ctx_.problem, st, t, w.bound, ctx_.shared.cutoff(), ctx_.can_offload);
+  switch (parts.best()) {
+    case BoundPart::kCriticalPath: ++w.stats.critical_path_best; break;
+    case BoundPart::kOneMachine: ++w.stats.one_machine_best; break;
+    case BoundPart::kChannel: ++w.stats.channel_best; break;
+    case BoundPart::kMemoryEnergy: ++w.stats.memory_best; break;
+  }
+  return parts.value();
+}
+
+double NodeExpander::bound_outside_batch(SearchWorker& w, const Simulator::State& st, double t) const {
+  fill_node_times(ctx_.problem, st, t, w.bound.times);
+  fill_node_transfers(ctx_.problem, st, t, w.bound.transfers);
+  ++w.stats.bound_calls;
+  w.nodes.add(w.bound.times, &w.bound.transfers);
+  return w.bound.times.makespan_so_far;
+}
+
+void NodeExpander::reach_leaf(SearchWorker& w) const {
+  ++w.stats.leaves;
+  const double makespan = w.sim.state().makespan;
+  if (!(makespan < ctx_.shared.incumbent() - kTimeEps)) return;
+  Schedule sch;
+  sch.instance = ctx_.inst.name;
+  sch.devices = w.sim.state().owned.devices;
+  if (ctx_.shared.offer_from_tree(std::move(sch), makespan)) ++w.stats.incumbent_updates;
+}
+
+double NodeExpander::bound_child(SearchWorker& w, const SearchNode& parent, double t) const {
+  const Simulator::State& st = w.sim.state();
+  if (w.batch) return bound_outside_batch(w, st, t);
+  const auto t0 = std::chrono::steady_clock::now();
+  double b = bound(w, st, t);
+  w.stats.bound_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double cut = ctx_.shared.cutoff();
+  if (b >= cut || !ctx_.relaxations.active()) return b;
+  b = std::max(b, ctx_.relaxations.of_history(w.bound.times, w.bound.transfers, cut, w.stats));
+  // With the node's own heads only from a quarter of the decisions on: nearer the root they
+  // seldom cut, and each costs a search (StageRelaxations::at_node).
+  const std::size_t from_depth = ctx_.problem.S * ctx_.problem.m * ctx_.problem.types / 4;
+  if (b < ctx_.shared.cutoff() && parent.path.size() + 1 >= from_depth) {
+    b = std::max(b, ctx_.relaxations.at_node(w.bound.times, w.bound.transfers, w.bound.head, ctx_.shared.cutoff(),
+                                             w.stats));
+  }
+  if (b >= ctx_.shared.cutoff()) ++w.stats.pruned_relaxation;
+  return b;
+}
+
+void NodeExpander::expand(SearchWorker& w, const SearchNode& n, const Simulator::Step& step,
+                          std::vector<NodePtr>& children, std::vector<Action>& actions) const {
+  w.parent = w.sim.state();
+  // Heads of this node (without its transfers) for candidate ordering and rule 2.
+  NodeBoundWork& hw = w.bound;
+  fill_node_times(ctx_.problem, w.parent, step.time, hw.times);
+  compute_heads(ctx_.problem, hw.times, hw.head, hw.finish);
+  branch_candidates(ctx_.inst, ctx_.problem, w.parent, step.device, step.time, hw.head,
+                    !ctx_.can_offload && fixed_.empty(), w.candidates, w.candidate_stats);
+  if (!fixed_.empty()) keep_neighbourhood(w.parent, step.device, w.candidates);
+  for (const Candidate& c : w.candidates) {
+    w.sim.restore(w.parent);
+    w.sim.append(step.device, c.action);
+    const Simulator::Step next = w.sim.advance();
+    if (next.kind == Simulator::Step::Kind::kDeadlock) {
+      ++w.stats.pruned_deadlock;
+      continue;
+    }
+    if (next.kind == Simulator::Step::Kind::kDone) {
+      reach_leaf(w);
+      continue;
+    }
+    if (w.sim.forward_wait_never_ends()) {
+      ++w.stats.pruned_deadlock;
+      continue;
+    }
+    // Duplicates first: a node whose twin (or a node dominating it) was generated before has
+    // nothing to add, and the table's test costs less than the bound. A node stored here and
+    // then cut by its bound still covers its twins: their subtrees are cut by the same bound.
+    if (ctx_.tt) {
+      build_state_key(ctx_.problem, w.sim.state(), ctx_.can_offload, w.key);
+      if (ctx_.tt->dominated_or_insert(w.key)) {
+        ++w.stats.pruned_transposition;
+        continue;
+      }
+    }
+    const double b = bound_child(w, n, next.time);
+    if (b >= ctx_.shared.cutoff()) {
+      ctx_.shared.note_cut(b);
+      ++w.stats.pruned_bound;
+      if (w.batch) w.nodes.pop_back(ctx_.problem);  // forget it: it was cut before the batch ran
+      continue;
+    }
+    auto child = std::make_unique<SearchNode>();
+    child->path.reserve(n.path.size() + 1);
+    child->path = n.path;
+    child->path.push_back(ctx_.codec.encode(c.action));
+    child->bound = b;
+    child->depth = n.depth + 1;
+    static constexpr double kTypeRank[] = {3, 0, 1, 2};  // F, B, W, R
+    child->priority = c.earliest_start + 1e-6 * kTypeRank[static_cast<int>(c.action.type)];
+    children.push_back(std::move(child));
+    actions.push_back(c.action);
+  }
+}
+
+void NodeExpander::keep_neighbourhood(const Simulator::State& st, int d, std::vector<Candidate>& cands) const {
+  const auto& free_mb = ctx_.opt.neighbourhood->free_microbatch;
+  std::size_t k = 0;
+  for (const Action& a : st.owned.devices[d]) k += free_mb[a.mb] ? 0 : 1;
+  const Action* expected = k < fixed_[d].size() ? &fixed_[d][k] : nullptr;
+  std::erase_if(cands, [&](const Candidate& c) { return !free_mb[c.action.mb] && !(expected && c.action == *expected); });
+}
+
+}  // namespace optpipe

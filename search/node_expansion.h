@@ -1,0 +1,62 @@
+// Expanding one node of the branch-and-bound (solver.h): replay its decisions, branch over the
+// deciding device's candidates (candidates.h), simulate each child to its next decision, and keep
+// the children that are neither leaves, dead ends, dominated (transposition.h) nor bounded out.
+//
+// A child is bounded by the node bound (bounds/node_bound.h); in the batch modes only its times
+// are taken here and the batch computes the bound (batch_worker.h). Where the single-stage
+// relaxations apply (stage_relaxations.h) a child that survives the node bound is also bounded
+// by the relaxation of its stages' histories and, from a quarter of the decisions on, by the
+// relaxation with its own heads. Leaves offer themselves as incumbents.
+//
+// In a neighbourhood search (SolveOptions::neighbourhood, lns.h) the fixed microbatches keep the
+// guide's order: only the next fixed action of the device's guide list is a candidate among
+// them.
+//
+// Complexity per node: one incremental simulation step per candidate, and the node bound per
+// child (O(S·m²) for the memory rules and the energy bound; the others O(S·m log m)).
+#pragma once
+
+#include <vector>
+
+#include "model/action.h"
+#include "model/simulator.h"
+#include "search/search_context.h"
+#include "search/search_node.h"
+#include "search/search_worker.h"
+
+namespace optpipe {
+
+class NodeExpander {
+ public:
+  explicit NodeExpander(const SearchContext& ctx);
+
+  // Puts w.sim at node n's decision by replaying its path; returns that decision.
+  Simulator::Step replay(SearchWorker& w, const SearchNode& n) const;
+
+  // Branches at node n, whose state is in w.sim at decision `step`: appends `children` (with
+  // their bounds) and, in `actions`, the action each one appends. Leaves update the incumbent;
+  // dead or bounded-out children are dropped. Leaves w.parent = n's state.
+  void expand(SearchWorker& w, const SearchNode& n, const Simulator::Step& step, std::vector<NodePtr>& children,
+              std::vector<Action>& actions) const;
+
+  // The scalar node bound of the state `st` at decision time `t` (bounds/node_bound.h), counting
+  // which part was best; leaves the node's times, transfers and heads in w.bound.
+  double bound(SearchWorker& w, const Simulator::State& st, double t) const;
+
+ private:
+  // A leaf: offers its schedule as the incumbent.
+  void reach_leaf(SearchWorker& w) const;
+  // The child in w.sim after appending `action` at decision time `t`: its bound (scalar, with the
+  // relaxations), or in batch modes its makespan so far with its times queued in the batch; the
+  // cutoff or more when it is cut.
+  double bound_child(SearchWorker& w, const SearchNode& parent, double t) const;
+  // Batch modes: adds the child whose state is `st` to the worker's batch by its times and
+  // transfers; returns what the CPU has for free: the makespan so far (a valid bound on its own).
+  double bound_outside_batch(SearchWorker& w, const Simulator::State& st, double t) const;
+  void keep_neighbourhood(const Simulator::State& st, int d, std::vector<Candidate>& cands) const;
+
+  const SearchContext& ctx_;
+  std::vector<std::vector<Action>> fixed_;  // neighbourhood search: the guide's fixed actions per device
+};
+
+}  // namespace optpipe

@@ -1,0 +1,35 @@
+// What every part of the branch-and-bound's tree search reads (solver.h): the instance and its
+// bound problem, the options, and the shared parts (the incumbent and limits, the open nodes, the
+// relaxations, the transposition table). Built by the search once the root is bounded, then
+// read-only; the shared parts synchronise themselves (each header says how).
+#pragma once
+
+#include <cstddef>
+
+#include "bounds/bound_problem.h"
+#include "model/instance.h"
+#include "search/node_pool.h"
+#include "search/search_node.h"
+#include "search/search_shared.h"
+#include "search/solver.h"
+#include "search/stage_relaxations.h"
+#include "search/transposition.h"
+
+namespace optpipe {
+
+struct SearchContext {
+  const Instance& inst;
+  const BoundProblem& problem;
+  const SolveOptions& opt;
+  const ActionCodec& codec;
+  bool can_offload = false;
+  int threads = 1;
+  BoundsMode backend = BoundsMode::kCpu;  // resolved: kCpu, kTbb or kGpu
+  std::size_t max_open = 0;  // pool size beyond which workers explore depth-first locally
+  SharedSearchState& shared;
+  NodePool& pool;
+  StageRelaxations& relaxations;
+  TranspositionTable* tt = nullptr;  // null when options.transposition is off
+};
+
+}  // namespace optpipe

@@ -1,0 +1,67 @@
+// An open node of the branch-and-bound (solver.h) and the packing of its decisions.
+//
+// A node is stored as the decisions that lead to it (each action packed in 32 bits, in the
+// order they were taken) and its lower bound. Replaying the decisions on an open-list
+// simulation, which is deterministic, restores its state; a path costs 4 bytes a decision where
+// a simulator snapshot costs kilobytes, so the pool (node_pool.h) can hold millions of nodes.
+#pragma once
+
+#include <cassert>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "model/action.h"
+#include "model/instance.h"
+
+namespace optpipe {
+
+struct SearchNode {
+  std::vector<std::uint32_t> path;
+  double bound = 0;
+  int depth = 0;
+  double priority = 0;  // dive order at equal bounds: smaller first (dive_worker.h)
+};
+using NodePtr = std::unique_ptr<SearchNode>;
+
+// The pool's order: its top is the smallest bound; ties: the deeper node.
+struct NodeOrder {
+  bool operator()(const NodePtr& a, const NodePtr& b) const {
+    if (a->bound != b->bound) return a->bound > b->bound;
+    return a->depth < b->depth;
+  }
+};
+
+// An action in 32 bits: type (2) | offload level index (6) | stage (10) | microbatch (14). The
+// solver refuses instances beyond these widths (solver.cc).
+class ActionCodec {
+ public:
+  static constexpr int kMaxStages = 1024, kMaxMicrobatches = 16384, kMaxLevels = 64;
+
+  explicit ActionCodec(const Instance& instance) : levels_(instance.offload_levels) {}
+
+  std::uint32_t encode(const Action& a) const {
+    std::uint32_t level = 0;
+    for (std::size_t i = 0; i < levels_.size(); ++i) {
+      if (levels_[i] == a.r) level = static_cast<std::uint32_t>(i);
+    }
+    assert(a.stage >= 0 && a.stage < kMaxStages && a.mb >= 0 && a.mb < kMaxMicrobatches);
+    return (static_cast<std::uint32_t>(a.type) << 30) | (level << 24) | (static_cast<std::uint32_t>(a.stage) << 14) |
+           static_cast<std::uint32_t>(a.mb);
+  }
+
+  Action decode(std::uint32_t x) const {
+    Action a;
+    a.type = static_cast<OpType>(x >> 30);
+    a.r = levels_[(x >> 24) & 63u];
+    a.stage = static_cast<int>((x >> 14) & 1023u);
+    a.mb = static_cast<int>(x & 16383u);
+    return a;
+  }
+
+ private:
+  std::vector<double> levels_;
+};
+
+}  // namespace optpipe

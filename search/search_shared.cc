@@ -1,0 +1,99 @@
+#include "search/search_shared.h"
+
+#include <cassert>
+
+#include "model/simulator.h"
+
+namespace optpipe {
+
+const char* stop_text(int code) {
+  switch (code) {
+    case kTimeLimit: return "time limit";
+    case kInterrupted: return "interrupted";
+    case kNodeLimit: return "node limit";
+    case kGapReached: return "gap reached";
+    case kProven: return "proven optimal";
+    default: return "";
+  }
+}
+
+void atomic_min(std::atomic<double>& x, double v) {
+  double cur = x.load();
+  while (v < cur && !x.compare_exchange_weak(cur, v)) {
+  }
+}
+
+void atomic_max(std::atomic<double>& x, double v) {
+  double cur = x.load();
+  while (v > cur && !x.compare_exchange_weak(cur, v)) {
+  }
+}
+
+SharedSearchState::SharedSearchState(double gap, std::int64_t node_limit)
+    : start_(Clock::now()), gap_(gap), node_limit_(node_limit) {}
+
+bool SharedSearchState::offer(const Schedule& schedule, double makespan, const std::string& origin) {
+  std::lock_guard<std::mutex> lock(best_mu_);
+  if (!(makespan < incumbent_.load() - kTimeEps)) return false;
+  best_ = schedule;
+  best_origin_ = origin;
+  incumbent_.store(makespan);
+  return true;
+}
+
+bool SharedSearchState::offer_from_tree(Schedule&& schedule, double makespan) {
+  std::lock_guard<std::mutex> lock(best_mu_);
+  if (!(makespan < incumbent_.load() - kTimeEps)) return false;
+  best_ = std::move(schedule);
+  best_origin_ = "branch-and-bound";
+  incumbent_.store(makespan);
+  seconds_to_best_ = seconds();
+  return true;
+}
+
+Schedule SharedSearchState::best() const {
+  std::lock_guard<std::mutex> lock(best_mu_);
+  return best_;
+}
+
+std::string SharedSearchState::best_origin() const {
+  std::lock_guard<std::mutex> lock(best_mu_);
+  return best_origin_;
+}
+
+double SharedSearchState::seconds_to_best() const {
+  std::lock_guard<std::mutex> lock(best_mu_);
+  return seconds_to_best_;
+}
+
+void SharedSearchState::set_seconds_to_best(double s) {
+  std::lock_guard<std::mutex> lock(best_mu_);
+  seconds_to_best_ = s;
+}
+
+double SharedSearchState::cutoff() const {
+  const double inc = incumbent_.load();
+  return inc == std::numeric_limits<double>::infinity() ? inc : inc * (1.0 - gap_) - kTimeEps;
+}
+
+void SharedSearchState::raise_proven(double b) { atomic_max(proven_bound_, b); }
+
+void SharedSearchState::note_cut(double b) {
+  if (gap_ > 0 && b < incumbent_.load() - kTimeEps) atomic_min(gap_cut_bound_, b);
+}
+
+void SharedSearchState::request_stop(int code) {
+  assert(code != kNotStopped);
+  int none = kNotStopped;
+  stop_code_.compare_exchange_strong(none, code);
+  stop_.store(true);
+}
+
+void SharedSearchState::count_node() {
+  const std::int64_t k = ++nodes_;
+  if (node_limit_ >= 0 && k >= node_limit_) request_stop(kNodeLimit);
+}
+
+double SharedSearchState::seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+}  // namespace optpipe

@@ -1,0 +1,90 @@
+// What the branch-and-bound's threads share besides the open nodes (node_pool.h): the incumbent
+// and its schedule, the proven bound, the limits and the stop request. Like CP-SAT's
+// SharedResponseManager, it is the one place where the workers, the monitor and the caller meet;
+// everything else a worker touches is its own (search_worker.h) or read-only.
+//
+// Guards, member by member:
+//   incumbent_        atomic; lowered only under best_mu_ (with best_), read anywhere
+//   best_, best_origin_, seconds_to_best_   best_mu_
+//   proven_bound_     atomic, only raised (raise_proven)
+//   gap_cut_bound_    atomic, only lowered (note_cut)
+//   stop_, stop_code_ atomics; the first reason to stop wins (request_stop)
+//   nodes_            atomic count of expanded nodes, for the node limit
+//   start_, gap_, node_limit_   set at construction, read-only
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <string>
+
+#include "model/schedule.h"
+
+namespace optpipe {
+
+enum StopCode { kNotStopped = 0, kTimeLimit, kInterrupted, kNodeLimit, kGapReached, kProven };
+const char* stop_text(int code);
+
+class SharedSearchState {
+ public:
+  SharedSearchState(double gap, std::int64_t node_limit);
+
+  // ---- the incumbent ----
+  double incumbent() const { return incumbent_.load(); }
+  // Takes `schedule` as the incumbent if `makespan` is better by more than kTimeEps; `origin`
+  // says what found it. Returns whether it was taken.
+  bool offer(const Schedule& schedule, double makespan, const std::string& origin);
+  // ... as offer, for a schedule the tree found: also records when.
+  bool offer_from_tree(Schedule&& schedule, double makespan);
+  Schedule best() const;
+  std::string best_origin() const;
+  double seconds_to_best() const;
+  void set_seconds_to_best(double s);
+
+  // A node can only improve the incumbent by more than the gap tolerance if its bound is below
+  // this (infinity without an incumbent).
+  double cutoff() const;
+
+  // ---- the proven bound ----
+  double proven_bound() const { return proven_bound_.load(); }
+  void raise_proven(double b);
+  // A node cut with bound b: if it was cut only thanks to the gap tolerance, the proven bound
+  // must not exceed b.
+  void note_cut(double b);
+  double gap_cut_bound() const { return gap_cut_bound_.load(); }
+
+  // ---- limits and stopping ----
+  bool stopping() const { return stop_.load(std::memory_order_relaxed); }
+  void request_stop(int code);
+  int stop_code() const { return stop_code_.load(); }
+  // Counts one expanded node against the node limit.
+  void count_node();
+  std::int64_t nodes() const { return nodes_.load(); }
+  double seconds() const;
+  double gap() const { return gap_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start_;
+  const double gap_;
+  const std::int64_t node_limit_;
+
+  std::atomic<double> incumbent_{std::numeric_limits<double>::infinity()};
+  mutable std::mutex best_mu_;
+  Schedule best_;
+  std::string best_origin_;
+  double seconds_to_best_ = 0;
+
+  std::atomic<double> proven_bound_{0};
+  std::atomic<double> gap_cut_bound_{std::numeric_limits<double>::infinity()};
+  std::atomic<bool> stop_{false};
+  std::atomic<int> stop_code_{kNotStopped};
+  std::atomic<std::int64_t> nodes_{0};
+};
+
+void atomic_min(std::atomic<double>& x, double v);
+void atomic_max(std::atomic<double>& x, double v);
+
+}  // namespace optpipe

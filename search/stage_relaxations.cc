@@ -1,0 +1,137 @@
+#include "search/stage_relaxations.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "model/simulator.h"
+
+namespace optpipe {
+
+namespace {
+
+// Search nodes of the single-stage relaxation per stage at the root, per call at a node
+// (of_history), and the most histories its memo keeps (up to about 1 KB each with 8
+// microbatches, so at most a few hundred MB; a search makes a few thousand calls a minute on
+// offload-slow-pcie-4x8).
+constexpr std::int64_t kSingleStageNodes = 200000;
+constexpr std::int64_t kRelaxationNodes = 20000;
+constexpr std::size_t kRelaxationMemo = 1 << 18;
+// at_node: search nodes per call, and the memo's budget. A call that hits its limit leaves
+// nothing to remember, so the next node with the same key asks again: a small limit wastes more
+// than it saves. The offload-slow-pcie-4x8 proof (1 thread, the same tree): 1500 nodes a call,
+// no proof in 90 s (51k calls unfinished); 3000, 31.8 s (3.2k unfinished); 12000, 17.6 s;
+// 30000, 16.6 s (3 unfinished).
+constexpr std::int64_t kNodeRelaxationNodes = 30000;
+constexpr std::size_t kNodeMemoBytes = std::size_t{128} << 20;
+
+}  // namespace
+
+double lift_to_cutoff(double v, double cut) { return v >= cut - kRelaxationTolerance ? std::max(v, cut) : v; }
+
+StageRelaxations::StageRelaxations(const Instance& instance, const BoundProblem& problem, const SolveOptions& options)
+    : inst_(instance),
+      problem_(problem),
+      opt_(options),
+      history_memo_(kRelaxationMemo),
+      node_memo_(kRelaxationMemo, kNodeMemoBytes) {}
+
+StartRules StageRelaxations::rules_for(int s) const {
+  return opt_.spec_start_rules ? strongest_start_rules(inst_, problem_, s) : StartRules::kFree;
+}
+
+double StageRelaxations::at_root(const std::vector<double>& head, double cutoff, double known, SolveStats& stats) {
+  // Nothing to gain where the cheap bounds or a bound proven elsewhere already meet the cutoff.
+  if (opt_.neighbourhood || !opt_.stage_relaxation || known >= cutoff - kTimeEps) return 0.0;
+  ran_ = true;
+  if (const RootBound* given = opt_.root_relaxation; given && given->relaxation_ran) {
+    // Computed before (root_lower_bound): valid for any cutoff, and its finished stages are the
+    // ones that finish here.
+    stages_ = given->relaxed_stages;
+    stats.single_stage_bound = lift_to_cutoff(given->relaxation, cutoff);
+    return stats.single_stage_bound;
+  }
+  const double budget = std::min(2.0, 0.05 * opt_.time_limit);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  double best = 0.0;
+  for (int s = 0; s < problem_.S && elapsed() < budget; ++s) {
+    // The first stage under the spec's start rules where they apply (stronger, and its search
+    // is no larger on offload-slow-pcie-4x8: 68k nodes against 99k).
+    const SingleStageRelaxation r = single_stage_relaxation(inst_, problem_, s, head, cutoff, kSingleStageNodes,
+                                                            budget - elapsed(), true, rules_for(s), opt_.pair_releases);
+    stats.single_stage_nodes += r.nodes;
+    if (!r.finished) continue;
+    if (!r.order.empty() && (root_order_.empty() || r.bound > best)) {
+      root_order_ = r.order;
+      root_order_stage_ = s;
+    }
+    best = std::max(best, lift_to_cutoff(r.bound, cutoff));
+    if (inst_.can_offload()) stages_.push_back(s);
+  }
+  stats.single_stage_bound = best;
+  stats.single_stage_seconds = elapsed();
+  return best;
+}
+
+double StageRelaxations::of_history(const NodeTimes& times, const NodeTransfers& transfers, double cut,
+                                    SolveStats& stats) {
+  double best = 0;
+  // Asked a little above the cutoff: the relaxation returns its value less a hair.
+  const double ask = cut + kRelaxationTolerance;
+  for (int s : stages_) {
+    std::vector<double> key = single_stage_history_key(inst_, problem_, s, times, transfers);
+    key.push_back(static_cast<double>(s));
+    if (const std::optional<double> v = history_memo_.find(key)) {
+      ++stats.relaxation_hits;
+      best = std::max(best, lift_to_cutoff(*v, cut));
+      if (best >= cut) return best;
+      continue;
+    }
+    // The first stage under the spec's own start rules: stronger, and still a bound for every
+    // node with the history (single_stage_relaxation.h).
+    const StartRules rules = rules_for(s);
+    const SingleStageRelaxation r =
+        single_stage_relaxation_of_history(inst_, problem_, s, times, transfers, ask, kRelaxationNodes, rules);
+    stats.single_stage_nodes += r.nodes;
+    ++stats.relaxation_calls;
+    if (rules == StartRules::kSpecFirstStage) ++stats.spec_rule_calls;
+    if (!r.finished) ++stats.relaxation_unfinished;
+    const double v = r.finished ? r.bound : 0.0;
+    history_memo_.insert(std::move(key), v);
+    best = std::max(best, lift_to_cutoff(v, cut));
+    if (best >= cut) return best;
+  }
+  return best;
+}
+
+double StageRelaxations::at_node(const NodeTimes& times, const NodeTransfers& transfers,
+                                 const std::vector<double>& head, double cut, SolveStats& stats) {
+  double best = 0;
+  const double ask = cut + kRelaxationTolerance;  // as in of_history
+  for (int s : stages_) {
+    std::vector<double> key = single_stage_node_key(inst_, problem_, s, times, transfers);
+    key.push_back(static_cast<double>(s));
+    std::vector<double> params = single_stage_node_params(inst_, problem_, s, times, transfers, head);
+    const MonotoneMemo::Answer known = node_memo_.find(key, params, cut);
+    if (known.known > 0 || known.hopeless) {
+      ++stats.node_relaxation_hits;
+      best = std::max(best, lift_to_cutoff(known.known, cut));
+      if (best >= cut) return best;
+      if (known.hopeless) continue;
+    }
+    const SingleStageRelaxation r =
+        single_stage_relaxation_at_node(inst_, problem_, s, times, transfers, head, ask, kNodeRelaxationNodes);
+    stats.single_stage_nodes += r.nodes;
+    ++stats.node_relaxation_calls;
+    if (!r.finished) {
+      ++stats.relaxation_unfinished;
+      continue;
+    }
+    node_memo_.insert(std::move(key), std::move(params), r.bound, r.exact);
+    best = std::max(best, lift_to_cutoff(r.bound, cut));
+    if (best >= cut) return best;
+  }
+  return best;
+}
+
+}  // namespace optpipe

@@ -1,0 +1,81 @@
+// The single-stage relaxations as the branch-and-bound uses them (solver.h): once at the root,
+// and at the nodes from each stage's history and from the node's own heads, answered from memos
+// where they can be (relaxation_memo.h). The relaxation itself is bounds/single_stage_relaxation.h.
+//
+// At the root it gets a small share of the time limit (5%, at most 2 s, over all stages); the
+// stages whose search finished there are the ones the nodes ask (a stage too big at the root
+// would cost every node its whole node limit), and only where offloads make the tree hard. The
+// first stage follows the spec's start rules where they apply (SolveOptions::spec_start_rules).
+//
+// A single-stage relaxation is exact only up to its search's time tolerances (1e-9 ms a step, at
+// most a few 1e-7 ms in all), so it returns its value less 1e-7 ms. A value within
+// kRelaxationTolerance of the cutoff counts as reaching it: without that, a node whose
+// relaxation equals the incumbent exactly (as along an optimal schedule's path) could never be
+// cut by it. So a proof that rests on it holds up to 1e-6 ms, like a MILP solver's absolute gap
+// tolerance.
+//
+// Thread safety: the root part runs before the workers start; of_history() and at_node() may be
+// called by every worker at once (the memos lock; everything else they read is read-only then).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "bounds/bound_problem.h"
+#include "bounds/node_times.h"
+#include "bounds/node_transfers.h"
+#include "bounds/single_stage_relaxation.h"
+#include "model/action.h"
+#include "model/instance.h"
+#include "search/relaxation_memo.h"
+#include "search/search_stats.h"
+#include "search/solver.h"
+
+namespace optpipe {
+
+inline constexpr double kRelaxationTolerance = 1e-6;
+
+// v, or `cut` where v is within kRelaxationTolerance of it.
+double lift_to_cutoff(double v, double cut);
+
+class StageRelaxations {
+ public:
+  StageRelaxations(const Instance& instance, const BoundProblem& problem, const SolveOptions& options);
+
+  // The largest single-stage relaxation bound at the root over the stages it applies to, with
+  // the root's heads `head` and cutoff `cutoff`; 0 when none applies, none finishes within its
+  // budget, or `known` (the root's cheap bounds, or a bound proven elsewhere) already meets the
+  // cutoff. Records the stages the nodes will ask and the relaxed order of the best one.
+  double at_root(const std::vector<double>& head, double cutoff, double known, SolveStats& stats);
+  bool ran() const { return ran_; }  // at_root got past its early return
+  const std::vector<int>& stages() const { return stages_; }
+  bool active() const { return !stages_.empty(); }
+  // The order of the largest exact root relaxation's optimum, and its stage (-1: none).
+  const std::vector<Action>& root_order() const { return root_order_; }
+  int root_order_stage() const { return root_order_stage_; }
+
+  // The largest relaxation of the node's stage histories (`times`, `transfers`, after its
+  // bound), each from the memo when a node with the same history asked before; stops at the
+  // first that reaches `cutoff`. An unfinished search counts as 0 and is not tried again.
+  double of_history(const NodeTimes& times, const NodeTransfers& transfers, double cutoff, SolveStats& stats);
+  // The largest relaxation with the node's own heads, free times and makespan so far (stronger
+  // than the history's, but no two nodes ask the same question), from the monotone memo where
+  // it can.
+  double at_node(const NodeTimes& times, const NodeTransfers& transfers, const std::vector<double>& head,
+                 double cutoff, SolveStats& stats);
+
+ private:
+  StartRules rules_for(int s) const;
+
+  const Instance& inst_;
+  const BoundProblem& problem_;
+  const SolveOptions& opt_;
+  bool ran_ = false;
+  std::vector<int> stages_;
+  std::vector<Action> root_order_;
+  int root_order_stage_ = -1;
+  HistoryMemo history_memo_;
+  MonotoneMemo node_memo_;
+};
+
+}  // namespace optpipe
