@@ -1,5 +1,5 @@
 // Solves every shipped instance at 1 thread and at all hardware threads, as optpipe solve does
-// (root bound, local search, search), and prints a table: instance, ops, best heuristic, warm
+// (the same library call, solve/solve_pipeline.h, without the cache), and prints a table: instance, ops, best heuristic, warm
 // start time, solver makespan, bound, gap, time to best, time to proof, nodes, nodes/s. Not a
 // Google Benchmark: each solve runs once, under a time limit.
 //
@@ -10,14 +10,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "model/instance_io.h"
-#include "search/solver.h"
-#include "heuristics/registry.h"
-#include "heuristics/warm_starts.h"
+#include "solve/solve_pipeline.h"
 
 using namespace optpipe;
 
@@ -35,27 +34,22 @@ int main(int argc, char** argv) {
       threads = std::atoi(argv[++i]);
     } else if (a == "--bounds" && i + 1 < argc) {
       const std::string b = argv[++i];
-      if (b == "cpu") {
-        bounds = BoundsMode::kCpu;
-      } else if (b == "tbb") {
-        bounds = BoundsMode::kTbb;
-      } else if (b == "gpu") {
-        bounds = BoundsMode::kGpu;
-      } else if (b == "auto") {
-        bounds = BoundsMode::kAuto;
-      } else {
+      const std::optional<BoundsMode> mode = parse_bounds_mode(b);
+      if (!mode) {
         std::fprintf(stderr, "solver_table: --bounds must be cpu, tbb, gpu or auto, not '%s'\n", b.c_str());
         return 2;
       }
+      bounds = *mode;
     } else if (a == "--no-transposition") {
       transposition = false;
     } else if (a == "--help" || a == "-h") {
       std::printf("usage: solver_table [--time-limit S] [--threads N] [--bounds cpu|tbb|gpu|auto] [--no-transposition]\n"
                   "                    [INSTANCE.json ...]\n"
-                  "Solves each instance (default: the shipped ones) at 1 and N threads, as optpipe solve does.\n"
-                  "'warm start' is the time of the root's bounds (with the best heuristic as the cutoff) and the\n"
-                  "local search (which stops if it reaches them) before the search; the search's times are from\n"
-                  "its start (0 when the root's bounds proved the warm start optimal); 'bound share' is the share\n"
+                  "Solves each instance (default: the shipped ones) at 1 and N threads, as optpipe solve does\n"
+                  "(the same library call, without the cache; the time limit covers the whole solve).\n"
+                  "'warm start' is the time before the search: the heuristics, the root's bounds and the local\n"
+                  "search (which stops if it reaches them); the search's times are from its start (0 when the\n"
+                  "root's bounds proved the warm start optimal); 'bound share' is the share\n"
                   "of the search's thread-time spent computing node bounds.\n");
       return 0;
     } else if (!a.empty() && a[0] == '-') {
@@ -78,50 +72,30 @@ int main(int argc, char** argv) {
   for (const std::string& f : files) {
     const Instance inst = load_instance(f);
     const int ops = inst.num_stages() * inst.num_compute_types() * inst.microbatches;
-    const BestResult heur = run_all_heuristics(inst);
-    const HeuristicResult* best = heur.best_result();
-    // As optpipe solve does: the local search stops at the root's bounds, cheap ones first, the
-    // single-stage relaxation only if a quick local search does not reach them.
-    const auto w0 = std::chrono::steady_clock::now();
-    WarmStartOptions wo;
-    wo.evaluations = local_search_budget(time_limit);
-    wo.time_limit = 0.4 * time_limit;
-    RootBound relaxed;  // the thorough root bound, if computed: the search reuses its relaxation
-    const RootBoundFn root_bound = [&](double incumbent, bool thorough) {
-      SolveOptions ro;
-      ro.time_limit = time_limit;
-      ro.stage_relaxation = thorough;
-      const RootBound r = root_lower_bound(inst, incumbent, ro);
-      if (thorough) relaxed = r;
-      return GuidedBound{r.bound, r.device, r.order};
-    };
-    const BoundedWarmStarts bounded = build_warm_starts(inst, heur, wo, root_bound);
-    const std::vector<Schedule>& warm = bounded.starts.schedules;
-    const double early_bound = bounded.bound;
-    const double warm_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-    char hbuf[64];
-    if (best) {
-      std::snprintf(hbuf, sizeof hbuf, "%s %.2f", best->name.c_str(), best->sim.makespan);
-    } else {
-      std::snprintf(hbuf, sizeof hbuf, "none fits");
-    }
     std::vector<int> thread_counts{1};
     if (threads > 1) thread_counts.push_back(threads);
     for (int t : thread_counts) {
-      SolveOptions opt;
+      // Exactly as optpipe solve does (solve/solve_pipeline.h), without the cache.
+      PipelineOptions opt;
       opt.time_limit = time_limit;
       opt.threads = t;
       opt.transposition = transposition;
       opt.bounds = bounds;
-      opt.known_bound = early_bound;
-      opt.root_relaxation = &relaxed;
-      SolveResult r;
+      PipelineResult p;
       try {
-        r = solve(inst, warm, opt);
+        p = solve_pipeline(inst, opt);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "solver_table: %s: %s\n", inst.name.c_str(), e.what());
         return 1;
       }
+      const SolveResult& r = p.result;
+      char hbuf[64];
+      if (!p.best_heuristic.empty()) {
+        std::snprintf(hbuf, sizeof hbuf, "%s %.2f", p.best_heuristic.c_str(), p.best_heuristic_makespan);
+      } else {
+        std::snprintf(hbuf, sizeof hbuf, "none fits");
+      }
+      const double warm_seconds = std::max(0.0, p.seconds - r.stats.seconds);
       const bool proven = r.status == SolveResult::Status::kOptimal || r.status == SolveResult::Status::kInfeasible;
       char proof[32];
       if (proven) {

@@ -1,5 +1,5 @@
-// Text reports the CLI prints: per-device summaries of a simulated schedule and the table of
-// heuristic results. Pure formatting over the libraries' results.
+// Text reports the CLI prints: the table of heuristic results (and, from viz/text_report.h, the
+// instance line and the per-device summary of a simulated schedule). Pure formatting.
 #pragma once
 
 #include <string>
@@ -8,16 +8,15 @@
 #include "model/schedule.h"
 #include "model/simulator.h"
 #include "heuristics/registry.h"
+#include "viz/text_report.h"
 
 namespace optpipe::cli {
 
-// "gpt (8 devices, 8 stages, one stage per device, 24 microbatches, split backward, ...)".
-std::string describe_instance(const Instance& instance);
-// Makespan, bubble and one line per device: busy, idle, peak memory against its limit.
-std::string summarize(const Instance& instance, const SimResult& sim);
+using ::optpipe::describe_instance;  // viz/text_report.h
+using ::optpipe::fmt_ms;
+using ::optpipe::fmt_percent;
+using ::optpipe::summarize;
 // One line per heuristic: makespan, bubble, worst peak or the reason it has no schedule.
 std::string heuristic_table(const Instance& instance, const BestResult& best, bool verbose);
-std::string fmt_ms(double ms);
-std::string fmt_percent(double fraction);
 
 }  // namespace optpipe::cli

@@ -4,7 +4,7 @@
 
 #include "model/error.h"
 #include "model/schedule_io.h"
-#include "search/solver.h"
+#include "solve/solve_pipeline.h"
 #include "model/simulator.h"
 #include "runtime/profiler.h"
 #include "runtime/program.h"
@@ -51,11 +51,14 @@ void OnlineCoordinator::solve_in_background() {
       running = current_;
     }
     const double before = simulate(measured, running).makespan;
-    SolveOptions so;
-    so.time_limit = opt_.solver_seconds;
-    so.threads = 1;
-    so.stop = &stop_;
-    const SolveResult r = solve(measured, {running}, so);
+    // The whole solve (heuristics, local search, search) on one thread, warm-started from the
+    // running schedule, as `optpipe solve` does it (solve/solve_pipeline.h), without the cache.
+    PipelineOptions po;
+    po.time_limit = opt_.solver_seconds;
+    po.threads = 1;
+    po.stop = &stop_;
+    po.warm_starts = {running};
+    const SolveResult r = solve_pipeline(measured, po).result;
     if (!r.schedule) {
       note("solver: no schedule (" + r.reason + ")");
       return;

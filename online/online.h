@@ -5,7 +5,7 @@
 //
 //   - Rank 0 owns an OnlineCoordinator. After `profile_iterations` iterations it profiles the
 //     stage model (profiler.h) into a measured instance and starts the solver (search/)
-//     in a background thread on it, warm-started from the running schedule.
+//     in a background thread on it (solve/solve_pipeline.h), warm-started from the running schedule.
 //   - At every iteration boundary every rank takes part in one broadcast from rank 0: empty (keep
 //     the program) or a schedule's text. Rank 0 sends a schedule when the solver's is predicted
 //     (simulated on the measured instance) to be faster than the running one by more than

@@ -1,0 +1,123 @@
+#include "solve/json_reporter.h"
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+namespace optpipe {
+
+namespace {
+
+nlohmann::json finite_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
+
+double per_second(std::int64_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
+
+void print(std::ostream& out, const nlohmann::json& j) { out << j.dump() << std::endl; }
+
+nlohmann::json done_from_cache(const PipelineResult& r, const SimResult& sim) {
+  const double ms = r.result.makespan;
+  return nlohmann::json{{"event", "done"},       {"status", "optimal"},         {"makespan", ms},
+                        {"bound", ms},           {"gap", 0.0},                  {"reason", r.result.reason},
+                        {"seconds", 0.0},        {"nodes", 0},                  {"from_cache", true},
+                        {"cache_key", r.cache_key}, {"peak_memory", sim.peak_memory}, {"bubble", sim.bubble}};
+}
+
+}  // namespace
+
+void JsonSolveReporter::on_cache_lookup(const cache::LookupResult& hit, const std::string& file) {
+  if (opt_.quiet) return;
+  nlohmann::json ev{{"event", "cache"}, {"result", cache::to_string(hit.kind)}, {"file", file}, {"message", hit.message}};
+  if (hit.schedule) {
+    ev["makespan"] = hit.makespan;
+    ev["proven_optimal"] = hit.proven_optimal;
+    ev["repaired"] = hit.repaired;
+    ev["key"] = hit.exact_key;
+  }
+  print(out_, ev);
+}
+
+void JsonSolveReporter::on_warm_starts(const WarmStartReport& r) {
+  if (opt_.quiet) return;
+  const Instance& inst = r.instance;
+  nlohmann::json h{{"event", "start"}, {"instance", inst.name}, {"devices", inst.num_devices()},
+                   {"stages", inst.num_stages()}, {"microbatches", inst.microbatches}, {"ops", r.ops}};
+  for (const auto& res : r.heuristics.results) {
+    if (res.ok()) h["warm_starts"][res.name] = res.sim.makespan;
+  }
+  const BoundedWarmStarts& b = r.starts;
+  for (std::size_t k = 0; k < b.starts.improved.size(); ++k) {
+    const ImprovedStart& i = b.starts.improved[k];
+    h["local_search"].push_back({{"from", i.heuristic}, {"before", i.before}, {"after", i.after},
+                                 {"evaluations", i.evaluations}, {"seconds", i.seconds},
+                                 {"quick", static_cast<int>(k) < b.quick_runs}});
+  }
+  if (b.bound > 0) h["lower_bound"] = {{"bound", b.bound}, {"seconds", b.bound_seconds}, {"relaxation", b.thorough}};
+  print(out_, h);
+}
+
+void JsonSolveReporter::on_root_bound(double bound) {
+  if (opt_.quiet) return;
+  print(out_, {{"event", "root"}, {"bound", bound}});
+}
+
+void JsonSolveReporter::on_lns(double seconds, double before, double after, int improvements) {
+  if (opt_.quiet) return;
+  print(out_, {{"event", "lns"}, {"seconds", seconds}, {"before", before}, {"after", after}, {"improvements", improvements}});
+}
+
+void JsonSolveReporter::on_progress(const SolveProgress& p) {
+  if (opt_.quiet) return;
+  print(out_, {{"event", "progress"},
+               {"seconds", p.seconds},
+               {"nodes", p.nodes},
+               {"open", p.open},
+               {"incumbent", finite_or_null(p.incumbent)},
+               {"bound", p.bound},
+               {"gap", finite_or_null(p.gap)},
+               {"nodes_per_second", per_second(p.nodes, p.seconds)}});
+}
+
+void JsonSolveReporter::on_cache_store(cache::StoreOutcome outcome, const std::string& file) {
+  if (opt_.quiet) return;
+  print(out_, {{"event", "cache_store"}, {"file", file}, {"outcome", cache::to_string(outcome)}});
+}
+
+void JsonSolveReporter::done(const Instance&, const PipelineResult& r, const SimResult& sim, const WrittenFiles& files) {
+  if (r.from_cache) {
+    nlohmann::json out = done_from_cache(r, sim);
+    if (!files.schedule.empty()) out["output"] = files.schedule;
+    print(out_, out);
+    return;
+  }
+  const SolveResult& res = r.result;
+  const SolveStats& s = res.stats;
+  nlohmann::json out{{"event", "done"},
+                     {"status", to_string(res.status)},
+                     {"makespan", finite_or_null(res.makespan)},
+                     {"bound", res.bound},
+                     {"gap", finite_or_null(res.gap)},
+                     {"root_bound", res.root_bound},
+                     {"best_heuristic", r.best_heuristic.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.best_heuristic)},
+                     {"best_heuristic_makespan", finite_or_null(r.best_heuristic_makespan)},
+                     {"reason", res.reason},
+                     {"seconds", s.seconds},
+                     {"seconds_to_best", s.seconds_to_best},
+                     {"nodes", s.nodes},
+                     {"bound_calls", s.bound_calls},
+                     {"pruned_bound", s.pruned_bound},
+                     {"pruned_deadlock", s.pruned_deadlock},
+                     {"pruned_dominance", s.pruned_dominance},
+                     {"pruned_transposition", s.pruned_transposition},
+                     {"bounds_backend", to_string(s.bounds_backend)},
+                     {"batches", s.batches},
+                     {"bound_seconds", s.bound_seconds}};
+  nlohmann::json counters = nlohmann::json::object();
+  s.for_each_counter([&](const char* name, std::int64_t value, const char*) { counters[name] = value; });
+  out["stats"] = counters;
+  if (res.schedule) out["peak_memory"] = sim.peak_memory, out["bubble"] = sim.bubble;
+  if (opt_.verbose) out["nodes_by_depth"] = s.nodes_by_depth;
+  if (!files.schedule.empty()) out["output"] = files.schedule;
+  print(out_, out);
+}
+
+}  // namespace optpipe

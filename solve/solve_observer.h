@@ -1,0 +1,45 @@
+// What a solve (solve_pipeline.h) tells its caller while it runs: one call per phase, in order
+// -- the cache lookup, the warm starts (heuristics, the early root bound, the local searches),
+// the root bound, the large neighbourhood search, progress about every second, the cache store.
+// Every method does nothing by default; the CLI's text and JSON reporters (text_reporter.h,
+// json_reporter.h) print them, the bench and online re-scheduling ignore them.
+//
+// The calls come from the solving thread, except on_progress, which comes from the search's
+// monitor thread while the workers run (never two calls at once).
+#pragma once
+
+#include <string>
+
+#include "cache/cache_lookup.h"
+#include "cache/schedule_cache.h"
+#include "heuristics/registry.h"
+#include "heuristics/warm_starts.h"
+#include "model/instance.h"
+#include "search/solver.h"
+
+namespace optpipe {
+
+// The warm starts as built: every heuristic's result, and the local searches with the early
+// root bound they ran against.
+struct WarmStartReport {
+  const Instance& instance;
+  int ops = 0;  // compute ops of the instance
+  const BestResult& heuristics;
+  const BoundedWarmStarts& starts;
+};
+
+class SolveObserver {
+ public:
+  virtual ~SolveObserver() = default;
+  // A problem that does not stop the solve (e.g. an unreadable cache file).
+  virtual void on_warning(const std::string& /*message*/) {}
+  // The cache was asked (`file`: the cache file).
+  virtual void on_cache_lookup(const cache::LookupResult& /*hit*/, const std::string& /*file*/) {}
+  virtual void on_warm_starts(const WarmStartReport& /*report*/) {}
+  virtual void on_root_bound(double /*bound*/) {}
+  virtual void on_lns(double /*seconds*/, double /*before*/, double /*after*/, int /*improvements*/) {}
+  virtual void on_progress(const SolveProgress& /*progress*/) {}
+  virtual void on_cache_store(cache::StoreOutcome /*outcome*/, const std::string& /*file*/) {}
+};
+
+}  // namespace optpipe

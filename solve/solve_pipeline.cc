@@ -1,0 +1,176 @@
+#include "solve/solve_pipeline.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include "cache/signature.h"
+#include "kernels/cuda_devices.h"
+#include "model/error.h"
+#include "model/simulator.h"
+
+namespace optpipe {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The cache's part of a solve. Never a reason to fail: every problem becomes a warning and the
+// solve goes on without the cache.
+struct CacheSession {
+  std::unique_ptr<cache::ScheduleCache> store;  // null: off
+  cache::Signature sig;
+  cache::LookupResult hit;
+  std::string file;
+
+  bool exact() const { return hit.kind == cache::LookupResult::Kind::kExact; }
+};
+
+CacheSession look_up(const Instance& inst, const PipelineOptions& o, SolveObserver& obs) {
+  CacheSession c;
+  c.file = o.cache_file;
+  if (c.file.empty()) return c;
+  try {
+    c.sig = cache::signature(inst);
+    c.store = std::make_unique<cache::ScheduleCache>(c.file);
+    c.hit = cache::lookup(*c.store, inst, c.sig);
+  } catch (const std::exception& e) {  // e.g. out of memory: still not a reason to fail
+    c.hit = cache::LookupResult{};
+    c.hit.kind = cache::LookupResult::Kind::kUnavailable;
+    c.hit.message = "off for this run (internal error)";
+    c.hit.warnings.push_back(c.file + ": " + e.what());
+  }
+  for (const auto& w : c.hit.warnings) obs.on_warning("cache: " + w);
+  if (c.hit.kind == cache::LookupResult::Kind::kUnavailable) c.store.reset();
+  obs.on_cache_lookup(c.hit, c.file);
+  return c;
+}
+
+// Stores the result (better-only).
+void store(CacheSession& c, const Instance& inst, const PipelineOptions& o, const SolveResult& res, double seconds,
+           SolveObserver& obs) {
+  if (!c.store || !res.schedule) return;
+  cache::StoreOutcome outcome = cache::StoreOutcome::kInserted;
+  cache::CacheStatus st;
+  try {
+    st = cache::store_result(*c.store, inst, c.sig, *res.schedule, res.makespan, res.bound, to_string(res.status),
+                             o.build, seconds, &outcome);
+  } catch (const std::exception& e) {
+    st = cache::CacheStatus::error(c.file + ": " + e.what());
+  }
+  if (!st.ok) {
+    obs.on_warning("cache: not stored: " + st.message);
+    return;
+  }
+  obs.on_cache_store(outcome, c.file);
+}
+
+// An exact, proven optimal cache hit: the answer, without searching.
+PipelineResult answer_from_cache(const CacheSession& c) {
+  PipelineResult out;
+  out.from_cache = true;
+  out.cache_key = c.hit.exact_key;
+  SolveResult& r = out.result;
+  Schedule sch = *c.hit.schedule;
+  sch.status = "optimal";
+  sch.bound = c.hit.makespan;
+  sch.gap = 0.0;
+  r.status = SolveResult::Status::kOptimal;
+  r.schedule = std::move(sch);
+  r.makespan = c.hit.makespan;
+  r.bound = c.hit.makespan;
+  r.gap = 0.0;
+  r.reason = "cache: exact hit, proven optimal";
+  return out;
+}
+
+int compute_ops(const Instance& inst) {
+  int ops = 0;
+  for (int s = 0; s < inst.num_stages(); ++s) ops += inst.num_compute_types() * inst.microbatches;
+  return ops;
+}
+
+// The search's options from the pipeline's, with `left` seconds of the time limit.
+SolveOptions search_options(const PipelineOptions& o, double left) {
+  SolveOptions opt;
+  opt.time_limit = left;
+  opt.node_limit = o.node_limit;
+  opt.gap = o.gap;
+  opt.threads = o.threads;
+  opt.transposition = o.transposition;
+  opt.stage_relaxation = o.stage_relaxation;
+  opt.lns_time_share = o.lns;
+  opt.bounds = o.bounds;
+  opt.batch_size = o.batch_size;
+  opt.stop = o.stop;
+  return opt;
+}
+
+}  // namespace
+
+PipelineResult solve_pipeline(const Instance& inst, const PipelineOptions& o, SolveObserver& obs) {
+  const auto started = Clock::now();
+  if (o.bounds == BoundsMode::kGpu) {  // say so before the heuristics run, not after
+    const CudaDevices cuda = query_cuda_devices();
+    if (cuda.devices.empty()) throw InputError("--bounds gpu: " + cuda.status);
+  }
+  CacheSession cached = look_up(inst, o, obs);
+  if (cached.exact() && cached.hit.proven_optimal && cached.hit.schedule) {
+    PipelineResult out = answer_from_cache(cached);
+    out.seconds = since(started);
+    return out;
+  }
+
+  // Warm starts, against the root's bounds (the thorough one is kept: the search reuses its
+  // relaxation).
+  const BestResult heur = run_all_heuristics(inst);
+  WarmStartOptions wo;
+  wo.evaluations = o.local_search >= 0 ? o.local_search : local_search_budget(o.time_limit);
+  wo.target = cached.exact() ? cached.hit.bound : 0.0;
+  wo.guide_name = "relaxed order";
+  wo.time_limit = std::max(0.0, 0.4 * o.time_limit - since(started));  // at most 40% of the time limit
+  RootBound relaxed;
+  const RootBoundFn root_bound = [&](double incumbent, bool thorough) {
+    SolveOptions ro;
+    ro.time_limit = std::max(0.0, o.time_limit - since(started));
+    ro.stage_relaxation = thorough && o.stage_relaxation;
+    if (cached.hit.schedule) incumbent = std::min(incumbent, cached.hit.makespan);
+    const RootBound r = root_lower_bound(inst, incumbent, ro);
+    if (thorough) relaxed = r;
+    return GuidedBound{r.bound, r.device, r.order};
+  };
+  const BoundedWarmStarts bounded = build_warm_starts(inst, heur, wo, root_bound);
+  obs.on_warm_starts(WarmStartReport{inst, compute_ops(inst), heur, bounded});
+  std::vector<Schedule> warm = bounded.starts.schedules;
+  if (cached.hit.schedule) warm.push_back(*cached.hit.schedule);  // the cache's hit, re-simulated (and repaired)
+  warm.insert(warm.end(), o.warm_starts.begin(), o.warm_starts.end());
+
+  SolveOptions opt = search_options(o, std::max(0.0, o.time_limit - since(started)));
+  // An exact hit's bound was proven on this very instance by an earlier run, and so was the
+  // root bound before the local search.
+  if (cached.exact()) opt.known_bound = cached.hit.bound;
+  opt.known_bound = std::max(opt.known_bound, bounded.bound);
+  opt.root_relaxation = &relaxed;
+  opt.on_root_bound = [&](double b) { obs.on_root_bound(b); };
+  opt.on_lns = [&](double s, double before, double after, int k) { obs.on_lns(s, before, after, k); };
+  opt.on_progress = [&](const SolveProgress& p) { obs.on_progress(p); };
+
+  PipelineResult out;
+  out.result = solve(inst, warm, opt);
+  if (const HeuristicResult* best = heur.best_result()) {
+    out.best_heuristic = best->name;
+    out.best_heuristic_makespan = best->sim.makespan;
+  }
+  store(cached, inst, o, out.result, since(started), obs);
+  out.seconds = since(started);
+  return out;
+}
+
+PipelineResult solve_pipeline(const Instance& instance, const PipelineOptions& options) {
+  SolveObserver none;
+  return solve_pipeline(instance, options, none);
+}
+
+}  // namespace optpipe

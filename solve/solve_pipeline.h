@@ -1,0 +1,70 @@
+// One solve, start to end, as a library call (issue 25): what `optpipe solve`, the solver
+// table (bench/solver_table), online re-scheduling (online/) and, next, the Python package all
+// run. The phases, in order, each reported to a SolveObserver (solve_observer.h):
+//
+//   1. the schedule cache (cache/cache_lookup.h): an exact hit proven optimal is the answer (no
+//      search); any other hit that fits becomes one more warm start, an exact hit's proven
+//      bound a known bound;
+//   2. warm starts: every heuristic, and the best few improved by local search, which stops at
+//      the root's bounds -- the cheap ones first, the single-stage relaxation (and a start from
+//      its order) only if a quick local search does not reach them (heuristics/warm_starts.h);
+//      that bound goes to the search as a known bound;
+//   3. the branch-and-bound (search/solver.h), with the warm starts, the known bound and the
+//      root relaxation computed in phase 2, for what is left of the time limit;
+//   4. the cache keeps the result (better-only).
+//
+// The time limit covers all of it: the heuristics and the local search count against it (the
+// local search gets at most 40% of it). Nothing here prints or writes files: the caller writes
+// the schedule and reports (the CLI's reporters: text_reporter.h, json_reporter.h).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/instance.h"
+#include "model/schedule.h"
+#include "search/solver.h"
+#include "solve/solve_observer.h"
+
+namespace optpipe {
+
+struct PipelineOptions {
+  double time_limit = 60;             // seconds, for the whole solve
+  std::int64_t node_limit = -1;       // < 0: none
+  double gap = 0.0;                   // stop at this relative gap
+  int threads = 0;                    // 0: all hardware threads
+  std::int64_t local_search = -1;     // simulations per improved warm start (0: none; < 0: from the time limit)
+  double lns = 0.0;                   // share of the time limit for large neighbourhood search
+  bool transposition = true;
+  bool stage_relaxation = true;
+  BoundsMode bounds = BoundsMode::kCpu;
+  int batch_size = 0;
+  const std::atomic<bool>* stop = nullptr;  // set from outside (e.g. Ctrl-C) to stop early
+  // The schedule cache: its file ("" : no cache) and the build that stores entries
+  // (cache/cache_lookup.h).
+  std::string cache_file;
+  std::string build;
+  // More warm starts from the caller (e.g. the running schedule, for online re-scheduling).
+  std::vector<Schedule> warm_starts;
+};
+
+struct PipelineResult {
+  SolveResult result;             // status, schedule, makespan, bound, gap, the search's statistics
+  bool from_cache = false;        // an exact cache hit proven optimal answered it (no search)
+  std::string cache_key;          // that hit's entry
+  std::string best_heuristic;     // the best heuristic's name ("" : none fits, or not run)
+  double best_heuristic_makespan = std::numeric_limits<double>::infinity();
+  double seconds = 0;             // wall time of the whole call
+};
+
+// Solves `instance` (see above). Throws InputError for a request that cannot run (e.g. bounds
+// on a GPU that is not there), before any work.
+PipelineResult solve_pipeline(const Instance& instance, const PipelineOptions& options, SolveObserver& observer);
+// ... with no observer.
+PipelineResult solve_pipeline(const Instance& instance, const PipelineOptions& options);
+
+}  // namespace optpipe
