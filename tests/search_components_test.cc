@@ -1,0 +1,237 @@
+// The branch-and-bound's components (search/solver.h lists them) against simpler, obviously
+// correct versions: the node pool against a sorted list, the memos against a plain list of every
+// entry, the shared state's rules one by one, and the statistics table against its members.
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "model/simulator.h"
+#include "search/node_pool.h"
+#include "search/relaxation_memo.h"
+#include "search/search_shared.h"
+#include "search/search_stats.h"
+
+namespace optpipe {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+NodePtr node(double bound, int depth) {
+  auto n = std::make_unique<SearchNode>();
+  n->bound = bound;
+  n->depth = depth;
+  n->path.assign(static_cast<std::size_t>(depth), 0u);
+  return n;
+}
+
+// The pool pops in NodeOrder (smallest bound, then the deeper node), as a list sorted by that
+// order would; drop_at_or_above removes exactly the nodes a filter of that list removes.
+TEST(NodePool, PopsInBoundOrderAndDropsLikeAFilteredSortedList) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 50; ++round) {
+    NodePool pool(2);
+    std::vector<std::pair<double, int>> reference;  // (bound, depth)
+    std::uniform_int_distribution<int> bound(0, 20), depth(0, 9);
+    const int n = 1 + round * 3;
+    for (int k = 0; k < n; ++k) {
+      const double b = bound(rng);
+      const int d = depth(rng);
+      pool.push(node(b, d));
+      reference.emplace_back(b, d);
+    }
+    const double cutoff = bound(rng);
+    const NodePool::Dropped dropped = pool.drop_at_or_above(cutoff);
+    std::size_t expected_drops = 0;
+    double smallest = kInf;
+    for (const auto& [b, d] : reference) {
+      if (b >= cutoff) ++expected_drops, smallest = std::min(smallest, b);
+    }
+    std::erase_if(reference, [&](const auto& e) { return e.first >= cutoff; });
+    EXPECT_EQ(dropped.count, expected_drops);
+    EXPECT_EQ(dropped.smallest, smallest);
+    ASSERT_EQ(pool.size(), reference.size());
+    std::sort(reference.begin(), reference.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second > b.second;
+    });
+    for (const auto& [b, d] : reference) {
+      NodePtr got = pool.pop(0);
+      ASSERT_TRUE(got);
+      EXPECT_EQ(got->bound, b);
+      EXPECT_EQ(got->depth, d);
+      pool.release(0);
+    }
+    EXPECT_FALSE(pool.pop(0));
+    EXPECT_TRUE(pool.finished());
+  }
+}
+
+// What a worker holds counts in the bound until it releases it; the search is not finished
+// while a worker is busy, even with an empty heap.
+TEST(NodePool, WorkingBoundsCountUntilReleased) {
+  NodePool pool(2);
+  pool.push(node(5, 1));
+  pool.push(node(3, 1));
+  NodePtr held = pool.pop(1);
+  ASSERT_EQ(held->bound, 3);
+  EXPECT_EQ(pool.min_bound(kInf), 3);  // the held node, not the open 5
+  EXPECT_EQ(pool.min_bound(2), 2);     // capped
+  pool.lower_working_bound(1, 2.5);    // a child with a smaller bound
+  EXPECT_EQ(pool.min_bound(kInf), 2.5);
+  pool.lower_working_bound(1, 4);      // lower only
+  EXPECT_EQ(pool.min_bound(kInf), 2.5);
+  std::vector<NodePtr> more = pool.pop_many(0, 4, false, kInf);
+  ASSERT_EQ(more.size(), 1u);
+  EXPECT_FALSE(pool.finished());
+  pool.release(1);
+  EXPECT_EQ(pool.min_bound(kInf), 5);  // worker 0 still holds the 5
+  pool.release(0);
+  EXPECT_TRUE(pool.finished());
+  EXPECT_EQ(pool.min_bound(kInf), kInf);
+}
+
+// Many threads pushing and popping lose no node and pop each exactly once.
+TEST(NodePool, ConcurrentPushAndPopLoseNothing) {
+  NodePool pool(4);
+  std::atomic<int> popped{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < 500; ++k) pool.push(node(k % 17, t));
+      for (;;) {
+        NodePtr n = pool.pop(t);
+        if (!n) break;
+        ++popped;
+        pool.release(t);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  while (NodePtr n = pool.pop(0)) ++popped, pool.release(0);
+  EXPECT_EQ(popped.load(), 2000);
+}
+
+TEST(SharedSearchState, OffersOnlyBetterIncumbentsAndTheFirstStopReasonWins) {
+  SharedSearchState s(0.0, -1);
+  EXPECT_EQ(s.incumbent(), kInf);
+  EXPECT_EQ(s.cutoff(), kInf);
+  Schedule a;
+  a.instance = "a";
+  EXPECT_TRUE(s.offer(a, 10, "first"));
+  EXPECT_FALSE(s.offer(a, 10, "tie"));                  // not better by more than kTimeEps
+  EXPECT_FALSE(s.offer(a, 10 - kTimeEps / 2, "hair"));  // within the tolerance
+  EXPECT_TRUE(s.offer(a, 9, "second"));
+  EXPECT_EQ(s.best_origin(), "second");
+  EXPECT_DOUBLE_EQ(s.cutoff(), 9 - kTimeEps);
+  s.raise_proven(4);
+  s.raise_proven(3);  // only raised
+  EXPECT_EQ(s.proven_bound(), 4);
+  s.request_stop(kTimeLimit);
+  s.request_stop(kProven);
+  EXPECT_TRUE(s.stopping());
+  EXPECT_EQ(s.stop_code(), kTimeLimit);
+}
+
+TEST(SharedSearchState, GapCutsAreRememberedOnlyWithAGapAndTheNodeLimitStops) {
+  SharedSearchState exact(0.0, 3);
+  Schedule sch;
+  exact.offer(sch, 100, "x");
+  exact.note_cut(95);
+  EXPECT_EQ(exact.gap_cut_bound(), kInf);  // without a gap a cut node can never beat the incumbent
+  exact.count_node();
+  exact.count_node();
+  EXPECT_FALSE(exact.stopping());
+  exact.count_node();
+  EXPECT_TRUE(exact.stopping());
+  EXPECT_EQ(exact.stop_code(), kNodeLimit);
+
+  SharedSearchState gap(0.1, -1);
+  gap.offer(sch, 100, "x");
+  EXPECT_DOUBLE_EQ(gap.cutoff(), 90 - kTimeEps);
+  gap.note_cut(95);
+  gap.note_cut(92);
+  gap.note_cut(100);  // not below the incumbent: nothing to remember
+  EXPECT_EQ(gap.gap_cut_bound(), 92);
+}
+
+// The history memo keeps the first value per key up to its size.
+TEST(RelaxationMemo, HistoryMemoIsAMapUpToItsSize) {
+  HistoryMemo memo(2);
+  EXPECT_FALSE(memo.find({1.0}));
+  memo.insert({1.0}, 5);
+  memo.insert({2.0}, 6);
+  memo.insert({3.0}, 7);  // full
+  EXPECT_EQ(*memo.find({1.0}), 5);
+  EXPECT_EQ(*memo.find({2.0}), 6);
+  EXPECT_FALSE(memo.find({3.0}));
+}
+
+// The monotone memo's answers against a scan of every entry stored for the key (while fewer
+// than kEntriesPerKey, nothing is recycled, so the scan sees what the memo holds).
+TEST(RelaxationMemo, MonotoneAnswersEqualAScanOfTheEntries) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> small(0, 4);
+  for (int round = 0; round < 200; ++round) {
+    MonotoneMemo memo(1 << 10, 1 << 20);
+    struct E {
+      std::vector<double> params;
+      double value;
+      bool exact;
+    };
+    std::vector<E> entries;
+    const int n = 1 + small(rng) * 3;  // at most 13 < kEntriesPerKey
+    for (int k = 0; k < n; ++k) {
+      E e{{double(small(rng)), double(small(rng))}, double(1 + small(rng)), small(rng) % 2 == 0};
+      memo.insert({7.0}, e.params, e.value, e.exact);
+      entries.push_back(e);
+    }
+    const std::vector<double> q{double(small(rng)), double(small(rng))};
+    const double cutoff = 1 + small(rng);
+    double known = 0;
+    bool hopeless = false;
+    for (const E& e : entries) {
+      const bool below = e.params[0] <= q[0] && e.params[1] <= q[1];
+      const bool above = q[0] <= e.params[0] && q[1] <= e.params[1];
+      if (below) known = std::max(known, e.value);
+      if (above && e.exact && e.value < cutoff - 1e-6) hopeless = true;
+    }
+    const MonotoneMemo::Answer a = memo.find({7.0}, q, cutoff);
+    EXPECT_EQ(a.known, known) << "round " << round;
+    EXPECT_EQ(a.hopeless, hopeless) << "round " << round;
+    EXPECT_EQ(memo.find({8.0}, q, cutoff).known, 0);  // another key knows nothing
+  }
+}
+
+// merge() adds every counter of the table; for_each_counter walks each exactly once.
+TEST(SolveStats, MergeAndTheWalkCoverEveryCounter) {
+  SolveStats a, b;
+  int k = 0;
+  std::vector<std::string> names;
+#define OPTPIPE_TEST_SET(name, what) a.name = ++k, b.name = 100 * k;
+  OPTPIPE_SEARCH_COUNTERS(OPTPIPE_TEST_SET)
+#undef OPTPIPE_TEST_SET
+  b.bound_seconds = 1.5;
+  b.count_node(3);
+  a.merge(b);
+  k = 0;
+  a.for_each_counter([&](const char* name, std::int64_t value, const char* what) {
+    ++k;
+    names.push_back(name);
+    EXPECT_FALSE(std::string(what).empty()) << name;
+    const std::int64_t expected = k + 100 * k + (std::string(name) == "nodes" ? 1 : 0);
+    EXPECT_EQ(value, expected) << name;
+  });
+  EXPECT_GT(k, 20);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
+  EXPECT_EQ(a.bound_seconds, 1.5);
+  ASSERT_EQ(a.nodes_by_depth.size(), 4u);
+  EXPECT_EQ(a.nodes_by_depth[3], 1);
+}
+
+}  // namespace
+}  // namespace optpipe

@@ -1,0 +1,164 @@
+// The solve pipeline (solve/solve_pipeline.h) against the parts it sequences: the same optimum
+// as the search given the same warm starts, its phases reported in order, an exact proven cache
+// hit answered without a search, the caller's warm starts used, and the reporters' output.
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "heuristics/registry.h"
+#include "model/error.h"
+#include "model/instance_io.h"
+#include "model/simulator.h"
+#include "search/solver.h"
+#include "solve/json_reporter.h"
+#include "solve/solve_pipeline.h"
+#include "solve/text_reporter.h"
+#include "tests/test_paths.h"
+#include "tests/test_util.h"
+
+namespace optpipe {
+namespace {
+
+Instance shipped(const std::string& name) {
+  return load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/" + name + ".json");
+}
+
+// Records the order of the observer's calls.
+struct Recorder : SolveObserver {
+  std::vector<std::string> calls;
+  void on_warning(const std::string&) override { calls.push_back("warning"); }
+  void on_cache_lookup(const cache::LookupResult& hit, const std::string&) override {
+    calls.push_back(std::string("cache ") + cache::to_string(hit.kind));
+  }
+  void on_warm_starts(const WarmStartReport& r) override {
+    calls.push_back("warm starts");
+    EXPECT_EQ(r.heuristics.results.size(), all_heuristics().size());
+  }
+  void on_root_bound(double) override { calls.push_back("root"); }
+  void on_cache_store(cache::StoreOutcome o, const std::string&) override {
+    calls.push_back(std::string("store ") + cache::to_string(o));
+  }
+};
+
+PipelineOptions quick(double time_limit = 20) {
+  PipelineOptions o;
+  o.time_limit = time_limit;
+  o.threads = 1;
+  return o;
+}
+
+// The pipeline proves the same optimum as the search alone from every heuristic's schedule
+// (no local search, no cache), on every small shipped instance.
+TEST(SolvePipeline, SameOptimumAsTheSearchFromTheHeuristics) {
+  for (const char* name : {"tiny-2x3", "uniform-4x8", "hetero-4x8", "v-4x8", "loop-4x8", "unsplit-4x8"}) {
+    const Instance inst = shipped(name);
+    const PipelineResult p = solve_pipeline(inst, quick());
+    ASSERT_EQ(p.result.status, SolveResult::Status::kOptimal) << name;
+    std::vector<Schedule> warm;
+    for (const HeuristicResult& h : run_all_heuristics(inst).results) {
+      if (h.ok()) warm.push_back(*h.schedule);
+    }
+    SolveOptions so;
+    so.time_limit = 20;
+    so.threads = 1;
+    const SolveResult direct = solve(inst, warm, so);
+    ASSERT_EQ(direct.status, SolveResult::Status::kOptimal) << name;
+    EXPECT_NEAR(p.result.makespan, direct.makespan, 1e-9) << name;
+    ASSERT_TRUE(p.result.schedule);
+    EXPECT_NEAR(simulate(inst, *p.result.schedule).makespan, p.result.makespan, 1e-9) << name;
+    EXPECT_FALSE(p.best_heuristic.empty()) << name;
+    EXPECT_LE(p.result.makespan, p.best_heuristic_makespan + 1e-9) << name;
+  }
+}
+
+// Cache lookup, warm starts, root, store, in that order; a second solve of the same instance is
+// answered from the cache (exact hit, proven optimal) with no search and no warm starts.
+TEST(SolvePipeline, ReportsPhasesInOrderAndAnswersAnExactProvenHitFromTheCache) {
+  const Instance inst = shipped("uniform-4x8");
+  PipelineOptions o = quick();
+  o.cache_file = testing::temp_file("pipeline", "cache.sqlite");
+  o.build = "test";
+  Recorder first;
+  const PipelineResult a = solve_pipeline(inst, o, first);
+  ASSERT_EQ(a.result.status, SolveResult::Status::kOptimal);
+  EXPECT_FALSE(a.from_cache);
+  const std::vector<std::string> expected{"cache miss", "warm starts", "root", "store stored"};
+  EXPECT_EQ(first.calls, expected);
+
+  Recorder second;
+  const PipelineResult b = solve_pipeline(inst, o, second);
+  EXPECT_TRUE(b.from_cache);
+  EXPECT_EQ(b.result.status, SolveResult::Status::kOptimal);
+  EXPECT_EQ(b.result.stats.nodes, 0);
+  EXPECT_NEAR(b.result.makespan, a.result.makespan, 1e-9);
+  EXPECT_FALSE(b.cache_key.empty());
+  ASSERT_EQ(second.calls.size(), 1u);
+  EXPECT_EQ(second.calls[0], "cache exact");
+}
+
+// A warm start from the caller (here the optimum, with no local search and one node) is the
+// incumbent the search starts from.
+TEST(SolvePipeline, UsesTheCallersWarmStarts) {
+  const Instance inst = shipped("v-4x8");
+  const PipelineResult opt = solve_pipeline(inst, quick());
+  ASSERT_EQ(opt.result.status, SolveResult::Status::kOptimal);
+  PipelineOptions o = quick();
+  o.local_search = 0;
+  o.node_limit = 1;
+  Schedule given = *opt.result.schedule;
+  given.solver = "the caller's";
+  o.warm_starts = {given};
+  const PipelineResult r = solve_pipeline(inst, o);
+  ASSERT_TRUE(r.result.schedule);
+  EXPECT_NEAR(r.result.makespan, opt.result.makespan, 1e-9);
+  EXPECT_EQ(r.result.warm_start, "the caller's");
+}
+
+TEST(SolvePipeline, BoundsOnAMissingGpuAreRefusedBeforeAnyWork) {
+  PipelineOptions o = quick();
+  o.bounds = BoundsMode::kGpu;
+  Recorder rec;
+  try {
+    solve_pipeline(shipped("tiny-2x3"), o, rec);
+    GTEST_SKIP() << "a GPU is present";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--bounds gpu:"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(rec.calls.empty());
+}
+
+// The reporters: the text summary's status and makespan lines, and a JSON 'done' object whose
+// 'stats' has every counter of the statistics table with the search's values.
+TEST(SolvePipeline, ReportersPrintTheResult) {
+  const Instance inst = shipped("tiny-2x3");
+  std::ostringstream text, json;
+  TextSolveReporter tr(text, ReportOptions{false, true});
+  JsonSolveReporter jr(json, ReportOptions{true, false});
+  const PipelineResult r = solve_pipeline(inst, quick(), tr);
+  ASSERT_TRUE(r.result.schedule);
+  const SimResult sim = simulate(inst, *r.result.schedule);
+  tr.done(inst, r, sim, WrittenFiles{"out.json", ""});
+  jr.done(inst, r, sim, WrittenFiles{});
+  const std::string t = text.str();
+  EXPECT_NE(t.find("warm starts:"), std::string::npos) << t;
+  EXPECT_NE(t.find("status optimal (proven optimal)"), std::string::npos) << t;
+  EXPECT_NE(t.find("nodes by depth"), std::string::npos) << t;  // verbose
+  EXPECT_NE(t.find("wrote out.json"), std::string::npos) << t;
+  const nlohmann::json done = nlohmann::json::parse(json.str());
+  EXPECT_EQ(done["event"], "done");
+  EXPECT_EQ(done["status"], "optimal");
+  EXPECT_NEAR(done["makespan"].get<double>(), r.result.makespan, 1e-9);
+  int counters = 0;
+  r.result.stats.for_each_counter([&](const char* name, std::int64_t value, const char*) {
+    ++counters;
+    ASSERT_TRUE(done["stats"].contains(name)) << name;
+    EXPECT_EQ(done["stats"][name].get<std::int64_t>(), value) << name;
+  });
+  EXPECT_EQ(static_cast<int>(done["stats"].size()), counters);
+}
+
+}  // namespace
+}  // namespace optpipe
