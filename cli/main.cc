@@ -19,12 +19,15 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/build_info.h"
+#include "cli/charts.h"
 #include "cli/cmd_cache.h"
 #include "cli/cmd_export.h"
 #include "cli/cmd_generate.h"
 #include "cli/cmd_profile.h"
 #include "cli/cmd_solve.h"
 #include "cli/cmd_train.h"
+#include "cli/exit_codes.h"
+#include "cli/inputs.h"
 #include "cli/report.h"
 #include "model/bytes.h"
 #include "model/error.h"
@@ -44,50 +47,12 @@
 namespace optpipe::cli {
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kNegative = 1;
-constexpr int kBadInput = 2;
-
 // Diagnostics go to stderr as "optpipe: warning: ..." (and "optpipe: info: ..." with -v).
 void setup_logging() {
   auto logger = spdlog::stderr_color_mt("optpipe");
   logger->set_pattern("optpipe: %^%l%$: %v");
   logger->set_level(spdlog::level::warn);
   spdlog::set_default_logger(logger);
-}
-
-void warn_all(const std::vector<std::string>& warnings) {
-  for (const auto& w : warnings) spdlog::warn("{}", w);
-}
-
-Instance load_instance_reporting(const std::string& path) {
-  std::vector<std::string> warnings;
-  Instance inst = load_instance(path, &warnings);
-  warn_all(warnings);
-  return inst;
-}
-
-int terminal_width() {
-  if (const char* cols = std::getenv("COLUMNS")) {
-    const int c = std::atoi(cols);
-    if (c > 40) return c;
-  }
-  return 120;
-}
-
-void print_gantt(std::ostream& out, const Instance& inst, const Schedule& sch, const SimResult& sim, int width) {
-  TextGanttOptions o;
-  o.width = std::max(20, width - 8);
-  o.ruler = true;
-  out << "\n" << render_text_gantt(inst, sch, sim, o)
-            << "  (F forward, B backward, W weight; microbatch after the letter; > offload, < reload; "
-            << "lower case: a device's later stage)\n";
-}
-
-void write_svg(std::ostream& out, const Instance& inst, const Schedule& sch, const SimResult& sim,
-               const std::string& path, const SvgGanttOptions& o) {
-  write_text_file(path, render_svg_gantt(inst, sch, sim, o));
-  if (path != "-") out << "wrote " << path << "\n";
 }
 
 // ---- schedule ---------------------------------------------------------------------------------
@@ -152,23 +117,6 @@ struct SimulateArgs {
   bool no_gantt = false, timeline = false;
   int width = 0;
 };
-
-// Loads both files and checks the lists; prints violations and returns nullopt when invalid.
-std::optional<std::pair<Instance, Schedule>> load_pair(const std::string& ipath, const std::string& spath) {
-  Instance inst = load_instance_reporting(ipath);
-  Schedule sch = load_schedule(spath);
-  if (!sch.instance.empty() && !inst.name.empty() && sch.instance != inst.name) {
-    spdlog::warn("{} is for instance \"{}\", not \"{}\"", spath, sch.instance, inst.name);
-  }
-  const auto violations = check_structure(inst, sch);
-  if (!violations.empty()) {
-    std::cout << "invalid schedule (" << violations.size() << (violations.size() >= 50 ? "+" : "")
-              << " problem" << (violations.size() == 1 ? "" : "s") << "):\n";
-    for (const auto& v : violations) std::cout << "  [" << to_string(v.rule) << "] " << v.message << "\n";
-    return std::nullopt;
-  }
-  return std::make_pair(std::move(inst), std::move(sch));
-}
 
 void print_timeline(const Instance& inst, const Schedule& sch, const SimResult& sim) {
   std::cout << "\ndevice  position  action      start (ms)    end (ms)\n";
