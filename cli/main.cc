@@ -24,6 +24,7 @@
 #include "cli/cmd_export.h"
 #include "cli/cmd_generate.h"
 #include "cli/cmd_profile.h"
+#include "cli/cmd_schedule.h"
 #include "cli/cmd_solve.h"
 #include "cli/cmd_train.h"
 #include "cli/exit_codes.h"
@@ -53,61 +54,6 @@ void setup_logging() {
   logger->set_pattern("optpipe: %^%l%$: %v");
   logger->set_level(spdlog::level::warn);
   spdlog::set_default_logger(logger);
-}
-
-// ---- schedule ---------------------------------------------------------------------------------
-
-struct ScheduleArgs {
-  std::string instance, heuristic = "best", output, svg;
-  bool gantt = false, verbose = false, sequential = false;
-};
-
-int run_schedule(const ScheduleArgs& a) {
-  // With -o - the schedule goes to stdout, so the report goes to stderr.
-  std::ostream& out = a.output == "-" ? std::cerr : std::cout;
-  if (a.verbose) spdlog::set_level(spdlog::level::info);
-  const Instance inst = load_instance_reporting(a.instance);
-  out << describe_instance(inst) << "\n";
-  if (auto why = obviously_infeasible(inst)) {
-    out << *why << "\n";
-    return kNegative;
-  }
-  BestResult best;
-  if (a.heuristic == "best") {
-    const bool tty = isatty(STDERR_FILENO) != 0;
-    std::size_t done = 0;
-    const std::size_t total = all_heuristics().size();
-    best = run_all_heuristics(inst, !a.sequential, [&](const HeuristicResult& r) {
-      ++done;
-      if (a.verbose) {
-        spdlog::info("[{}/{}] {}: {} in {:.3f} s", done, total, r.name, r.ok() ? "schedule" : "no schedule", r.seconds);
-      } else if (tty) {
-        std::cerr << "\r  running heuristics: " << done << "/" << total << std::flush;
-        if (done == total) std::cerr << "\r" << std::string(40, ' ') << "\r";
-      }
-    });
-  } else {
-    const Heuristic* h = find_heuristic(a.heuristic);
-    best.results.push_back(run_heuristic(*h, inst));
-    best.best = best.results.back().ok() ? 0 : -1;
-  }
-  out << "\n" << heuristic_table(inst, best, a.verbose);
-  const HeuristicResult* chosen = best.best_result();
-  if (!chosen) {
-    out << "\nno heuristic found a schedule that fits in memory\n";
-    return kNegative;
-  }
-  out << "\nbest: " << chosen->title << (chosen->detail.empty() ? "" : " (" + chosen->detail + ")") << "\n"
-            << summarize(inst, chosen->sim);
-  if (a.gantt) print_gantt(out, inst, *chosen->schedule, chosen->sim, terminal_width());
-  out << "\n";
-  if (!a.output.empty()) {
-    save_schedule(*chosen->schedule, a.output);
-    if (a.output != "-") out << "wrote " << a.output << "\n";
-  }
-  if (!a.svg.empty()) write_svg(out, inst, *chosen->schedule, chosen->sim, a.svg, {});
-  if (a.output.empty() && a.svg.empty()) out << "(use -o FILE.json to save the schedule, --svg FILE.svg for a chart)\n";
-  return kOk;
 }
 
 // ---- simulate ---------------------------------------------------------------------------------
@@ -296,18 +242,7 @@ int main_impl(int argc, char** argv) {
   app.footer("Exit codes: 0 success, 1 negative answer (invalid/infeasible schedule, nothing fits), 2 bad input.");
 
   ScheduleArgs sa;
-  auto* schedule = app.add_subcommand("schedule", "Build a schedule with a baseline heuristic, or the best of them all");
-  schedule->add_option("INSTANCE", sa.instance, "instance file (optpipe-instance/1)")->required();
-  schedule->add_option("-H,--heuristic", sa.heuristic, "heuristic name, or best (default) to run them all")
-      ->check([](const std::string& name) -> std::string {
-        if (name == "best" || find_heuristic(name)) return {};
-        return "unknown heuristic \"" + name + "\" (choose best or one of: " + heuristic_names() + ")";
-      });
-  schedule->add_option("-o,--output", sa.output, "write the schedule here (optpipe-schedule/1 JSON; - for stdout)");
-  schedule->add_option("--svg", sa.svg, "write an SVG Gantt chart of the schedule here");
-  schedule->add_flag("--gantt", sa.gantt, "print a text Gantt chart");
-  schedule->add_flag("-v,--verbose", sa.verbose, "per-heuristic progress, time and choices");
-  schedule->add_flag("--sequential", sa.sequential, "run the heuristics one after another (default: in parallel)");
+  auto* schedule = add_schedule_command(app, sa);
 
   SimulateArgs ma;
   auto* sim = app.add_subcommand("simulate", "Simulate a schedule: makespan, bubble, peak memory, a text Gantt chart");
