@@ -28,6 +28,7 @@
 #include "cli/cmd_simulate.h"
 #include "cli/cmd_solve.h"
 #include "cli/cmd_train.h"
+#include "cli/cmd_validate.h"
 #include "cli/exit_codes.h"
 #include "cli/inputs.h"
 #include "cli/report.h"
@@ -55,28 +56,6 @@ void setup_logging() {
   logger->set_pattern("optpipe: %^%l%$: %v");
   logger->set_level(spdlog::level::warn);
   spdlog::set_default_logger(logger);
-}
-
-// ---- validate ---------------------------------------------------------------------------------
-
-int run_validate(const std::string& ipath, const std::string& spath) {
-  const Instance inst = load_instance_reporting(ipath);
-  if (spath.empty()) {
-    std::cout << "instance OK: " << describe_instance(inst) << "\n";
-    if (auto why = obviously_infeasible(inst)) std::cout << "note: " << *why << "\n";
-    return kOk;
-  }
-  auto pair = load_pair(ipath, spath);
-  if (!pair) return kNegative;
-  const Validation v = validate(pair->first, pair->second);
-  if (!v.valid()) {
-    std::cout << "invalid schedule:\n";
-    for (const auto& x : v.violations) std::cout << "  [" << to_string(x.rule) << "] " << x.message << "\n";
-    return kNegative;
-  }
-  std::cout << "valid: makespan " << fmt_ms(v.sim->makespan) << ", bubble " << fmt_percent(v.sim->bubble)
-            << ", every device within its memory limit\n";
-  return kOk;
 }
 
 // ---- render -----------------------------------------------------------------------------------
@@ -204,10 +183,8 @@ int main_impl(int argc, char** argv) {
   SimulateArgs ma;
   auto* sim = add_simulate_command(app, ma);
 
-  std::string vi, vs;
-  auto* val = app.add_subcommand("validate", "Check an instance file, or a schedule against every rule of the spec");
-  val->add_option("INSTANCE", vi, "instance file")->required();
-  val->add_option("SCHEDULE", vs, "schedule file (optional)");
+  ValidateArgs vd;
+  auto* val = add_validate_command(app, vd);
 
   RenderArgs ra;
   auto* render = app.add_subcommand("render", "Draw an SVG Gantt chart of a schedule (ops, transfers, memory)");
@@ -286,7 +263,7 @@ int main_impl(int argc, char** argv) {
   }
   if (*schedule) return run_schedule(sa);
   if (*sim) return run_simulate(ma);
-  if (*val) return run_validate(vi, vs);
+  if (*val) return run_validate(vd);
   if (*render) return run_render(ra);
   if (*solve_cmd) return run_solve(va);
   if (*export_milp) return run_export_milp(ea);
