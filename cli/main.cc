@@ -24,6 +24,7 @@
 #include "cli/cmd_export.h"
 #include "cli/cmd_generate.h"
 #include "cli/cmd_profile.h"
+#include "cli/cmd_render.h"
 #include "cli/cmd_schedule.h"
 #include "cli/cmd_simulate.h"
 #include "cli/cmd_solve.h"
@@ -56,29 +57,6 @@ void setup_logging() {
   logger->set_pattern("optpipe: %^%l%$: %v");
   logger->set_level(spdlog::level::warn);
   spdlog::set_default_logger(logger);
-}
-
-// ---- render -----------------------------------------------------------------------------------
-
-struct RenderArgs {
-  std::string instance, schedule, output, title;
-  int width = 1400;
-  bool no_memory = false, no_transfers = false;
-};
-
-int run_render(const RenderArgs& a) {
-  auto pair = load_pair(a.instance, a.schedule);
-  if (!pair) return kNegative;
-  const auto& [inst, sch] = *pair;
-  const SimResult sim = simulate(inst, sch);
-  SvgGanttOptions o;
-  o.width = a.width;
-  o.memory = !a.no_memory;
-  o.transfers = !a.no_transfers;
-  o.title = a.title;
-  write_svg(std::cout, inst, sch, sim, a.output, o);
-  if (!sim.feasible) std::cout << "note: the schedule is infeasible; the chart shows what ran: " << sim.reason << "\n";
-  return sim.feasible ? kOk : kNegative;
 }
 
 // ---- export-milp ------------------------------------------------------------------------------
@@ -187,14 +165,7 @@ int main_impl(int argc, char** argv) {
   auto* val = add_validate_command(app, vd);
 
   RenderArgs ra;
-  auto* render = app.add_subcommand("render", "Draw an SVG Gantt chart of a schedule (ops, transfers, memory)");
-  render->add_option("INSTANCE", ra.instance, "instance file")->required();
-  render->add_option("SCHEDULE", ra.schedule, "schedule file")->required();
-  render->add_option("-o,--output", ra.output, "SVG file to write")->required();
-  render->add_option("--width", ra.width, "picture width in px (default 1400)")->check(CLI::Range(300, 20000));
-  render->add_option("--title", ra.title, "title line (default: instance, makespan, bubble)");
-  render->add_flag("--no-memory", ra.no_memory, "leave out the memory charts");
-  render->add_flag("--no-transfers", ra.no_transfers, "leave out the offload/reload lanes");
+  auto* render = add_render_command(app, ra);
 
   SolveArgs va;
   auto* solve_cmd = app.add_subcommand("solve", "Find the optimal schedule (branch-and-bound), or the best within the limits");
