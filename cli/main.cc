@@ -22,6 +22,7 @@
 #include "cli/charts.h"
 #include "cli/cmd_cache.h"
 #include "cli/cmd_export.h"
+#include "cli/cmd_export_milp.h"
 #include "cli/cmd_generate.h"
 #include "cli/cmd_profile.h"
 #include "cli/cmd_render.h"
@@ -57,71 +58,6 @@ void setup_logging() {
   logger->set_pattern("optpipe: %^%l%$: %v");
   logger->set_level(spdlog::level::warn);
   spdlog::set_default_logger(logger);
-}
-
-// ---- export-milp ------------------------------------------------------------------------------
-
-struct ExportMilpArgs {
-  std::string instance, output, warm_start, format;
-  double big_m = 0;
-};
-
-int run_export_milp(const ExportMilpArgs& a) {
-  std::string format = a.format;
-  if (format.empty()) {
-    std::string ext = std::filesystem::path(a.output).extension().string();
-    if (!ext.empty()) ext.erase(0, 1);  // without the dot
-    if (ext == "lp" || ext == "mps") {
-      format = ext;
-    } else {
-      throw InputError(a.output + ": unknown model file extension \"" + ext +
-                       "\" (use .lp for CPLEX LP or .mps for free MPS, or --format lp|mps)");
-    }
-  }
-  const Instance inst = load_instance_reporting(a.instance);
-  std::cout << describe_instance(inst) << "\n";
-  if (auto why = obviously_infeasible(inst)) {
-    std::cout << *why << "\n";
-    return kNegative;
-  }
-  // Big-M: an upper bound on the optimum, the best heuristic's makespan unless given.
-  double horizon = a.big_m;
-  std::string horizon_from = "--big-m";
-  if (!(horizon > 0)) {
-    const BestResult best = run_all_heuristics(inst);
-    const HeuristicResult* chosen = best.best_result();
-    if (!chosen) {
-      std::cout << "no heuristic found a schedule that fits in memory: give an upper bound with --big-m\n";
-      return kNegative;
-    }
-    horizon = chosen->sim.makespan;
-    horizon_from = "heuristic " + chosen->name;
-  }
-  std::optional<Schedule> warm;
-  if (!a.warm_start.empty()) {
-    warm = load_schedule(a.warm_start);
-    const auto problems = check_structure(inst, *warm);
-    if (!problems.empty()) {
-      throw InputError(a.warm_start + ": not a valid schedule of this instance: " + problems.front().message);
-    }
-    const SimResult sim = simulate(inst, *warm);
-    if (!sim.feasible) throw InputError(a.warm_start + ": the warm start is infeasible: " + sim.reason);
-    if (sim.makespan > horizon) {
-      horizon = sim.makespan;  // the warm start must fit under the big-M
-      horizon_from = "the warm start";
-    }
-  }
-  const milp::Formulation f = milp::build_formulation(inst, horizon, warm ? &*warm : nullptr);
-  write_text_file(a.output, format == "lp" ? milp::lp_text(f.model) : milp::mps_text(f.model));
-  std::cout << "wrote " << a.output << " (" << (format == "lp" ? "CPLEX LP" : "free MPS") << "): " << milp::summary(f)
-            << " (from " << horizon_from << ")\n";
-  if (warm) {
-    const std::string start_path = std::filesystem::path(a.output).replace_extension(".mst").string();
-    write_text_file(start_path, milp::mip_start_text(f));
-    std::cout << "wrote " << start_path << " (MIP start, makespan " << fmt_ms(f.start_makespan)
-              << "; e.g. cbc " << a.output << " -mips " << start_path << " solve)\n";
-  }
-  return kOk;
 }
 
 int run_list() {
@@ -205,18 +141,7 @@ int main_impl(int argc, char** argv) {
   solve_cmd->footer("Ctrl-C stops the search and still writes the best schedule with its bound.");
 
   ExportMilpArgs ea;
-  auto* export_milp = app.add_subcommand("export-milp", "Write the instance as a MILP (CPLEX LP or free MPS) for a general solver");
-  export_milp->add_option("INSTANCE", ea.instance, "instance file")->required();
-  export_milp->add_option("-o,--output", ea.output, "model file to write: .lp (CPLEX LP) or .mps (free MPS)")->required();
-  export_milp->add_option("--format", ea.format, "lp or mps (default: from the extension of -o)")
-      ->check(CLI::IsMember({"lp", "mps"}));
-  export_milp->add_option("--warm-start", ea.warm_start,
-                          "schedule file: also write a MIP start (CBC's -mips format) beside the model, as NAME.mst");
-  export_milp->add_option("--big-m", ea.big_m,
-                          "upper bound on the makespan in ms, the big-M (default: the best heuristic's makespan)")
-      ->check(CLI::PositiveNumber);
-  export_milp->footer("Without offload the MILP is exact; with offload it is a relaxation (optimum <= the spec's). "
-                      "See milp/README.md.");
+  auto* export_milp = add_export_milp_command(app, ea);
 
   auto* list = app.add_subcommand("heuristics", "List the baseline heuristics");
   auto* devices = app.add_subcommand("devices", "Show the CUDA devices this build can use");
