@@ -24,6 +24,7 @@
 #include "cli/cmd_export.h"
 #include "cli/cmd_export_milp.h"
 #include "cli/cmd_generate.h"
+#include "cli/cmd_heuristics.h"
 #include "cli/cmd_profile.h"
 #include "cli/cmd_render.h"
 #include "cli/cmd_schedule.h"
@@ -58,16 +59,6 @@ void setup_logging() {
   logger->set_pattern("optpipe: %^%l%$: %v");
   logger->set_level(spdlog::level::warn);
   spdlog::set_default_logger(logger);
-}
-
-int run_list() {
-  std::cout << "heuristics (optpipe schedule --heuristic NAME, or best to run all):\n";
-  for (const auto& h : all_heuristics()) {
-    char line[64];
-    std::snprintf(line, sizeof line, "  %-18s", h->name().c_str());
-    std::cout << line << h->description() << "\n";
-  }
-  return kOk;
 }
 
 int run_devices() {
@@ -143,7 +134,7 @@ int main_impl(int argc, char** argv) {
   ExportMilpArgs ea;
   auto* export_milp = add_export_milp_command(app, ea);
 
-  auto* list = app.add_subcommand("heuristics", "List the baseline heuristics");
+  auto* list = add_heuristics_command(app);
   auto* devices = app.add_subcommand("devices", "Show the CUDA devices this build can use");
   add_generate_command(app);
   add_export_command(app);
@@ -163,7 +154,7 @@ int main_impl(int argc, char** argv) {
   if (*render) return run_render(ra);
   if (*solve_cmd) return run_solve(va);
   if (*export_milp) return run_export_milp(ea);
-  if (*list) return run_list();
+  if (*list) return run_heuristics();
   if (*devices) return run_devices();
   return kBadInput;
 }
