@@ -21,6 +21,7 @@
 #include "cli/build_info.h"
 #include "cli/charts.h"
 #include "cli/cmd_cache.h"
+#include "cli/cmd_devices.h"
 #include "cli/cmd_export.h"
 #include "cli/cmd_export_milp.h"
 #include "cli/cmd_generate.h"
@@ -59,18 +60,6 @@ void setup_logging() {
   logger->set_pattern("optpipe: %^%l%$: %v");
   logger->set_level(spdlog::level::warn);
   spdlog::set_default_logger(logger);
-}
-
-int run_devices() {
-  const CudaDevices info = query_cuda_devices();
-  std::cout << "CUDA: " << (info.built_with_cuda ? "built with CUDA (sm_90)" : "not built with CUDA") << "; "
-            << info.status << "\n";
-  for (const CudaDevice& d : info.devices) {
-    std::cout << "  GPU " << d.index << ": " << d.name << ", compute capability " << d.major << "." << d.minor << ", "
-              << format_bytes(d.memory_bytes) << ", " << d.multiprocessors << " SMs\n";
-  }
-  std::cout << "CPU threads available: " << std::thread::hardware_concurrency() << "\n";
-  return kOk;
 }
 
 int main_impl(int argc, char** argv) {
@@ -135,7 +124,7 @@ int main_impl(int argc, char** argv) {
   auto* export_milp = add_export_milp_command(app, ea);
 
   auto* list = add_heuristics_command(app);
-  auto* devices = app.add_subcommand("devices", "Show the CUDA devices this build can use");
+  auto* devices = add_devices_command(app);
   add_generate_command(app);
   add_export_command(app);
   add_train_command(app);
