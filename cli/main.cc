@@ -1,18 +1,12 @@
 // `optpipe`: the command-line tool. A thin layer over the libraries: it parses flags, loads
-// files, calls model/, heuristics/ and viz/, and prints. Exit codes: 0 success; 1 the answer
-// is negative (an invalid or infeasible schedule, no heuristic fits); 2 bad input (a wrong
-// flag, an unreadable or malformed file).
-#include <unistd.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
+// files, calls model/, heuristics/ and viz/, and prints. Exit codes (cli/exit_codes.h): 0
+// success; 1 the answer is negative (an invalid or infeasible schedule, no heuristic fits); 2
+// bad input (a wrong flag, an unreadable or malformed file).
+//
+// Each subcommand lives in its own cmd_<name>.cc; this file sets up the app, registers them in
+// the order --help lists them, and runs the one given.
+#include <exception>
 #include <iostream>
-#include <optional>
-#include <sstream>
-#include <string>
-#include <thread>
-#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -20,33 +14,23 @@
 
 #include "cli/build_info.h"
 #include "cli/cmd_cache.h"
+#include "cli/cmd_devices.h"
 #include "cli/cmd_export.h"
+#include "cli/cmd_export_milp.h"
 #include "cli/cmd_generate.h"
+#include "cli/cmd_heuristics.h"
 #include "cli/cmd_profile.h"
+#include "cli/cmd_render.h"
+#include "cli/cmd_schedule.h"
+#include "cli/cmd_simulate.h"
 #include "cli/cmd_solve.h"
 #include "cli/cmd_train.h"
-#include "cli/report.h"
-#include "model/bytes.h"
+#include "cli/cmd_validate.h"
+#include "cli/exit_codes.h"
 #include "model/error.h"
-#include "model/instance_io.h"
-#include "milp/lp_writer.h"
-#include "milp/milp_formulation.h"
-#include "milp/mps_writer.h"
-#include "model/schedule_io.h"
-#include "search/solver.h"
-#include "model/simulator.h"
-#include "model/validator.h"
-#include "heuristics/registry.h"
-#include "kernels/cuda_devices.h"
-#include "viz/gantt_svg.h"
-#include "viz/gantt_text.h"
 
 namespace optpipe::cli {
 namespace {
-
-constexpr int kOk = 0;
-constexpr int kNegative = 1;
-constexpr int kBadInput = 2;
 
 // Diagnostics go to stderr as "optpipe: warning: ..." (and "optpipe: info: ..." with -v).
 void setup_logging() {
@@ -56,286 +40,45 @@ void setup_logging() {
   spdlog::set_default_logger(logger);
 }
 
-void warn_all(const std::vector<std::string>& warnings) {
-  for (const auto& w : warnings) spdlog::warn("{}", w);
-}
-
-Instance load_instance_reporting(const std::string& path) {
-  std::vector<std::string> warnings;
-  Instance inst = load_instance(path, &warnings);
-  warn_all(warnings);
-  return inst;
-}
-
-int terminal_width() {
-  if (const char* cols = std::getenv("COLUMNS")) {
-    const int c = std::atoi(cols);
-    if (c > 40) return c;
-  }
-  return 120;
-}
-
-void print_gantt(std::ostream& out, const Instance& inst, const Schedule& sch, const SimResult& sim, int width) {
-  TextGanttOptions o;
-  o.width = std::max(20, width - 8);
-  o.ruler = true;
-  out << "\n" << render_text_gantt(inst, sch, sim, o)
-            << "  (F forward, B backward, W weight; microbatch after the letter; > offload, < reload; "
-            << "lower case: a device's later stage)\n";
-}
-
-void write_svg(std::ostream& out, const Instance& inst, const Schedule& sch, const SimResult& sim,
-               const std::string& path, const SvgGanttOptions& o) {
-  write_text_file(path, render_svg_gantt(inst, sch, sim, o));
-  if (path != "-") out << "wrote " << path << "\n";
-}
-
-// ---- schedule ---------------------------------------------------------------------------------
-
-struct ScheduleArgs {
-  std::string instance, heuristic = "best", output, svg;
-  bool gantt = false, verbose = false, sequential = false;
-};
-
-int run_schedule(const ScheduleArgs& a) {
-  // With -o - the schedule goes to stdout, so the report goes to stderr.
-  std::ostream& out = a.output == "-" ? std::cerr : std::cout;
-  if (a.verbose) spdlog::set_level(spdlog::level::info);
-  const Instance inst = load_instance_reporting(a.instance);
-  out << describe_instance(inst) << "\n";
-  if (auto why = obviously_infeasible(inst)) {
-    out << *why << "\n";
-    return kNegative;
-  }
-  BestResult best;
-  if (a.heuristic == "best") {
-    const bool tty = isatty(STDERR_FILENO) != 0;
-    std::size_t done = 0;
-    const std::size_t total = all_heuristics().size();
-    best = run_all_heuristics(inst, !a.sequential, [&](const HeuristicResult& r) {
-      ++done;
-      if (a.verbose) {
-        spdlog::info("[{}/{}] {}: {} in {:.3f} s", done, total, r.name, r.ok() ? "schedule" : "no schedule", r.seconds);
-      } else if (tty) {
-        std::cerr << "\r  running heuristics: " << done << "/" << total << std::flush;
-        if (done == total) std::cerr << "\r" << std::string(40, ' ') << "\r";
-      }
-    });
-  } else {
-    const Heuristic* h = find_heuristic(a.heuristic);
-    best.results.push_back(run_heuristic(*h, inst));
-    best.best = best.results.back().ok() ? 0 : -1;
-  }
-  out << "\n" << heuristic_table(inst, best, a.verbose);
-  const HeuristicResult* chosen = best.best_result();
-  if (!chosen) {
-    out << "\nno heuristic found a schedule that fits in memory\n";
-    return kNegative;
-  }
-  out << "\nbest: " << chosen->title << (chosen->detail.empty() ? "" : " (" + chosen->detail + ")") << "\n"
-            << summarize(inst, chosen->sim);
-  if (a.gantt) print_gantt(out, inst, *chosen->schedule, chosen->sim, terminal_width());
-  out << "\n";
-  if (!a.output.empty()) {
-    save_schedule(*chosen->schedule, a.output);
-    if (a.output != "-") out << "wrote " << a.output << "\n";
-  }
-  if (!a.svg.empty()) write_svg(out, inst, *chosen->schedule, chosen->sim, a.svg, {});
-  if (a.output.empty() && a.svg.empty()) out << "(use -o FILE.json to save the schedule, --svg FILE.svg for a chart)\n";
-  return kOk;
-}
-
-// ---- simulate ---------------------------------------------------------------------------------
-
-struct SimulateArgs {
-  std::string instance, schedule;
-  bool no_gantt = false, timeline = false;
-  int width = 0;
-};
-
-// Loads both files and checks the lists; prints violations and returns nullopt when invalid.
-std::optional<std::pair<Instance, Schedule>> load_pair(const std::string& ipath, const std::string& spath) {
-  Instance inst = load_instance_reporting(ipath);
-  Schedule sch = load_schedule(spath);
-  if (!sch.instance.empty() && !inst.name.empty() && sch.instance != inst.name) {
-    spdlog::warn("{} is for instance \"{}\", not \"{}\"", spath, sch.instance, inst.name);
-  }
-  const auto violations = check_structure(inst, sch);
-  if (!violations.empty()) {
-    std::cout << "invalid schedule (" << violations.size() << (violations.size() >= 50 ? "+" : "")
-              << " problem" << (violations.size() == 1 ? "" : "s") << "):\n";
-    for (const auto& v : violations) std::cout << "  [" << to_string(v.rule) << "] " << v.message << "\n";
-    return std::nullopt;
-  }
-  return std::make_pair(std::move(inst), std::move(sch));
-}
-
-void print_timeline(const Instance& inst, const Schedule& sch, const SimResult& sim) {
-  std::cout << "\ndevice  position  action      start (ms)    end (ms)\n";
-  char line[256];
-  for (int d = 0; d < inst.num_devices(); ++d) {
-    for (std::size_t k = 0; k < sch.devices[d].size(); ++k) {
-      const ActionTiming& t = sim.timeline[d][k];
-      std::snprintf(line, sizeof line, "%6d  %8zu  %-10s  %10.4f  %10.4f%s\n", d, k, to_string(sch.devices[d][k]).c_str(),
-                    t.start, t.end, sch.devices[d][k].type == OpType::R ? "  (reload requested)" : "");
-      std::cout << (t.done() ? line : std::string(line).substr(0, 28) + "  did not run\n");
-    }
-  }
-  if (sim.transfers.empty()) return;
-  std::cout << "\ntransfer  device  group  of     bytes        request     start       end\n";
-  for (const Transfer& t : sim.transfers) {
-    std::snprintf(line, sizeof line, "%-8s  %6d  %5d  %d.%-3d  %-11s  %10.4f  %10.4f  %10.4f\n",
-                  t.kind == Transfer::Kind::kOffload ? "offload" : "reload", t.device, t.group, t.stage, t.mb,
-                  format_bytes(t.bytes).c_str(), t.request, t.start, t.end);
-    std::cout << line;
-  }
-}
-
-int run_simulate(const SimulateArgs& a) {
-  auto pair = load_pair(a.instance, a.schedule);
-  if (!pair) return kNegative;
-  const auto& [inst, sch] = *pair;
-  const SimResult sim = simulate(inst, sch);
-  std::cout << describe_instance(inst) << "\n" << summarize(inst, sim);
-  if (sim.feasible && sch.makespan && std::fabs(*sch.makespan - sim.makespan) > 1e-6) {
-    std::cout << "note: the file says makespan " << fmt_ms(*sch.makespan) << "; simulated " << fmt_ms(sim.makespan)
-              << "\n";
-  }
-  if (!a.no_gantt) print_gantt(std::cout, inst, sch, sim, a.width > 0 ? a.width : terminal_width());
-  if (a.timeline) print_timeline(inst, sch, sim);
-  return sim.feasible ? kOk : kNegative;
-}
-
-// ---- validate ---------------------------------------------------------------------------------
-
-int run_validate(const std::string& ipath, const std::string& spath) {
-  const Instance inst = load_instance_reporting(ipath);
-  if (spath.empty()) {
-    std::cout << "instance OK: " << describe_instance(inst) << "\n";
-    if (auto why = obviously_infeasible(inst)) std::cout << "note: " << *why << "\n";
-    return kOk;
-  }
-  auto pair = load_pair(ipath, spath);
-  if (!pair) return kNegative;
-  const Validation v = validate(pair->first, pair->second);
-  if (!v.valid()) {
-    std::cout << "invalid schedule:\n";
-    for (const auto& x : v.violations) std::cout << "  [" << to_string(x.rule) << "] " << x.message << "\n";
-    return kNegative;
-  }
-  std::cout << "valid: makespan " << fmt_ms(v.sim->makespan) << ", bubble " << fmt_percent(v.sim->bubble)
-            << ", every device within its memory limit\n";
-  return kOk;
-}
-
-// ---- render -----------------------------------------------------------------------------------
-
-struct RenderArgs {
-  std::string instance, schedule, output, title;
-  int width = 1400;
-  bool no_memory = false, no_transfers = false;
-};
-
-int run_render(const RenderArgs& a) {
-  auto pair = load_pair(a.instance, a.schedule);
-  if (!pair) return kNegative;
-  const auto& [inst, sch] = *pair;
-  const SimResult sim = simulate(inst, sch);
-  SvgGanttOptions o;
-  o.width = a.width;
-  o.memory = !a.no_memory;
-  o.transfers = !a.no_transfers;
-  o.title = a.title;
-  write_svg(std::cout, inst, sch, sim, a.output, o);
-  if (!sim.feasible) std::cout << "note: the schedule is infeasible; the chart shows what ran: " << sim.reason << "\n";
-  return sim.feasible ? kOk : kNegative;
-}
-
-// ---- export-milp ------------------------------------------------------------------------------
-
-struct ExportMilpArgs {
-  std::string instance, output, warm_start, format;
-  double big_m = 0;
-};
-
-int run_export_milp(const ExportMilpArgs& a) {
-  std::string format = a.format;
-  if (format.empty()) {
-    std::string ext = std::filesystem::path(a.output).extension().string();
-    if (!ext.empty()) ext.erase(0, 1);  // without the dot
-    if (ext == "lp" || ext == "mps") {
-      format = ext;
-    } else {
-      throw InputError(a.output + ": unknown model file extension \"" + ext +
-                       "\" (use .lp for CPLEX LP or .mps for free MPS, or --format lp|mps)");
-    }
-  }
-  const Instance inst = load_instance_reporting(a.instance);
-  std::cout << describe_instance(inst) << "\n";
-  if (auto why = obviously_infeasible(inst)) {
-    std::cout << *why << "\n";
-    return kNegative;
-  }
-  // Big-M: an upper bound on the optimum, the best heuristic's makespan unless given.
-  double horizon = a.big_m;
-  std::string horizon_from = "--big-m";
-  if (!(horizon > 0)) {
-    const BestResult best = run_all_heuristics(inst);
-    const HeuristicResult* chosen = best.best_result();
-    if (!chosen) {
-      std::cout << "no heuristic found a schedule that fits in memory: give an upper bound with --big-m\n";
-      return kNegative;
-    }
-    horizon = chosen->sim.makespan;
-    horizon_from = "heuristic " + chosen->name;
-  }
-  std::optional<Schedule> warm;
-  if (!a.warm_start.empty()) {
-    warm = load_schedule(a.warm_start);
-    const auto problems = check_structure(inst, *warm);
-    if (!problems.empty()) {
-      throw InputError(a.warm_start + ": not a valid schedule of this instance: " + problems.front().message);
-    }
-    const SimResult sim = simulate(inst, *warm);
-    if (!sim.feasible) throw InputError(a.warm_start + ": the warm start is infeasible: " + sim.reason);
-    if (sim.makespan > horizon) {
-      horizon = sim.makespan;  // the warm start must fit under the big-M
-      horizon_from = "the warm start";
-    }
-  }
-  const milp::Formulation f = milp::build_formulation(inst, horizon, warm ? &*warm : nullptr);
-  write_text_file(a.output, format == "lp" ? milp::lp_text(f.model) : milp::mps_text(f.model));
-  std::cout << "wrote " << a.output << " (" << (format == "lp" ? "CPLEX LP" : "free MPS") << "): " << milp::summary(f)
-            << " (from " << horizon_from << ")\n";
-  if (warm) {
-    const std::string start_path = std::filesystem::path(a.output).replace_extension(".mst").string();
-    write_text_file(start_path, milp::mip_start_text(f));
-    std::cout << "wrote " << start_path << " (MIP start, makespan " << fmt_ms(f.start_makespan)
-              << "; e.g. cbc " << a.output << " -mips " << start_path << " solve)\n";
-  }
-  return kOk;
-}
-
-int run_list() {
-  std::cout << "heuristics (optpipe schedule --heuristic NAME, or best to run all):\n";
-  for (const auto& h : all_heuristics()) {
-    char line[64];
-    std::snprintf(line, sizeof line, "  %-18s", h->name().c_str());
-    std::cout << line << h->description() << "\n";
-  }
-  return kOk;
-}
-
-int run_devices() {
-  const CudaDevices info = query_cuda_devices();
-  std::cout << "CUDA: " << (info.built_with_cuda ? "built with CUDA (sm_90)" : "not built with CUDA") << "; "
-            << info.status << "\n";
-  for (const CudaDevice& d : info.devices) {
-    std::cout << "  GPU " << d.index << ": " << d.name << ", compute capability " << d.major << "." << d.minor << ", "
-              << format_bytes(d.memory_bytes) << ", " << d.multiprocessors << " SMs\n";
-  }
-  std::cout << "CPU threads available: " << std::thread::hardware_concurrency() << "\n";
-  return kOk;
+// The `solve` subcommand's flags, bound to `args`; main runs run_solve (cmd_solve.h) when it
+// was given. (Its place is cmd_solve.cc, beside run_solve.)
+CLI::App* add_solve_command(CLI::App& app, SolveArgs& args) {
+  auto* cmd = app.add_subcommand("solve", "Find the optimal schedule (branch-and-bound), or the best within the limits");
+  cmd->add_option("INSTANCE", args.instance, "instance file")->required();
+  cmd->add_option("-o,--output", args.output, "write the schedule here (with status, bound and gap)");
+  cmd->add_option("--svg", args.svg, "write an SVG Gantt chart of the schedule here");
+  cmd->add_option("--time-limit", args.time_limit,
+                  "seconds for the whole run, heuristics and local search included (default 60)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--node-limit", args.node_limit, "stop after this many nodes")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--gap", args.gap, "stop at this relative gap, e.g. 0.01 for 1% (default 0: prove optimality)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--threads", args.threads, "worker threads (default: all)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--log-format", args.log_format, "text (default) or json (one object per line)")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_flag("-q,--quiet", args.quiet, "no header and no progress lines");
+  cmd->add_flag("-v,--verbose", args.verbose, "search statistics (prunes, bound calls)");
+  cmd->add_option("--local-search", args.local_search,
+                  "simulations of local search on each of the 3 best warm starts (default: 2000 per second of the time "
+                  "limit, 1000 to 200000; 0: none); it stops at 40% of the time limit in any case")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--lns", args.lns,
+                  "share of the time limit for large neighbourhood search before the tree (default 0, e.g. 0.1)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--bounds", args.bounds,
+                  "where node bounds are computed: cpu (default: one node at a time, depth-first dives), tbb "
+                  "(batches on the CPU), gpu (batches on a CUDA device), auto (gpu if present, else tbb)")
+      ->check(CLI::IsMember({"cpu", "tbb", "gpu", "auto"}));
+  cmd->add_option("--batch-size", args.batch_size, "batch modes: most open nodes per batch (default: adaptive, up to 1024)")
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_flag("--no-transposition", args.no_transposition,
+                "do not cut nodes whose state another node dominates (for comparisons)");
+  cmd->add_flag("--no-stage-relaxation", args.no_stage_relaxation,
+                "do not bound with the single-stage relaxation, at the root or at the nodes (for comparisons)");
+  cmd->add_option("--cache", args.cache, "schedule cache file (default: $OPTPIPE_CACHE, else $XDG_CACHE_HOME/optpipe/schedules.sqlite)");
+  cmd->add_flag("--no-cache", args.no_cache, "neither read nor write the schedule cache");
+  cmd->footer("Ctrl-C stops the search and still writes the best schedule with its bound.");
+  return cmd;
 }
 
 int main_impl(int argc, char** argv) {
@@ -347,96 +90,26 @@ int main_impl(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer("Exit codes: 0 success, 1 negative answer (invalid/infeasible schedule, nothing fits), 2 bad input.");
 
-  ScheduleArgs sa;
-  auto* schedule = app.add_subcommand("schedule", "Build a schedule with a baseline heuristic, or the best of them all");
-  schedule->add_option("INSTANCE", sa.instance, "instance file (optpipe-instance/1)")->required();
-  schedule->add_option("-H,--heuristic", sa.heuristic, "heuristic name, or best (default) to run them all")
-      ->check([](const std::string& name) -> std::string {
-        if (name == "best" || find_heuristic(name)) return {};
-        return "unknown heuristic \"" + name + "\" (choose best or one of: " + heuristic_names() + ")";
-      });
-  schedule->add_option("-o,--output", sa.output, "write the schedule here (optpipe-schedule/1 JSON; - for stdout)");
-  schedule->add_option("--svg", sa.svg, "write an SVG Gantt chart of the schedule here");
-  schedule->add_flag("--gantt", sa.gantt, "print a text Gantt chart");
-  schedule->add_flag("-v,--verbose", sa.verbose, "per-heuristic progress, time and choices");
-  schedule->add_flag("--sequential", sa.sequential, "run the heuristics one after another (default: in parallel)");
+  ScheduleArgs schedule_args;
+  auto* schedule = add_schedule_command(app, schedule_args);
 
-  SimulateArgs ma;
-  auto* sim = app.add_subcommand("simulate", "Simulate a schedule: makespan, bubble, peak memory, a text Gantt chart");
-  sim->add_option("INSTANCE", ma.instance, "instance file")->required();
-  sim->add_option("SCHEDULE", ma.schedule, "schedule file")->required();
-  sim->add_flag("--no-gantt", ma.no_gantt, "do not print the text Gantt chart");
-  sim->add_option("--width", ma.width, "columns of the text Gantt chart (default: $COLUMNS or 120)");
-  sim->add_flag("--timeline", ma.timeline, "print the start and end of every action and transfer");
+  SimulateArgs simulate_args;
+  auto* simulate = add_simulate_command(app, simulate_args);
 
-  std::string vi, vs;
-  auto* val = app.add_subcommand("validate", "Check an instance file, or a schedule against every rule of the spec");
-  val->add_option("INSTANCE", vi, "instance file")->required();
-  val->add_option("SCHEDULE", vs, "schedule file (optional)");
+  ValidateArgs validate_args;
+  auto* validate = add_validate_command(app, validate_args);
 
-  RenderArgs ra;
-  auto* render = app.add_subcommand("render", "Draw an SVG Gantt chart of a schedule (ops, transfers, memory)");
-  render->add_option("INSTANCE", ra.instance, "instance file")->required();
-  render->add_option("SCHEDULE", ra.schedule, "schedule file")->required();
-  render->add_option("-o,--output", ra.output, "SVG file to write")->required();
-  render->add_option("--width", ra.width, "picture width in px (default 1400)")->check(CLI::Range(300, 20000));
-  render->add_option("--title", ra.title, "title line (default: instance, makespan, bubble)");
-  render->add_flag("--no-memory", ra.no_memory, "leave out the memory charts");
-  render->add_flag("--no-transfers", ra.no_transfers, "leave out the offload/reload lanes");
+  RenderArgs render_args;
+  auto* render = add_render_command(app, render_args);
 
-  SolveArgs va;
-  auto* solve_cmd = app.add_subcommand("solve", "Find the optimal schedule (branch-and-bound), or the best within the limits");
-  solve_cmd->add_option("INSTANCE", va.instance, "instance file")->required();
-  solve_cmd->add_option("-o,--output", va.output, "write the schedule here (with status, bound and gap)");
-  solve_cmd->add_option("--svg", va.svg, "write an SVG Gantt chart of the schedule here");
-  solve_cmd->add_option("--time-limit", va.time_limit,
-                        "seconds for the whole run, heuristics and local search included (default 60)")
-      ->check(CLI::NonNegativeNumber);
-  solve_cmd->add_option("--node-limit", va.node_limit, "stop after this many nodes")->check(CLI::NonNegativeNumber);
-  solve_cmd->add_option("--gap", va.gap, "stop at this relative gap, e.g. 0.01 for 1% (default 0: prove optimality)")
-      ->check(CLI::Range(0.0, 1.0));
-  solve_cmd->add_option("--threads", va.threads, "worker threads (default: all)")->check(CLI::NonNegativeNumber);
-  solve_cmd->add_option("--log-format", va.log_format, "text (default) or json (one object per line)")
-      ->check(CLI::IsMember({"text", "json"}));
-  solve_cmd->add_flag("-q,--quiet", va.quiet, "no header and no progress lines");
-  solve_cmd->add_flag("-v,--verbose", va.verbose, "search statistics (prunes, bound calls)");
-  solve_cmd->add_option("--local-search", va.local_search,
-                        "simulations of local search on each of the 3 best warm starts (default: 2000 per second of the time "
-                        "limit, 1000 to 200000; 0: none); it stops at 40% of the time limit in any case")
-      ->check(CLI::NonNegativeNumber);
-  solve_cmd->add_option("--lns", va.lns,
-                        "share of the time limit for large neighbourhood search before the tree (default 0, e.g. 0.1)")
-      ->check(CLI::Range(0.0, 1.0));
-  solve_cmd->add_option("--bounds", va.bounds,
-                        "where node bounds are computed: cpu (default: one node at a time, depth-first dives), tbb "
-                        "(batches on the CPU), gpu (batches on a CUDA device), auto (gpu if present, else tbb)")
-      ->check(CLI::IsMember({"cpu", "tbb", "gpu", "auto"}));
-  solve_cmd->add_option("--batch-size", va.batch_size, "batch modes: most open nodes per batch (default: adaptive, up to 1024)")
-      ->check(CLI::Range(0, 1 << 20));
-  solve_cmd->add_flag("--no-transposition", va.no_transposition,
-                      "do not cut nodes whose state another node dominates (for comparisons)");
-  solve_cmd->add_flag("--no-stage-relaxation", va.no_stage_relaxation,
-                      "do not bound with the single-stage relaxation, at the root or at the nodes (for comparisons)");
-  solve_cmd->add_option("--cache", va.cache, "schedule cache file (default: $OPTPIPE_CACHE, else $XDG_CACHE_HOME/optpipe/schedules.sqlite)");
-  solve_cmd->add_flag("--no-cache", va.no_cache, "neither read nor write the schedule cache");
-  solve_cmd->footer("Ctrl-C stops the search and still writes the best schedule with its bound.");
+  SolveArgs solve_args;
+  auto* solve = add_solve_command(app, solve_args);
 
-  ExportMilpArgs ea;
-  auto* export_milp = app.add_subcommand("export-milp", "Write the instance as a MILP (CPLEX LP or free MPS) for a general solver");
-  export_milp->add_option("INSTANCE", ea.instance, "instance file")->required();
-  export_milp->add_option("-o,--output", ea.output, "model file to write: .lp (CPLEX LP) or .mps (free MPS)")->required();
-  export_milp->add_option("--format", ea.format, "lp or mps (default: from the extension of -o)")
-      ->check(CLI::IsMember({"lp", "mps"}));
-  export_milp->add_option("--warm-start", ea.warm_start,
-                          "schedule file: also write a MIP start (CBC's -mips format) beside the model, as NAME.mst");
-  export_milp->add_option("--big-m", ea.big_m,
-                          "upper bound on the makespan in ms, the big-M (default: the best heuristic's makespan)")
-      ->check(CLI::PositiveNumber);
-  export_milp->footer("Without offload the MILP is exact; with offload it is a relaxation (optimum <= the spec's). "
-                      "See milp/README.md.");
+  ExportMilpArgs export_milp_args;
+  auto* export_milp = add_export_milp_command(app, export_milp_args);
 
-  auto* list = app.add_subcommand("heuristics", "List the baseline heuristics");
-  auto* devices = app.add_subcommand("devices", "Show the CUDA devices this build can use");
+  auto* heuristics = add_heuristics_command(app);
+  auto* devices = add_devices_command(app);
   add_generate_command(app);
   add_export_command(app);
   add_train_command(app);
@@ -449,13 +122,13 @@ int main_impl(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? kOk : kBadInput;
   }
-  if (*schedule) return run_schedule(sa);
-  if (*sim) return run_simulate(ma);
-  if (*val) return run_validate(vi, vs);
-  if (*render) return run_render(ra);
-  if (*solve_cmd) return run_solve(va);
-  if (*export_milp) return run_export_milp(ea);
-  if (*list) return run_list();
+  if (*schedule) return run_schedule(schedule_args);
+  if (*simulate) return run_simulate(simulate_args);
+  if (*validate) return run_validate(validate_args);
+  if (*render) return run_render(render_args);
+  if (*solve) return run_solve(solve_args);
+  if (*export_milp) return run_export_milp(export_milp_args);
+  if (*heuristics) return run_heuristics();
   if (*devices) return run_devices();
   return kBadInput;
 }
@@ -469,7 +142,7 @@ int main(int argc, char** argv) {
   } catch (const optpipe::InputError& e) {
     std::cout.flush();
     std::cerr << "optpipe: error: " << e.what() << "\n";
-    return 2;
+    return optpipe::cli::kBadInput;
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << "optpipe: internal error: " << e.what() << "\n";

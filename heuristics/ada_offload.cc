@@ -5,6 +5,9 @@
 #include <limits>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include <tbb/parallel_for.h>
 
@@ -109,20 +112,56 @@ class Repairer {
   Repaired run(const BaseSchedule& base) {
     Repaired out;
     Schedule sch = base.schedule;
-    std::vector<std::tuple<int, int, int, double>> offloaded;  // device, stage, mb, lifespan
+    if (auto why = cannot_repair(base)) {  // step 1
+      out.reason = *why;
+      return out;
+    }
+    std::vector<Offload> offloaded;
+    const Fit fit = offload_until_it_fits(base, sch, offloaded);  // steps 2-5
+    if (!fit.fits) {
+      out.reason = fit.reason;
+      return out;
+    }
+    out.makespan = drop_unneeded_offloads(sch, offloaded, fit.makespan);  // step 6
+    out.offloads = count_reloads(sch);
+    out.schedule = std::move(sch);
+    return out;
+  }
+
+ private:
+  using Offload = std::tuple<int, int, int, double>;  // device, stage, mb, lifespan
+  using Pick = std::tuple<int, int, double, double>;  // stage, mb, new level, lifespan
+
+  // The end of steps 2-5: the makespan with the limits enforced once the schedule fits, or why
+  // it cannot.
+  struct Fit {
+    bool fits = false;
+    double makespan = kInf;
+    std::string reason;
+  };
+
+  // Step 1: why the base is skipped (its order deadlocks, or the memory that offload cannot
+  // remove is over the limit in its own timing); nullopt when it can be repaired.
+  std::optional<std::string> cannot_repair(const BaseSchedule& base) {
+    const SimResult first = sim_.run(base.schedule, free_);
+    if (!first.feasible) return "AdaOffload on " + base.origin + ": order deadlocks: " + first.reason;
+    if (auto why = irreducible_overflow(inst_, base.schedule, first)) return "AdaOffload on " + base.origin + ": " + *why;
+    return std::nullopt;
+  }
+
+  // At most one step per level of each offloadable forward, and one more.
+  int step_budget() const {
     int budget = 1;
     for (const Stage& st : inst_.stages) budget += st.offloadable() ? inst_.microbatches * static_cast<int>(inst_.offload_levels.size()) : 0;
-    {
-      const SimResult first = sim_.run(sch, free_);
-      if (!first.feasible) {
-        out.reason = "AdaOffload on " + base.origin + ": order deadlocks: " + first.reason;
-        return out;
-      }
-      if (auto why = irreducible_overflow(inst_, sch, first)) {
-        out.reason = "AdaOffload on " + base.origin + ": " + *why;
-        return out;
-      }
-    }
+    return budget;
+  }
+
+  // Steps 2-5: offload one activation at a time, each where the first overflow of the run
+  // without limits needs it, until the run with the limits enforced completes. Records each
+  // offload in `offloaded`.
+  Fit offload_until_it_fits(const BaseSchedule& base, Schedule& sch, std::vector<Offload>& offloaded) {
+    Fit fit;
+    const int budget = step_budget();
     SimResult final_run;
     for (int step = 0; step <= budget; ++step) {
       // With the limits enforced, waits for memory may already make the schedule fit.
@@ -130,54 +169,73 @@ class Repairer {
       if (final_run.feasible) break;
       const SimResult r = sim_.run(sch, free_);
       if (!r.feasible) {
-        out.reason = "order deadlocks: " + r.reason;
-        return out;
+        fit.reason = "order deadlocks: " + r.reason;
+        return fit;
       }
       const Violation v = first_violation(inst_, r);
-      auto pick = v.device < 0 ? std::nullopt : choose(sch, r, r, v);
-      if (!pick) {
-        // The first overflow is absorbed by waiting; the deadlock is elsewhere. Target the
-        // memory the enforced run stalls on.
-        SimOptions with_timeline = fast_;
-        with_timeline.record_timeline = true;
-        const SimResult stuck = sim_.run(sch, with_timeline);
-        for (const Stall& st : stuck.stalls) {
-          if (st.kind != Stall::Kind::kForwardMemory && st.kind != Stall::Kind::kReloadMemory) continue;
-          pick = choose(sch, stuck, r, {st.device, stuck.stop_time, st.needed - st.free});
-          if (pick) {
-            const auto [ps, pj, pl, plife] = *pick;
-            place_reload(sch, r, st.device, ps, pj, pl);
-            offloaded.emplace_back(st.device, ps, pj, plife);
-            break;
-          }
+      if (v.device >= 0) {
+        if (const auto pick = choose(sch, r, r, v)) {
+          offload(sch, r, v.device, *pick, offloaded);
+          continue;
         }
-        if (pick) continue;
       }
-      if (!pick) {
-        std::ostringstream why;
-        why << "AdaOffload on " << base.origin << ": ";
-        if (v.device < 0) {
-          why << "fits without waiting but deadlocks when waits apply: " << final_run.reason;
-        } else {
-          why << "device " << v.device << " needs " << format_bytes(v.excess + inst_.devices[v.device].memory_limit)
-              << " at t=" << v.time << " ms > limit " << format_bytes(inst_.devices[v.device].memory_limit)
-              << " and waiting for memory deadlocks (" << final_run.reason << ")";
-        }
-        out.reason = why.str();
-        return out;
-      }
-      const auto [s, j, level, lifespan] = *pick;
-      place_reload(sch, r, v.device, s, j, level);
-      offloaded.emplace_back(v.device, s, j, lifespan);
+      // The first overflow is absorbed by waiting; the deadlock is elsewhere.
+      if (offload_for_a_stall(sch, r, offloaded)) continue;
+      fit.reason = why_stuck(base, v, final_run);
+      return fit;
     }
     if (!final_run.feasible) {
-      out.reason = "AdaOffload on " + base.origin + ": no fit after offloading everything it could";
-      return out;
+      fit.reason = "AdaOffload on " + base.origin + ": no fit after offloading everything it could";
+      return fit;
     }
-    // Drop offloads that are not needed, shortest lifespans first.
+    fit.fits = true;
+    fit.makespan = final_run.makespan;
+    return fit;
+  }
+
+  // Offloads the pick on device d (judged on the free run r) and records it.
+  void offload(Schedule& sch, const SimResult& r, int d, const Pick& pick, std::vector<Offload>& offloaded) {
+    const auto [s, j, level, lifespan] = pick;
+    place_reload(sch, r, d, s, j, level);
+    offloaded.emplace_back(d, s, j, lifespan);
+  }
+
+  // Targets the memory the enforced run stalls on: offloads for the first memory stall that has
+  // a candidate. False when none has.
+  bool offload_for_a_stall(Schedule& sch, const SimResult& r, std::vector<Offload>& offloaded) {
+    SimOptions with_timeline = fast_;
+    with_timeline.record_timeline = true;
+    const SimResult stuck = sim_.run(sch, with_timeline);
+    for (const Stall& st : stuck.stalls) {
+      if (st.kind != Stall::Kind::kForwardMemory && st.kind != Stall::Kind::kReloadMemory) continue;
+      if (const auto pick = choose(sch, stuck, r, {st.device, stuck.stop_time, st.needed - st.free})) {
+        offload(sch, r, st.device, *pick, offloaded);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Why no offload helps: v, the first overflow of the free run (device -1: none), and the
+  // deadlock of the enforced run.
+  std::string why_stuck(const BaseSchedule& base, const Violation& v, const SimResult& final_run) const {
+    std::ostringstream why;
+    why << "AdaOffload on " << base.origin << ": ";
+    if (v.device < 0) {
+      why << "fits without waiting but deadlocks when waits apply: " << final_run.reason;
+    } else {
+      why << "device " << v.device << " needs " << format_bytes(v.excess + inst_.devices[v.device].memory_limit)
+          << " at t=" << v.time << " ms > limit " << format_bytes(inst_.devices[v.device].memory_limit)
+          << " and waiting for memory deadlocks (" << final_run.reason << ")";
+    }
+    return why.str();
+  }
+
+  // Step 6: drops offloads that are not needed, shortest lifespans first, while the schedule
+  // stays feasible and no slower. Returns its makespan.
+  double drop_unneeded_offloads(Schedule& sch, std::vector<Offload>& offloaded, double makespan) {
     std::sort(offloaded.begin(), offloaded.end(),
               [](const auto& a, const auto& b) { return std::get<3>(a) < std::get<3>(b); });
-    double makespan = final_run.makespan;
     for (const auto& [d, s, j, lifespan] : offloaded) {
       (void)lifespan;
       const double level = offload_level(sch, d, s, j);
@@ -190,22 +248,23 @@ class Repairer {
         makespan = t.makespan;
       }
     }
-    out.offloads = 0;
-    for (const auto& list : sch.devices) {
-      for (const Action& a : list) out.offloads += a.type == OpType::R ? 1 : 0;
-    }
-    out.makespan = makespan;
-    out.schedule = std::move(sch);
-    return out;
+    return makespan;
   }
 
- private:
+  static int count_reloads(const Schedule& sch) {
+    int reloads = 0;
+    for (const auto& list : sch.devices) {
+      for (const Action& a : list) reloads += a.type == OpType::R ? 1 : 0;
+    }
+    return reloads;
+  }
+
   // (stage, mb, new level, lifespan) of the activation to offload for violation v: resident on
   // v.device at v.time in the run `at`; lifespans and hiding judged on the free run `free`.
-  std::optional<std::tuple<int, int, double, double>> choose(const Schedule& sch, const SimResult& at,
-                                                             const SimResult& free, const Violation& v) const {
+  std::optional<Pick> choose(const Schedule& sch, const SimResult& at, const SimResult& free,
+                             const Violation& v) const {
     const auto& list = sch.devices[v.device];
-    std::optional<std::tuple<int, int, double, double>> best_hidden, best_any;
+    std::optional<Pick> best_hidden, best_any;
     double hidden_len = -1, any_len = -1;
     for (std::size_t k = 0; k < list.size(); ++k) {
       const Action& a = list[k];

@@ -298,9 +298,11 @@ struct Solution {
   std::array<std::int64_t, kMoveKinds> lineage{};  // descent steps by move kind that led here
 };
 
-class Search {
+// One run of the iterated local search (see the header): its simulator, random numbers and
+// statistics, the critical-op marks of the current solution, the moves and the descent.
+class IteratedLocalSearch {
  public:
-  Search(const Instance& inst, const LocalSearchOptions& opt, LocalSearchStats& stats)
+  IteratedLocalSearch(const Instance& inst, const LocalSearchOptions& opt, LocalSearchStats& stats)
       : inst_(inst), opt_(opt), stats_(stats), sim_(inst), rng_(opt.seed ^ 0x6a09e667f3bcc909ULL),
         S_(inst.num_stages()), m_(inst.microbatches) {
     quiet_.record_timeline = false;
@@ -630,7 +632,7 @@ Schedule improve_schedule(const Instance& instance, const Schedule& start, const
   LocalSearchStats local;
   LocalSearchStats& st = stats ? *stats : local;
   st = LocalSearchStats{};
-  Search search(instance, options, st);
+  IteratedLocalSearch search(instance, options, st);
   const auto best = search.run(start);
   Schedule out = best.sch;
   const SimResult r = simulate(instance, out, SimOptions{false, false, true});

@@ -17,63 +17,87 @@
 
 namespace optpipe {
 
-WarmStarts build_warm_starts(const Instance& inst, const BestResult& heur, const WarmStartOptions& opt) {
-  WarmStarts out;
-  std::vector<const HeuristicResult*> feasible;
-  for (const HeuristicResult& r : heur.results) {
-    if (!r.ok()) continue;
-    out.schedules.push_back(*r.schedule);
-    feasible.push_back(&r);
-  }
-  constexpr double kEps = kTargetTolerance;  // local_search.h
-  for (const HeuristicResult* r : feasible) out.reached_target = out.reached_target || r->sim.makespan <= opt.target + kEps;
-  if (opt.evaluations <= 0 || opt.improve_best <= 0 || out.reached_target) return out;
-  // The best few with distinct makespans (equal makespans are often the same schedule).
-  std::stable_sort(feasible.begin(), feasible.end(),
-                   [](const HeuristicResult* a, const HeuristicResult* b) { return a->sim.makespan < b->sim.makespan; });
+namespace {
+
+constexpr double kEps = kTargetTolerance;  // local_search.h
+
+// What one local search run starts from, and what it is called.
+struct Start {
+  std::string name;
+  const Schedule* schedule;
+};
+
+// The first `n` of `feasible` (sorted by makespan) with distinct makespans: equal makespans are
+// often the same schedule.
+std::vector<const HeuristicResult*> best_distinct(const std::vector<const HeuristicResult*>& feasible, int n) {
   std::vector<const HeuristicResult*> picked;
   for (const HeuristicResult* r : feasible) {
-    if (static_cast<int>(picked.size()) >= opt.improve_best) break;
+    if (static_cast<int>(picked.size()) >= n) break;
     if (!picked.empty() && std::fabs(picked.back()->sim.makespan - r->sim.makespan) <= 1e-9) continue;
     picked.push_back(r);
   }
-  // The starts: the guided hybrid first (when there is one), then the picked heuristics.
-  struct Start {
-    std::string name;
-    const Schedule* schedule;
-  };
-  std::vector<Start> starts;
-  Schedule hybrid;
-  if (opt.guide_device >= 0 && opt.guide_device < inst.num_devices() && !opt.guide.empty()) {
-    SimOptions quiet;
-    quiet.record_timeline = false;
-    quiet.record_memory = false;
-    for (const HeuristicResult* r : feasible) {
-      hybrid = *r->schedule;
-      hybrid.devices[static_cast<std::size_t>(opt.guide_device)] = opt.guide;
-      if (!check_structure(inst, hybrid, 1).empty() || !simulate(inst, hybrid, quiet).feasible) continue;
-      hybrid.solver = r->name + " + " + opt.guide_name;
-      starts.push_back({hybrid.solver, &hybrid});
-      break;
-    }
+  return picked;
+}
+
+// Puts into `hybrid` the first of `feasible` (best first) that is still valid and feasible with
+// opt.guide in place of its guide device's list, named "<heuristic> + <guide_name>". False when
+// there is no guide or no such hybrid.
+bool guided_hybrid(const Instance& inst, const std::vector<const HeuristicResult*>& feasible,
+                   const WarmStartOptions& opt, Schedule& hybrid) {
+  if (opt.guide_device < 0 || opt.guide_device >= inst.num_devices() || opt.guide.empty()) return false;
+  SimOptions quiet;
+  quiet.record_timeline = false;
+  quiet.record_memory = false;
+  for (const HeuristicResult* r : feasible) {
+    hybrid = *r->schedule;
+    hybrid.devices[static_cast<std::size_t>(opt.guide_device)] = opt.guide;
+    if (!check_structure(inst, hybrid, 1).empty() || !simulate(inst, hybrid, quiet).feasible) continue;
+    hybrid.solver = r->name + " + " + opt.guide_name;
+    return true;
   }
-  for (const HeuristicResult* r : picked) starts.push_back({r->name, &*r->schedule});
-  std::vector<Schedule> improved(starts.size());
-  out.improved.resize(starts.size());
-  // A watchdog sets the stop flag at the time limit.
-  std::atomic<bool> stop{false};
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  std::thread watchdog;
-  if (std::isfinite(opt.time_limit)) {
-    watchdog = std::thread([&] {
-      std::unique_lock<std::mutex> lock(mu);
-      if (!cv.wait_for(lock, std::chrono::duration<double>(std::max(0.0, opt.time_limit)), [&] { return done; })) {
+  return false;
+}
+
+// Sets `stop` once `seconds` have passed (never for infinity), unless it is destroyed first.
+class Watchdog {
+ public:
+  Watchdog(double seconds, std::atomic<bool>& stop) {
+    if (!std::isfinite(seconds)) return;
+    thread_ = std::thread([this, seconds, &stop] {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!cv_.wait_for(lock, std::chrono::duration<double>(std::max(0.0, seconds)), [&] { return done_; })) {
         stop.store(true);
       }
     });
   }
+  ~Watchdog() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+// Local search from every start, one task each (TBB), on opt.evaluations each; all stop at
+// opt.time_limit, or as soon as one reaches opt.target. Returns the improved schedules and puts
+// one ImprovedStart per start into `runs`, both in the order of `starts`.
+std::vector<Schedule> improve_all(const Instance& inst, const std::vector<Start>& starts, const WarmStartOptions& opt,
+                                  std::vector<ImprovedStart>& runs) {
+  std::vector<Schedule> improved(starts.size());
+  runs.resize(starts.size());
+  std::atomic<bool> stop{false};
+  const Watchdog watchdog(opt.time_limit, stop);
   tbb::parallel_for(std::size_t{0}, starts.size(), [&](std::size_t i) {
     const auto t0 = std::chrono::steady_clock::now();
     LocalSearchOptions lo;
@@ -83,17 +107,32 @@ WarmStarts build_warm_starts(const Instance& inst, const BestResult& heur, const
     LocalSearchStats st;
     improved[i] = improve_schedule(inst, *starts[i].schedule, lo, &st);
     if (st.final_makespan <= opt.target + kEps) stop.store(true);  // the others cannot do better
-    out.improved[i] = {starts[i].name, st.start_makespan, st.final_makespan, st.evaluations,
-                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+    runs[i] = {starts[i].name, st.start_makespan, st.final_makespan, st.evaluations,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
   });
-  if (watchdog.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      done = true;
-    }
-    cv.notify_all();
-    watchdog.join();
+  return improved;
+}
+
+}  // namespace
+
+WarmStarts build_warm_starts(const Instance& inst, const BestResult& heur, const WarmStartOptions& opt) {
+  WarmStarts out;
+  std::vector<const HeuristicResult*> feasible;
+  for (const HeuristicResult& r : heur.results) {
+    if (!r.ok()) continue;
+    out.schedules.push_back(*r.schedule);
+    feasible.push_back(&r);
   }
+  for (const HeuristicResult* r : feasible) out.reached_target = out.reached_target || r->sim.makespan <= opt.target + kEps;
+  if (opt.evaluations <= 0 || opt.improve_best <= 0 || out.reached_target) return out;
+  std::stable_sort(feasible.begin(), feasible.end(),
+                   [](const HeuristicResult* a, const HeuristicResult* b) { return a->sim.makespan < b->sim.makespan; });
+  // The starts: the guided hybrid first (when there is one), then the best few heuristics.
+  std::vector<Start> starts;
+  Schedule hybrid;
+  if (guided_hybrid(inst, feasible, opt, hybrid)) starts.push_back({hybrid.solver, &hybrid});
+  for (const HeuristicResult* r : best_distinct(feasible, opt.improve_best)) starts.push_back({r->name, &*r->schedule});
+  std::vector<Schedule> improved = improve_all(inst, starts, opt, out.improved);
   for (const ImprovedStart& i : out.improved) out.reached_target = out.reached_target || i.after <= opt.target + kEps;
   for (Schedule& s : improved) out.schedules.push_back(std::move(s));
   return out;
@@ -106,7 +145,6 @@ std::int64_t local_search_budget(double seconds) {
 
 BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur, const WarmStartOptions& opt,
                                     const RootBoundFn& bound) {
-  constexpr double kEps = kTargetTolerance;
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };

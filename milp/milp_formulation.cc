@@ -410,6 +410,8 @@ class Builder {
     return u;
   }
 
+  // The memory rows (at allocations, milp_formulation.h) of every device where memory can run
+  // out: at every F start and at every reload start.
   void memory() {
     for (int d = 0; d < inst_.num_devices(); ++d) {
       const Device& dv = inst_.devices[d];
@@ -421,76 +423,86 @@ class Builder {
       for (std::size_t k = 0; k < items_.size(); ++k)
         if (inst_.stages[items_[k].s].device == d) my_items.push_back(static_cast<int>(k));
       const double room = (dv.memory_limit - dv.static_memory) / kGiB;
-      // At every F start y: activations of the Fs before y, minus what the Bs and Ws before y
-      // freed (list order on the one compute stream), minus offloads ended, plus reloads started.
-      for (int y : ops_of_device_[d]) {
-        if (type_of(y) != 0) continue;
-        LinearExpr e(inst_.stages[stage_of(y)].activation / kGiB);
-        for (int o : ops_of_device_[d]) {
-          if (o == y) continue;
-          const int s = stage_of(o);
-          const double bytes = type_of(o) == 0   ? inst_.stages[s].activation
-                               : type_of(o) == 1 ? -inst_.freed_by_b(s)
-                                                 : -inst_.freed_by_w(s);
-          if (bytes != 0.0) e.add(before(o, y), bytes / kGiB);
-        }
-        for (int p : my_items) {
-          const Item& it = items_[p];
-          const int F = op(0, it.s, it.j), B = op(1, it.s, it.j);
-          if (F == y) continue;  // its own offload ends after it starts
-          if (reach(y, F) && dur(y) + dur(F) + it.min_off > 0) continue;        // both after y
-          if (reach(B, y) && dur(B) + it.min_rel > 0) continue;                 // both before y: net 0
-          transfer_terms(e, p, start_[y], ws(y), tag(y), -1, y);
-        }
-        row("mem_" + tag(y), e, Sense::kLessEqual, room);
+      memory_at_f_starts(d, my_items, room);
+      memory_at_reload_starts(d, my_items, room);
+    }
+  }
+
+  // At every F start y: activations of the Fs before y, minus what the Bs and Ws before y
+  // freed (list order on the one compute stream), minus offloads ended, plus reloads started.
+  // `room`: the device's limit less its static memory, in GiB; `my_items`: its items (the Fs
+  // that may offload).
+  void memory_at_f_starts(int d, const std::vector<int>& my_items, double room) {
+    for (int y : ops_of_device_[d]) {
+      if (type_of(y) != 0) continue;
+      LinearExpr e(inst_.stages[stage_of(y)].activation / kGiB);
+      for (int o : ops_of_device_[d]) {
+        if (o == y) continue;
+        const int s = stage_of(o);
+        const double bytes = type_of(o) == 0   ? inst_.stages[s].activation
+                             : type_of(o) == 1 ? -inst_.freed_by_b(s)
+                                               : -inst_.freed_by_w(s);
+        if (bytes != 0.0) e.add(before(o, y), bytes / kGiB);
       }
-      // At every reload start of item k (switched off by mbig when k is not offloaded).
-      double mbig = 0;
-      for (int o : ops_of_device_[d])
-        if (type_of(o) == 0) mbig += 2 * inst_.stages[stage_of(o)].activation / kGiB;
-      mbig += std::max(0.0, -room);
-      for (int k : my_items) {
-        const Item& ik = items_[k];
-        const int Fk = op(0, ik.s, ik.j), Bk = op(1, ik.s, ik.j);
-        const std::string at = "R_" + itag(ik);
-        // Own: F allocated it all, the offload freed r, the reload takes r back: act.
-        LinearExpr e(inst_.stages[ik.s].activation / kGiB);
-        for (int o : ops_of_device_[d]) {
-          if (o == Fk) continue;
-          const int s = stage_of(o);
-          const std::string name = tag(o) + "_at_" + at;
-          if (type_of(o) == 0) {  // F started by the reload (ties: the F first; the MILP may drop it)
-            const double act = inst_.stages[s].activation / kGiB;
-            if (reach(o, Fk)) {
-              e.add_constant(act);
-            } else if (!reach(Bk, o)) {  // counted unless the reload starts first
-              e.add_constant(act).add(reload_vs_f(k, o), -act);
-            }
-            continue;
-          }
-          const double freed = (type_of(o) == 1 ? inst_.freed_by_b(s) : inst_.freed_by_w(s)) / kGiB;
-          if (freed == 0.0) continue;
-          if (reach(o, Fk)) {  // ended before F(k) started
-            e.add_constant(-freed);
-          } else if ((o == Bk || reach(Bk, o)) && dur(Bk) + (o == Bk ? 0.0 : dur(o)) + ik.min_rel > 0) {
-            // ends after the reload starts: frees nothing yet
-          } else {  // v = 1 only if o ended by the reload's start
-            const int v = bin("v_" + name, has_warm_ && we(o) <= ik.w_trel + kWarmEps);
-            row("vdef_" + name, LinearExpr::var(ik.trel).add(start_[o], -1.0).add(v, -H_), Sense::kGreaterEqual, dur(o) - H_);
-            e.add(v, -freed);
-          }
-        }
-        for (int p : my_items) {
-          if (p == k) continue;
-          const Item& it = items_[p];
-          const int F = op(0, it.s, it.j), B = op(1, it.s, it.j);
-          if (reach(B, Fk) && it.min_rel + dur(B) + dur(Fk) + ik.min_off > 0) continue;  // both before: net 0
-          if (reach(Bk, F) && ik.min_rel + dur(Bk) + dur(F) + it.min_off > 0) continue;  // both after
-          transfer_terms(e, p, ik.trel, ik.w_trel, at, k, -1);
-        }
-        e.add(active(ik), mbig);
-        row("mem_" + at, e, Sense::kLessEqual, room + mbig);
+      for (int p : my_items) {
+        const Item& it = items_[p];
+        const int F = op(0, it.s, it.j), B = op(1, it.s, it.j);
+        if (F == y) continue;  // its own offload ends after it starts
+        if (reach(y, F) && dur(y) + dur(F) + it.min_off > 0) continue;        // both after y
+        if (reach(B, y) && dur(B) + it.min_rel > 0) continue;                 // both before y: net 0
+        transfer_terms(e, p, start_[y], ws(y), tag(y), -1, y);
       }
+      row("mem_" + tag(y), e, Sense::kLessEqual, room);
+    }
+  }
+
+  // At every reload start of item k (switched off by mbig when k is not offloaded).
+  void memory_at_reload_starts(int d, const std::vector<int>& my_items, double room) {
+    double mbig = 0;
+    for (int o : ops_of_device_[d])
+      if (type_of(o) == 0) mbig += 2 * inst_.stages[stage_of(o)].activation / kGiB;
+    mbig += std::max(0.0, -room);
+    for (int k : my_items) {
+      const Item& ik = items_[k];
+      const int Fk = op(0, ik.s, ik.j), Bk = op(1, ik.s, ik.j);
+      const std::string at = "R_" + itag(ik);
+      // Own: F allocated it all, the offload freed r, the reload takes r back: act.
+      LinearExpr e(inst_.stages[ik.s].activation / kGiB);
+      for (int o : ops_of_device_[d]) {
+        if (o == Fk) continue;
+        const int s = stage_of(o);
+        const std::string name = tag(o) + "_at_" + at;
+        if (type_of(o) == 0) {  // F started by the reload (ties: the F first; the MILP may drop it)
+          const double act = inst_.stages[s].activation / kGiB;
+          if (reach(o, Fk)) {
+            e.add_constant(act);
+          } else if (!reach(Bk, o)) {  // counted unless the reload starts first
+            e.add_constant(act).add(reload_vs_f(k, o), -act);
+          }
+          continue;
+        }
+        const double freed = (type_of(o) == 1 ? inst_.freed_by_b(s) : inst_.freed_by_w(s)) / kGiB;
+        if (freed == 0.0) continue;
+        if (reach(o, Fk)) {  // ended before F(k) started
+          e.add_constant(-freed);
+        } else if ((o == Bk || reach(Bk, o)) && dur(Bk) + (o == Bk ? 0.0 : dur(o)) + ik.min_rel > 0) {
+          // ends after the reload starts: frees nothing yet
+        } else {  // v = 1 only if o ended by the reload's start
+          const int v = bin("v_" + name, has_warm_ && we(o) <= ik.w_trel + kWarmEps);
+          row("vdef_" + name, LinearExpr::var(ik.trel).add(start_[o], -1.0).add(v, -H_), Sense::kGreaterEqual, dur(o) - H_);
+          e.add(v, -freed);
+        }
+      }
+      for (int p : my_items) {
+        if (p == k) continue;
+        const Item& it = items_[p];
+        const int F = op(0, it.s, it.j), B = op(1, it.s, it.j);
+        if (reach(B, Fk) && it.min_rel + dur(B) + dur(Fk) + ik.min_off > 0) continue;  // both before: net 0
+        if (reach(Bk, F) && ik.min_rel + dur(Bk) + dur(F) + it.min_off > 0) continue;  // both after
+        transfer_terms(e, p, ik.trel, ik.w_trel, at, k, -1);
+      }
+      e.add(active(ik), mbig);
+      row("mem_" + at, e, Sense::kLessEqual, room + mbig);
     }
   }
 

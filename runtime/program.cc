@@ -31,25 +31,26 @@ namespace {
 // The simulated allocation order of each device (see program.h) as tickets on its kForward and
 // kIssueReload steps.
 void assign_tickets(const Instance& inst, const Schedule& sch, const SimResult& sim, std::vector<DeviceProgram>& out) {
-  struct Event {
+  // A moment the device allocates: an F starts, or a reload starts (simulated timing).
+  struct Allocation {
     double time;
     int kind;  // 0: F start, 1: reload start
     int order; // F: list index; reload: request order
     int stage, mb;
   };
-  std::vector<std::vector<Event>> events(static_cast<std::size_t>(inst.num_devices()));
+  std::vector<std::vector<Allocation>> allocations(static_cast<std::size_t>(inst.num_devices()));
   for (int d = 0; d < inst.num_devices(); ++d) {
     const auto& list = sch.devices[static_cast<std::size_t>(d)];
     for (std::size_t k = 0; k < list.size(); ++k) {
       if (list[k].type != OpType::F) continue;
-      events[static_cast<std::size_t>(d)].push_back(
+      allocations[static_cast<std::size_t>(d)].push_back(
           {sim.timeline[static_cast<std::size_t>(d)][k].start, 0, static_cast<int>(k), list[k].stage, list[k].mb});
     }
   }
   for (std::size_t q = 0; q < sim.transfers.size(); ++q) {
     const Transfer& t = sim.transfers[q];
     if (t.kind != Transfer::Kind::kReload) continue;
-    events[static_cast<std::size_t>(t.device)].push_back({t.start, 1, static_cast<int>(q), t.stage, t.mb});
+    allocations[static_cast<std::size_t>(t.device)].push_back({t.start, 1, static_cast<int>(q), t.stage, t.mb});
   }
   // Channel tickets: the transfers of each (group, direction) in request order, which is the
   // order the channel serves them (spec §4).
@@ -67,18 +68,18 @@ void assign_tickets(const Instance& inst, const Schedule& sch, const SimResult& 
     ++next;
   }
   for (int d = 0; d < inst.num_devices(); ++d) {
-    auto& ev = events[static_cast<std::size_t>(d)];
-    std::sort(ev.begin(), ev.end(), [](const Event& a, const Event& b) {
+    auto& allocs = allocations[static_cast<std::size_t>(d)];
+    std::sort(allocs.begin(), allocs.end(), [](const Allocation& a, const Allocation& b) {
       if (a.time != b.time) return a.time < b.time;
       if (a.kind != b.kind) return a.kind < b.kind;
       return a.order < b.order;
     });
     DeviceProgram& p = out[static_cast<std::size_t>(d)];
-    p.num_allocations = static_cast<int>(ev.size());
-    for (std::size_t k = 0; k < ev.size(); ++k) {
-      const Instr want = ev[k].kind == 0 ? Instr::kForward : Instr::kIssueReload;
+    p.num_allocations = static_cast<int>(allocs.size());
+    for (std::size_t k = 0; k < allocs.size(); ++k) {
+      const Instr want = allocs[k].kind == 0 ? Instr::kForward : Instr::kIssueReload;
       for (Step& st : p.steps) {
-        if (st.op == want && st.stage == ev[k].stage && st.mb == ev[k].mb) st.ticket = static_cast<int>(k);
+        if (st.op == want && st.stage == allocs[k].stage && st.mb == allocs[k].mb) st.ticket = static_cast<int>(k);
       }
     }
   }
