@@ -16,7 +16,7 @@
 #include "milp/lp_writer.h"
 #include "milp/milp_formulation.h"
 #include "milp/mps_writer.h"
-#include "search/solver.h"  // obviously_infeasible
+#include "model/validator.h"  // obviously_infeasible
 #include "heuristics/registry.h"
 
 namespace optpipe::cli {

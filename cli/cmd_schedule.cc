@@ -13,7 +13,7 @@
 #include "cli/inputs.h"
 #include "cli/report.h"
 #include "model/schedule_io.h"
-#include "search/solver.h"  // obviously_infeasible
+#include "model/validator.h"  // obviously_infeasible
 #include "heuristics/registry.h"
 
 namespace optpipe::cli {

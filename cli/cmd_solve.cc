@@ -7,6 +7,7 @@
 
 #include "cache/schedule_cache.h"
 #include "cli/build_info.h"
+#include "cli/exit_codes.h"
 #include "model/error.h"
 #include "model/instance_io.h"
 #include "model/schedule_io.h"
@@ -66,6 +67,45 @@ WrittenFiles write_outputs(const SolveArgs& a, const Instance& inst, const Solve
 
 }  // namespace
 
+CLI::App* add_solve_command(CLI::App& app, SolveArgs& args) {
+  auto* cmd = app.add_subcommand("solve", "Find the optimal schedule (branch-and-bound), or the best within the limits");
+  cmd->add_option("INSTANCE", args.instance, "instance file")->required();
+  cmd->add_option("-o,--output", args.output, "write the schedule here (with status, bound and gap)");
+  cmd->add_option("--svg", args.svg, "write an SVG Gantt chart of the schedule here");
+  cmd->add_option("--time-limit", args.time_limit,
+                  "seconds for the whole run, heuristics and local search included (default 60)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--node-limit", args.node_limit, "stop after this many nodes")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--gap", args.gap, "stop at this relative gap, e.g. 0.01 for 1% (default 0: prove optimality)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--threads", args.threads, "worker threads (default: all)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--log-format", args.log_format, "text (default) or json (one object per line)")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_flag("-q,--quiet", args.quiet, "no header and no progress lines");
+  cmd->add_flag("-v,--verbose", args.verbose, "search statistics (prunes, bound calls)");
+  cmd->add_option("--local-search", args.local_search,
+                  "simulations of local search on each of the 3 best warm starts (default: 2000 per second of the time "
+                  "limit, 1000 to 200000; 0: none); it stops at 40% of the time limit in any case")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--lns", args.lns,
+                  "share of the time limit for large neighbourhood search before the tree (default 0, e.g. 0.1)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--bounds", args.bounds,
+                  "where node bounds are computed: cpu (default: one node at a time, depth-first dives), tbb "
+                  "(batches on the CPU), gpu (batches on a CUDA device), auto (gpu if present, else tbb)")
+      ->check(CLI::IsMember({"cpu", "tbb", "gpu", "auto"}));
+  cmd->add_option("--batch-size", args.batch_size, "batch modes: most open nodes per batch (default: adaptive, up to 1024)")
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_flag("--no-transposition", args.no_transposition,
+                "do not cut nodes whose state another node dominates (for comparisons)");
+  cmd->add_flag("--no-stage-relaxation", args.no_stage_relaxation,
+                "do not bound with the single-stage relaxation, at the root or at the nodes (for comparisons)");
+  cmd->add_option("--cache", args.cache, "schedule cache file (default: $OPTPIPE_CACHE, else $XDG_CACHE_HOME/optpipe/schedules.sqlite)");
+  cmd->add_flag("--no-cache", args.no_cache, "neither read nor write the schedule cache");
+  cmd->footer("Ctrl-C stops the search and still writes the best schedule with its bound.");
+  return cmd;
+}
+
 int run_solve(const SolveArgs& a) {
   const PipelineOptions options = pipeline_options(a);
   std::vector<std::string> warnings;
@@ -94,8 +134,8 @@ int run_solve(const SolveArgs& a) {
   SimResult sim;
   const WrittenFiles files = write_outputs(a, inst, r.result, sim);
   reporter->done(inst, r, sim, files);
-  if (r.result.status == SolveResult::Status::kInfeasible || !r.result.schedule) return 1;
-  return 0;
+  if (r.result.status == SolveResult::Status::kInfeasible || !r.result.schedule) return kNegative;
+  return kOk;
 }
 
 }  // namespace optpipe::cli

@@ -1,7 +1,10 @@
-// `optpipe solve`: the exact solver with a MILP-solver-style log.
+// `optpipe solve`: the solve pipeline (solve/solve_pipeline.h) with a MILP-solver-style log
+// (solve/text_reporter.h) or JSON lines (solve/json_reporter.h); writes the schedule and chart.
 #pragma once
 
 #include <string>
+
+#include <CLI/CLI.hpp>
 
 namespace optpipe::cli {
 
@@ -21,6 +24,12 @@ struct SolveArgs {
   bool no_cache = false;           // neither read nor write the cache
 };
 
+// Registers the `solve` subcommand on `app` with its flags bound to `args`, which must outlive
+// the parse; main runs run_solve when the returned subcommand was given.
+CLI::App* add_solve_command(CLI::App& app, SolveArgs& args);
+
+// kOk, or kNegative when the instance is infeasible or no schedule was found; bad input throws
+// InputError.
 int run_solve(const SolveArgs& args);
 
 }  // namespace optpipe::cli

@@ -6,7 +6,7 @@
 #include "cli/inputs.h"
 #include "cli/report.h"
 #include "model/validator.h"
-#include "search/solver.h"  // obviously_infeasible
+#include "model/validator.h"  // obviously_infeasible
 
 namespace optpipe::cli {
 

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "model/bytes.h"
+
 namespace optpipe {
 
 const char* to_string(Rule rule) {
@@ -220,6 +222,20 @@ Validation validate(const Instance& inst, const Schedule& sch, const SimOptions&
   v.sim = simulate(inst, sch, options);
   if (!v.sim->feasible) v.violations.push_back({Rule::kDeadlock, "the timing does not complete: " + v.sim->reason});
   return v;
+}
+
+std::optional<std::string> obviously_infeasible(const Instance& inst) {
+  for (int s = 0; s < inst.num_stages(); ++s) {
+    const Stage& st = inst.stages[s];
+    const Device& dev = inst.devices[st.device];
+    if (dev.static_memory + st.activation > dev.memory_limit + kMemoryTolerance) {
+      return "no schedule can fit: stage " + std::to_string(s) + " needs static " + format_bytes(dev.static_memory) +
+             " + one activation " + format_bytes(st.activation) + " = " +
+             format_bytes(dev.static_memory + st.activation) + " on device " + std::to_string(st.device) +
+             " > limit " + format_bytes(dev.memory_limit);
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace optpipe

@@ -52,4 +52,8 @@ struct Validation {
 
 Validation validate(const Instance& instance, const Schedule& schedule, const SimOptions& options = {});
 
+// A quick sufficient check that no schedule can fit (some stage's one activation plus its
+// device's static memory exceeds the limit); the reason, or nullopt.
+std::optional<std::string> obviously_infeasible(const Instance& instance);
+
 }  // namespace optpipe

@@ -12,7 +12,6 @@
 
 #include "bounds/bound_problem.h"
 #include "kernels/cuda_devices.h"
-#include "model/bytes.h"
 #include "model/error.h"
 #include "model/simulator.h"
 #include "model/validator.h"
@@ -38,20 +37,6 @@ const char* to_string(SolveResult::Status status) {
     case SolveResult::Status::kUnknown: return "unknown";
   }
   return "?";
-}
-
-std::optional<std::string> obviously_infeasible(const Instance& inst) {
-  for (int s = 0; s < inst.num_stages(); ++s) {
-    const Stage& st = inst.stages[s];
-    const Device& dev = inst.devices[st.device];
-    if (dev.static_memory + st.activation > dev.memory_limit + kMemoryTolerance) {
-      return "no schedule can fit: stage " + std::to_string(s) + " needs static " + format_bytes(dev.static_memory) +
-             " + one activation " + format_bytes(st.activation) + " = " +
-             format_bytes(dev.static_memory + st.activation) + " on device " + std::to_string(st.device) +
-             " > limit " + format_bytes(dev.memory_limit);
-    }
-  }
-  return std::nullopt;
 }
 
 namespace {

@@ -50,6 +50,7 @@
 #include "model/action.h"
 #include "model/instance.h"
 #include "model/schedule.h"
+#include "model/validator.h"  // obviously_infeasible
 #include "search/bounds_mode.h"
 #include "search/search_stats.h"
 
@@ -170,8 +171,5 @@ struct RootBound {
 };
 RootBound root_lower_bound(const Instance& instance, double incumbent, const SolveOptions& options = {});
 
-// A quick sufficient check that no schedule can fit (some stage's one activation plus its
-// device's static memory exceeds the limit); the reason, or nullopt.
-std::optional<std::string> obviously_infeasible(const Instance& instance);
 
 }  // namespace optpipe
