@@ -38,7 +38,7 @@ CacheEntry entry_from_json(const nlohmann::json& j) {
   if (!j.contains("instance") || !j.contains("schedule")) throw std::runtime_error("needs \"instance\" and \"schedule\"");
   const Instance inst = instance_from_json(j.at("instance"));
   Schedule sch = schedule_from_json(j.at("schedule"));
-  const Validation v = validate(inst, sch, SimOptions{false, false, true});
+  const Validation v = validate(inst, sch, SimOptions::quiet());
   if (!v.valid()) throw std::runtime_error("the schedule is invalid on its instance: " + v.violations.front().message);
   if (!v.sim || !v.sim->feasible) throw std::runtime_error("the schedule is infeasible on its instance: " + (v.sim ? v.sim->reason : std::string()));
   const Signature sig = signature(inst);

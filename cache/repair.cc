@@ -32,7 +32,7 @@ int strip_disallowed_offloads(const Instance& inst, Schedule& sch, bool all) {
 
 // The schedule with its measured fields set, when validate() accepts it.
 std::optional<Schedule> checked(const Instance& inst, Schedule sch, std::string* why) {
-  const Validation v = validate(inst, sch, SimOptions{false, false, true});
+  const Validation v = validate(inst, sch, SimOptions::quiet());
   if (!v.valid()) {
     if (why) *why = v.violations.front().message;
     return std::nullopt;
@@ -69,7 +69,7 @@ Fitted fit_schedule(const Instance& inst, Schedule sch) {
     out.note = "the cached schedule does not fit this instance's structure: " + problems.front().message;
     return out;
   }
-  const SimResult sim = simulate(inst, sch, SimOptions{false, false, true});
+  const SimResult sim = simulate(inst, sch, SimOptions::quiet());
   if (sim.feasible) {
     out.makespan = sim.makespan;
     sch.makespan = sim.makespan;

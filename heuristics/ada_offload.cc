@@ -102,11 +102,8 @@ class Repairer {
  public:
   explicit Repairer(const Instance& inst) : inst_(inst), sim_(inst) {
     free_.enforce_memory_limit = false;
-    probe_ = free_;
-    probe_.record_timeline = false;
-    probe_.record_memory = false;
-    fast_.record_timeline = false;
-    fast_.record_memory = false;
+    probe_ = SimOptions::quiet(false);
+    fast_ = SimOptions::quiet();
   }
 
   Repaired run(const BaseSchedule& base) {

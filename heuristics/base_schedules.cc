@@ -12,10 +12,7 @@ namespace optpipe {
 
 std::vector<BaseSchedule> memory_oblivious_bases(const Instance& inst, std::size_t limit) {
   std::vector<BaseSchedule> all;
-  SimOptions free_run;
-  free_run.enforce_memory_limit = false;
-  free_run.record_timeline = false;
-  free_run.record_memory = false;
+  const SimOptions free_run = SimOptions::quiet(false);
   Simulator sim(inst);
   auto consider = [&](std::string origin, Schedule sch) {
     if (!check_structure(inst, sch).empty()) return;

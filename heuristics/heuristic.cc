@@ -10,11 +10,7 @@
 namespace optpipe {
 
 std::string memory_shortfall(const std::string& title, const Instance& inst, const Schedule& schedule) {
-  SimOptions opt;
-  opt.enforce_memory_limit = false;
-  opt.record_timeline = false;
-  opt.record_memory = false;
-  const SimResult free_run = simulate(inst, schedule, opt);
+  const SimResult free_run = simulate(inst, schedule, SimOptions::quiet(false));
   if (!free_run.feasible) return title + "'s order deadlocks on this instance: " + free_run.reason;
   const auto by_device = inst.stages_by_device();
   // Report the device that is furthest over its limit, and how many others are over too.

@@ -303,11 +303,8 @@ struct Solution {
 class IteratedLocalSearch {
  public:
   IteratedLocalSearch(const Instance& inst, const LocalSearchOptions& opt, LocalSearchStats& stats)
-      : inst_(inst), opt_(opt), stats_(stats), sim_(inst), rng_(opt.seed ^ 0x6a09e667f3bcc909ULL),
-        S_(inst.num_stages()), m_(inst.microbatches) {
-    quiet_.record_timeline = false;
-    quiet_.record_memory = false;
-  }
+      : inst_(inst), opt_(opt), stats_(stats), sim_(inst), quiet_(SimOptions::quiet()),
+        rng_(opt.seed ^ 0x6a09e667f3bcc909ULL), S_(inst.num_stages()), m_(inst.microbatches) {}
 
   bool out_of_budget() const {
     return stats_.evaluations >= opt_.max_evaluations || (opt_.stop != nullptr && opt_.stop->load(std::memory_order_relaxed));
@@ -635,7 +632,7 @@ Schedule improve_schedule(const Instance& instance, const Schedule& start, const
   IteratedLocalSearch search(instance, options, st);
   const auto best = search.run(start);
   Schedule out = best.sch;
-  const SimResult r = simulate(instance, out, SimOptions{false, false, true});
+  const SimResult r = simulate(instance, out, SimOptions::quiet());
   out.makespan = r.makespan;
   out.bubble = r.bubble;
   out.peak_memory = r.peak_memory;

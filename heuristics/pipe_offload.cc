@@ -45,9 +45,7 @@ Built PipeOffload::build(const Instance& inst) const {
   SimOptions free_run;
   free_run.enforce_memory_limit = false;
   free_run.record_memory = false;
-  SimOptions fast;
-  fast.record_timeline = false;
-  fast.record_memory = false;
+  const SimOptions fast = SimOptions::quiet();
 
   std::optional<Schedule> best;
   double best_makespan = std::numeric_limits<double>::infinity();

@@ -45,9 +45,7 @@ std::vector<const HeuristicResult*> best_distinct(const std::vector<const Heuris
 bool guided_hybrid(const Instance& inst, const std::vector<const HeuristicResult*>& feasible,
                    const WarmStartOptions& opt, Schedule& hybrid) {
   if (opt.guide_device < 0 || opt.guide_device >= inst.num_devices() || opt.guide.empty()) return false;
-  SimOptions quiet;
-  quiet.record_timeline = false;
-  quiet.record_memory = false;
+  const SimOptions quiet = SimOptions::quiet();
   for (const HeuristicResult* r : feasible) {
     hybrid = *r->schedule;
     hybrid.devices[static_cast<std::size_t>(opt.guide_device)] = opt.guide;

@@ -204,9 +204,7 @@ Built ZbGreedy::build(const Instance& inst) const {
   std::string best_detail, last_why;
   int tried = 0;
   Simulator sim(inst);
-  SimOptions fast;
-  fast.record_timeline = false;
-  fast.record_memory = false;
+  const SimOptions fast = SimOptions::quiet();
   for (const auto& cap : caps) {
     for (bool prioritize_b : {true, false}) {
       for (bool fill : {false, true}) {

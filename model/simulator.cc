@@ -113,9 +113,7 @@ void Simulator::reset(const Schedule& schedule, const SimOptions& options) {
 }
 
 void Simulator::start_open() {
-  SimOptions quiet;
-  quiet.record_timeline = false;
-  quiet.record_memory = false;
+  const SimOptions quiet = SimOptions::quiet();
   sch_ = nullptr;
   s_.out = nullptr;
   reset_state(quiet);

@@ -92,9 +92,7 @@ OffloadDropCost offload_drop_cost(const Instance& instance, const Schedule& sche
   for (const auto& list : schedule.devices) {
     for (const Action& a : list) c.offloads += a.type == OpType::F && a.r > 0 ? 1 : 0;
   }
-  SimOptions quiet;
-  quiet.record_timeline = false;
-  quiet.record_memory = false;
+  const SimOptions quiet = SimOptions::quiet();
   Simulator sim(instance);
   const SimResult before = sim.run(schedule, quiet);
   c.before_feasible = before.feasible;

@@ -16,9 +16,7 @@ Schedule improve_by_lns(const Instance& inst, const Schedule& start, const LnsOp
   LnsStats local;
   LnsStats& st = stats ? *stats : local;
   st = LnsStats{};
-  SimOptions quiet;
-  quiet.record_timeline = false;
-  quiet.record_memory = false;
+  const SimOptions quiet = SimOptions::quiet();
   Schedule best = start;
   if (!check_structure(inst, start).empty()) return best;
   const SimResult first = simulate(inst, start, quiet);
