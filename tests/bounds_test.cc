@@ -106,13 +106,13 @@ std::string instance_label(const Instance& inst, int i) {
 // Random instances with memory pressure and offload; every fourth one is tighter still (room for
 // little more than one activation), so that a forward often waits for the previous microbatch.
 Instance pressured_instance(std::mt19937& rng, int i, int max_devices = 4, int max_microbatches = 6) {
-  testing::RandomInstanceOptions o;
+  test_support::RandomInstanceOptions o;
   o.max_devices = max_devices;
   o.max_microbatches = max_microbatches;
   o.tight_memory = i % 3 != 2;
   o.offloadable_probability = i % 5 == 4 ? 0.0 : 0.7;
-  Instance inst = testing::random_instance(rng, o);
-  if (i % 4 == 3) testing::squeeze_memory(inst, 1.05);
+  Instance inst = test_support::random_instance(rng, o);
+  if (i % 4 == 3) test_support::squeeze_memory(inst, 1.05);
   if (i % 8 == 6) {
     // Slow PCIe: transfers longer than the compute ops (offloading can cost more than it saves;
     // the channels can be the bottleneck).
@@ -150,7 +150,7 @@ std::vector<Instance> tiny_instances(int wanted, std::int64_t max_schedules, uns
   for (int i = 0; i < 5000 && static_cast<int>(out.size()) < wanted; ++i) {
     Instance inst = pressured_instance(rng, i, 2, 2);
     if (inst.num_devices() < 2 && i % 5 != 0) continue;
-    if (testing::count_schedules(inst, max_schedules) > max_schedules) continue;
+    if (test_support::count_schedules(inst, max_schedules) > max_schedules) continue;
     inst.name = "tiny-" + std::to_string(i);
     out.push_back(std::move(inst));
   }
@@ -524,7 +524,7 @@ TEST(Bounds, HeadsMatchNaiveLongestPaths) {
   std::vector<double> head, finish, want_head, want_finish, plain_head, plain_finish;
   for (int i = 0; i < 800; ++i) {
     const Instance inst = pressured_instance(rng, i);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.5);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.5);
     SCOPED_TRACE(instance_label(inst, i) + schedule_text(sch));
     const BoundProblem p(inst);
     const std::vector<MemoryRule> rules = naive_memory_rules(inst);
@@ -746,7 +746,7 @@ TEST(Bounds, NodeBoundNeverExceedsTheMakespanOfACompletion) {
   quiet.record_memory = false;
   for (int i = 0; i < 10000 && n.schedules < 1500; ++i) {
     const Instance inst = pressured_instance(rng, i);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.5);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.5);
     if (!simulate(inst, sch, quiet).feasible) continue;
     SCOPED_TRACE(instance_label(inst, i) + schedule_text(sch));
     if (!check_bounds_along(inst, sch, n)) return;
@@ -827,7 +827,7 @@ TEST(Bounds, RootBoundNeverExceedsTheBruteForceOptimum) {
   NodeTransfers nt;
   for (const Instance& inst : tiny_instances(60, 5000, 31337)) {
     SCOPED_TRACE(inst.name + " " + instance_label(inst, 0));
-    const testing::BruteForceResult bf = testing::brute_force_optimum(inst, 5000);
+    const test_support::BruteForceResult bf = test_support::brute_force_optimum(inst, 5000);
     ASSERT_FALSE(bf.aborted);
     if (!bf.feasible) continue;
     ++feasible;
@@ -943,7 +943,7 @@ TEST(Bounds, ChannelBoundBelowTheSequenceOptimumOfItsTransfers) {
   for (int i = 0; i < 600; ++i) {
     const Instance inst = pressured_instance(rng, i, 3, 4);
     if (!inst.can_offload()) continue;
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.8);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.8);
     SCOPED_TRACE(instance_label(inst, i) + schedule_text(sch));
     const BoundProblem p(inst);
     Simulator sim(inst);
@@ -1035,7 +1035,7 @@ TEST(Bounds, RootBoundsOfTheShippedTightInstances) {
 // of the node bound, every head and every static tail stays at or below it.
 TEST(Bounds, NodeBoundNeverExceedsTheOffloadWitness) {
   const Instance inst = load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/offload-slow-pcie-4x8.json");
-  const Schedule sch = testing::offload_slow_witness(inst);
+  const Schedule sch = test_support::offload_slow_witness(inst);
   SimOptions quiet;
   quiet.record_timeline = false;
   quiet.record_memory = false;
@@ -1175,7 +1175,7 @@ TEST(Bounds, RuleOneCandidatesAreExactlyTheAllowedActions) {
   std::vector<double> head, finish;
   for (int i = 0; i < 800; ++i) {
     const Instance inst = pressured_instance(rng, i);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.5);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.5);
     SCOPED_TRACE(instance_label(inst, i) + schedule_text(sch));
     const BoundProblem p(inst);
     Simulator sim(inst);
@@ -1212,7 +1212,7 @@ TEST(Bounds, EveryFeasibleScheduleFollowsRuleOneCandidates) {
     SCOPED_TRACE(inst.name + " " + instance_label(inst, 0));
     const BoundProblem p(inst);
     std::vector<std::vector<std::vector<Action>>> lists;
-    for (int d = 0; d < inst.num_devices(); ++d) lists.push_back(testing::device_candidate_lists(inst, d));
+    for (int d = 0; d < inst.num_devices(); ++d) lists.push_back(test_support::device_candidate_lists(inst, d));
     // Every schedule of the brute force's product; the feasible ones are driven decision by decision.
     std::vector<std::size_t> pick(inst.num_devices(), 0);
     Simulator closed(inst), sim(inst);

@@ -23,31 +23,33 @@
 namespace optpipe {
 namespace {
 
-constexpr const char* kCli = optpipe::testing::kCliPath;
+constexpr const char* kCli = optpipe::test_support::kCliPath;
 #define REQUIRE_CLI() OPTPIPE_REQUIRE_CLI()
 
-std::string quote(const std::string& s) { return optpipe::testing::shell_quote(s); }
+std::string quote(const std::string& s) { return optpipe::test_support::shell_quote(s); }
 
 // Unique per process: CTest runs the tests in parallel, each in its own process.
 std::string temp_path(const std::string& name) {
-  return optpipe::testing::temp_dir() + "cli-" + name;
+  return optpipe::test_support::temp_dir() + "cli-" + name;
 }
 
 std::string instance_path(const std::string& name) {
   return std::string(OPTPIPE_SOURCE_DIR) + "/instances/" + name + ".json";
 }
 
-std::string read_file(const std::string& path) { return optpipe::testing::read_text(path); }
+std::string read_file(const std::string& path) { return optpipe::test_support::read_text(path); }
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
 }
 
-using CliRun = optpipe::testing::ShellRun;
+using CliRun = optpipe::test_support::ShellRun;
 
 // Runs `optpipe ARGS` (ARGS already quoted), capturing stdout and stderr.
-CliRun run_cli(const std::string& args) { return optpipe::testing::run_shell("COLUMNS=100 " + quote(kCli) + " " + args); }
+CliRun run_cli(const std::string& args) {
+  return optpipe::test_support::run_shell("COLUMNS=100 " + quote(kCli) + " " + args);
+}
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

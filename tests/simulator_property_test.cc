@@ -103,12 +103,12 @@ TEST(SimulatorDifferential, MatchesNaiveReferenceWithoutOffload) {
   std::mt19937 rng(20261121);
   int feasible = 0, infeasible = 0;
   for (int i = 0; i < 600; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.tight_memory = (i % 2) == 1;
     o.max_devices = 5;
     o.max_microbatches = 7;
-    const Instance inst = testing::random_instance(rng, o);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.0);
+    const Instance inst = test_support::random_instance(rng, o);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.0);
     ASSERT_TRUE(check_structure(inst, sch).empty());
     const SimResult got = simulate(inst, sch);
     const Reference want = reference_without_offload(inst, sch);
@@ -143,11 +143,11 @@ TEST(SimulatorProperty, TimelineSatisfiesEverySpecConstraintWithOffload) {
   std::mt19937 rng(42);
   int checked = 0, with_transfers = 0;
   for (int i = 0; i < 500; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.tight_memory = (i % 3) != 0;
     o.offloadable_probability = 0.8;
-    const Instance inst = testing::random_instance(rng, o);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.6);
+    const Instance inst = test_support::random_instance(rng, o);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.6);
     const SimResult r = simulate(inst, sch);
     if (!r.feasible) continue;
     ++checked;
@@ -265,11 +265,11 @@ TEST(SimulatorProperty, OpenListsReproduceTheClosedRun) {
   std::mt19937 rng(11);
   int decisions = 0, deadlocks = 0;
   for (int i = 0; i < 300; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.tight_memory = (i % 2) == 0;
     o.offloadable_probability = 0.7;
-    const Instance inst = testing::random_instance(rng, o);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.5);
+    const Instance inst = test_support::random_instance(rng, o);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.5);
     Simulator closed(inst);
     SimOptions quiet;
     quiet.record_timeline = false;
@@ -312,8 +312,8 @@ TEST(SimulatorProperty, OpenListsReproduceTheClosedRun) {
 TEST(SimulatorProperty, MakespanIsAtLeastEveryDevicesBusyTime) {
   std::mt19937 rng(3);
   for (int i = 0; i < 200; ++i) {
-    const Instance inst = testing::random_instance(rng);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.4);
+    const Instance inst = test_support::random_instance(rng);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.4);
     const SimResult r = simulate(inst, sch);
     if (!r.feasible) continue;
     for (int d = 0; d < inst.num_devices(); ++d) EXPECT_GE(r.makespan, r.busy[d] - 1e-9);

@@ -62,7 +62,7 @@ SingleStageRelaxation relax(const Instance& inst, int s, double cutoff = std::nu
 // Plain pipelines (one stage per device) with offloadable stages under tight memory, levels 0
 // and 1, split backward: where the relaxation applies.
 Instance random_plain_offload(std::mt19937& rng, int max_microbatches) {
-  testing::RandomInstanceOptions o;
+  test_support::RandomInstanceOptions o;
   o.min_devices = 2;
   o.max_devices = 3;
   o.min_microbatches = 2;
@@ -71,7 +71,7 @@ Instance random_plain_offload(std::mt19937& rng, int max_microbatches) {
   o.split_probability = 1.0;
   o.allow_multi_stage = false;
   o.tight_memory = true;
-  Instance inst = testing::random_instance(rng, o);
+  Instance inst = test_support::random_instance(rng, o);
   inst.offload_levels = {0.0, 1.0};
   return inst;
 }
@@ -102,7 +102,7 @@ TEST(SingleStageRelaxation, LiftsTheRootBoundOfOffloadSlow) {
   SolveOptions opt;
   opt.threads = 1;
   opt.node_limit = 1;
-  const SolveResult s = solve(inst, {testing::offload_slow_witness(inst)}, opt);
+  const SolveResult s = solve(inst, {test_support::offload_slow_witness(inst)}, opt);
   EXPECT_NEAR(s.root_bound, 341.92, 1e-6);
   EXPECT_NEAR(s.stats.single_stage_bound, s.root_bound, 1e-9);
   EXPECT_EQ(s.status, SolveResult::Status::kOptimal) << s.reason;
@@ -110,7 +110,7 @@ TEST(SingleStageRelaxation, LiftsTheRootBoundOfOffloadSlow) {
   EXPECT_GT(s.stats.single_stage_nodes, 0);
   // Without the pairs the root stays at 334.58 and one node proves nothing.
   opt.pair_releases = false;
-  const SolveResult without = solve(inst, {testing::offload_slow_witness(inst)}, opt);
+  const SolveResult without = solve(inst, {test_support::offload_slow_witness(inst)}, opt);
   EXPECT_NEAR(without.root_bound, 334.58, 1e-6);
   EXPECT_EQ(without.status, SolveResult::Status::kFeasible);
 }
@@ -152,7 +152,7 @@ TEST(SingleStageRelaxation, NeverAboveTheOptimumOrAnySchedule) {
     // Random feasible schedules: the bound holds for every one.
     std::vector<double> makespans;
     for (int k = 0; k < 30; ++k) {
-      const SimResult sim = simulate(inst, testing::random_valid_schedule(inst, rng, 0.4));
+      const SimResult sim = simulate(inst, test_support::random_valid_schedule(inst, rng, 0.4));
       if (sim.feasible) makespans.push_back(sim.makespan);
     }
     schedules += static_cast<int>(makespans.size());
@@ -267,7 +267,7 @@ double relax_node(const Instance& inst, const BoundProblem& p, const Simulator::
 TEST(SingleStageRelaxation, AtANodeNeverAboveACompletionAndTightEarlyOnTheWitness) {
   const Instance slow = shipped("offload-slow-pcie-4x8");
   const BoundProblem ps(slow);
-  const Schedule witness = testing::offload_slow_witness(slow);
+  const Schedule witness = test_support::offload_slow_witness(slow);
   const double makespan = simulate(slow, witness).makespan;
   int tight_from = -1;
   along_path(slow, witness, [&](const Simulator::State& st, double t, int depth) {
@@ -292,7 +292,7 @@ TEST(SingleStageRelaxation, AtANodeNeverAboveACompletionAndTightEarlyOnTheWitnes
   for (int i = 0; i < 30; ++i) {
     const Instance inst = random_plain_offload(rng, 4);
     const BoundProblem p(inst);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.5);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.5);
     const SimResult sim = simulate(inst, sch);
     if (!sim.feasible) continue;
     along_path(inst, sch, [&](const Simulator::State& st, double t, int) {
@@ -317,7 +317,7 @@ TEST(SingleStageRelaxation, NeverFallsWhenTheNodeParamsRise) {
   for (int i = 0; i < 40; ++i) {
     const Instance inst = random_plain_offload(rng, 5);
     const BoundProblem p(inst);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.5);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.5);
     if (!simulate(inst, sch).feasible) continue;
     along_path(inst, sch, [&](const Simulator::State& st, double t, int depth) {
       if (depth % 2 != 0) return;
@@ -529,7 +529,7 @@ TEST(SingleStageSpecRules, NeverBelowTheFreeModelNorAboveTheOptimumOrAnySchedule
       EXPECT_LE(spec.bound, exact.makespan + 1e-6);
     }
     for (int k = 0; k < 30; ++k) {
-      const SimResult sim = simulate(inst, testing::random_valid_schedule(inst, rng, 0.4));
+      const SimResult sim = simulate(inst, test_support::random_valid_schedule(inst, rng, 0.4));
       if (!sim.feasible) continue;
       ++schedules;
       EXPECT_LE(spec.bound, sim.makespan + 1e-6);
@@ -566,7 +566,7 @@ AlongPaths check_along_paths(std::mt19937& rng, int count, const std::function<I
     const SolveResult exact = solve(inst, {}, opt);
     if (exact.schedule) paths.push_back(*exact.schedule);  // the cousins' best within the limit
     n.optimal_paths += exact.status == SolveResult::Status::kOptimal ? 1 : 0;
-    for (int k = 0; k < 3; ++k) paths.push_back(testing::random_valid_schedule(inst, rng, 0.5));
+    for (int k = 0; k < 3; ++k) paths.push_back(test_support::random_valid_schedule(inst, rng, 0.5));
     for (const Schedule& sch : paths) {
       const SimResult sim = simulate(inst, sch);
       if (!sim.feasible) continue;
@@ -597,7 +597,7 @@ AlongPaths check_along_paths(std::mt19937& rng, int count, const std::function<I
 TEST(SingleStageSpecRules, AlongSchedulesNeverAboveTheirMakespan) {
   const Instance slow = shipped("offload-slow-pcie-4x8");
   const BoundProblem ps(slow);
-  const Schedule witness = testing::offload_slow_witness(slow);
+  const Schedule witness = test_support::offload_slow_witness(slow);
   const double makespan = simulate(slow, witness).makespan;
   along_path(slow, witness, [&](const Simulator::State& st, double t, int depth) {
     if (depth % 5 != 0) return;
@@ -629,7 +629,7 @@ TEST(SingleStageSpecRules, AlongSchedulesNeverAboveTheirMakespan) {
 TEST(SingleStageSpecRules, WithPairReleasesAlongSchedulesNeverAboveTheirMakespan) {
   const Instance slow = shipped("offload-slow-pcie-4x8");
   const BoundProblem ps(slow);
-  const Schedule witness = testing::offload_slow_witness(slow);
+  const Schedule witness = test_support::offload_slow_witness(slow);
   along_path(slow, witness, [&](const Simulator::State& st, double t, int depth) {
     if (depth % 10 != 0) return;
     const SingleStageRelaxation h = history_at(slow, ps, st, t, kSpec, true);
@@ -660,7 +660,7 @@ TEST(SingleStageSpecRules, TheSolverWithItFindsTheBruteForceOptimum) {
   std::mt19937 rng(91);
   int checked = 0;
   for (int i = 0; i < 60 && checked < 12; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.min_devices = o.max_devices = 2;
     o.min_microbatches = 2;
     o.max_microbatches = 3;
@@ -668,10 +668,10 @@ TEST(SingleStageSpecRules, TheSolverWithItFindsTheBruteForceOptimum) {
     o.split_probability = 1.0;
     o.allow_multi_stage = false;
     o.tight_memory = true;
-    Instance inst = testing::random_instance(rng, o);
+    Instance inst = test_support::random_instance(rng, o);
     inst.offload_levels = {0.0, 1.0};
     if (!single_stage_relaxation_applies(inst, BoundProblem(inst), 0, kSpec)) continue;
-    const testing::BruteForceResult bf = testing::brute_force_optimum(inst, 300'000);
+    const test_support::BruteForceResult bf = test_support::brute_force_optimum(inst, 300'000);
     if (bf.aborted || !bf.feasible) continue;
     ++checked;
     SCOPED_TRACE("instance " + std::to_string(i));
