@@ -61,11 +61,13 @@ double span_bubble(const Schedule& schedule, const SimResult& sim);
 
 // ---- Running commands (the CLI tests) -------------------------------------------------------
 
-// The optpipe binary the tests run (tests/CMakeLists.txt defines OPTPIPE_CLI_PATH), or "".
+// The optpipe binary the tests run (tests/CMakeLists.txt defines OPTPIPE_CLI_PATH for the test
+// targets that run it), or "". Not inline: each file has its own, since only some targets (and
+// not the helpers' library) define it.
 #ifdef OPTPIPE_CLI_PATH
-inline constexpr const char* kCliPath = OPTPIPE_CLI_PATH;
+constexpr const char* kCliPath = OPTPIPE_CLI_PATH;
 #else
-inline constexpr const char* kCliPath = "";
+constexpr const char* kCliPath = "";
 #endif
 // In a test body: skips the test, saying why, when the optpipe binary is not built.
 #define OPTPIPE_REQUIRE_CLI()                                                                   \
