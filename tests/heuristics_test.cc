@@ -34,11 +34,15 @@
 #include "heuristics/registry.h"
 #include "heuristics/zb_greedy.h"
 #include "heuristics/zb_handcrafted.h"
+#include "tests/case_range.h"
 #include "tests/test_util.h"
 
 namespace optpipe {
 namespace {
 
+using test_support::case_range_name;
+using test_support::case_ranges;
+using test_support::CaseRange;
 using test_support::GiB;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -509,10 +513,14 @@ void expect_sound(const Instance& inst, const HeuristicResult& r, const std::str
   }
 }
 
-TEST(Heuristics, EveryOutputIsValidFitsAndCarriesItsSimulation) {
+// Every heuristic on 300 random instances, in ranges of them (tests/case_range.h).
+using HeuristicsOnRandomInstances = test_support::CaseRangeTest;
+
+TEST_P(HeuristicsOnRandomInstances, EveryOutputIsValidFitsAndCarriesItsSimulation) {
+  const CaseRange range = GetParam();
   std::mt19937 rng(2024);
   int produced = 0, offloading = 0, tight_ok = 0;
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < range.end; ++i) {
     test_support::RandomInstanceOptions opt;
     opt.tight_memory = i % 2 == 0;
     opt.offloadable_probability = i % 3 == 0 ? 1.0 : 0.5;
@@ -522,6 +530,7 @@ TEST(Heuristics, EveryOutputIsValidFitsAndCarriesItsSimulation) {
     }
     Instance inst = test_support::random_instance(rng, opt);
     inst.name = "random-" + std::to_string(i);
+    if (!range.contains(i)) continue;  // drawn only to keep the engine in step
     for (const auto& h : all_heuristics()) {
       const HeuristicResult r = run_heuristic(*h, inst);
       const std::string what = h->name() + " on case " + std::to_string(i);
@@ -548,15 +557,20 @@ TEST(Heuristics, EveryOutputIsValidFitsAndCarriesItsSimulation) {
     }
   }
   // The random cases must exercise what they claim to.
-  EXPECT_GT(produced, 200);
-  EXPECT_GT(tight_ok, 40);
-  EXPECT_GT(offloading, 5);
+  EXPECT_GT(produced, range.share(200));
+  EXPECT_GT(tight_ok, range.share(40));
+  EXPECT_GT(offloading, range.share(5));
 }
+INSTANTIATE_TEST_SUITE_P(Seed2024, HeuristicsOnRandomInstances, testing::ValuesIn(case_ranges(300, 3)),
+                         case_range_name);
 
-TEST(Heuristics, MemoryAwareHeuristicsNeverReturnADeadlock) {
-  // build() itself (not only run_heuristic's filter) must return lists that complete under the
-  // limits, for ZB greedy, PipeOffload and AdaOffload, and for AdaOffload started from any
-  // random base order.
+// build() itself (not only run_heuristic's filter) must return lists that complete under the
+// limits, for ZB greedy, PipeOffload and AdaOffload, and for AdaOffload started from any random
+// base order; on 200 random instances, in ranges of them.
+using MemoryAwareHeuristics = test_support::CaseRangeTest;
+
+TEST_P(MemoryAwareHeuristics, NeverReturnADeadlock) {
+  const CaseRange range = GetParam();
   std::mt19937 rng(77);
   const std::vector<const Heuristic*> aware = {find_heuristic("zb-greedy"), find_heuristic("pipe-offload"),
                                                find_heuristic("ada-offload")};
@@ -565,7 +579,7 @@ TEST(Heuristics, MemoryAwareHeuristicsNeverReturnADeadlock) {
     EXPECT_TRUE(h->memory_aware()) << h->name();
   }
   int built = 0, from_random_base = 0;
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < range.end; ++i) {
     test_support::RandomInstanceOptions opt;
     opt.tight_memory = true;
     opt.offloadable_probability = 0.8;
@@ -574,6 +588,9 @@ TEST(Heuristics, MemoryAwareHeuristicsNeverReturnADeadlock) {
       opt.max_microbatches = 12;
     }
     const Instance inst = test_support::random_instance(rng, opt);
+    // The random order for AdaOffload, drawn here, before the builds (which draw nothing).
+    const Schedule base = test_support::random_valid_schedule(inst, rng, 0.2);
+    if (!range.contains(i)) continue;  // drawn only to keep the engine in step
     for (const Heuristic* h : aware) {
       const Built b = h->build(inst);
       if (!b.schedule) {
@@ -589,7 +606,6 @@ TEST(Heuristics, MemoryAwareHeuristicsNeverReturnADeadlock) {
       EXPECT_TRUE(r.feasible) << h->name() << " case " << i << ": " << r.reason;
     }
     // AdaOffload repairing a random order (which may carry offloads of its own).
-    const Schedule base = test_support::random_valid_schedule(inst, rng, 0.2);
     const Built b = ada_offload_from(inst, base, "a random order");
     if (!b.schedule) continue;
     ++from_random_base;
@@ -600,9 +616,10 @@ TEST(Heuristics, MemoryAwareHeuristicsNeverReturnADeadlock) {
       EXPECT_LE(r.peak_memory[d], inst.devices[d].memory_limit + kMemoryTolerance);
     }
   }
-  EXPECT_GT(built, 40);
-  EXPECT_GT(from_random_base, 10);
+  EXPECT_GT(built, range.share(40));
+  EXPECT_GT(from_random_base, range.share(10));
 }
+INSTANTIATE_TEST_SUITE_P(Seed77, MemoryAwareHeuristics, testing::ValuesIn(case_ranges(200, 2)), case_range_name);
 
 TEST(Heuristics, BestIsAtMostEveryFeasibleHeuristic) {
   // No order between the heuristics is assumed (AdaOffload may lose to ZB greedy and vice versa);

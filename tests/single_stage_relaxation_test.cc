@@ -5,6 +5,7 @@
 // (from each stage's history, memoised) it proves an instance the other bounds leave open. The
 // first stage under the spec's start rules (StartRules::kSpecFirstStage) is checked the same
 // ways, plus along good schedules of offload-slow's cousins and against the brute-force oracle.
+// The sweeps along those schedules run as ranges of their instances (tests/case_range.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,6 +29,7 @@
 #include "model/simulator.h"
 #include "model/validator.h"
 #include "tests/brute_force.h"
+#include "tests/case_range.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
 
@@ -547,17 +549,22 @@ struct AlongPaths {
   int nodes = 0, optimal_paths = 0, above = 0;
 };
 
-// Along the paths of `count` instances (every third a cousin from `cousin`, the others random
-// plain offload pipelines): the solver's best schedule (without any single-stage relaxation,
-// so that the check does not lean on what it checks) and three random ones. At every
-// `stride`-th node `stronger` is never above the schedule's makespan and never below
-// `weaker`; `above` counts the nodes where it is above.
-AlongPaths check_along_paths(std::mt19937& rng, int count, const std::function<Instance(std::mt19937&)>& cousin,
-                             int stride, const Relax& stronger, const Relax& weaker) {
+// Along the paths of the instances in `range` (every third a cousin from `cousin`, the others
+// random plain offload pipelines, all drawn from `rng`): the solver's best schedule (without any
+// single-stage relaxation, so that the check does not lean on what it checks) and three random
+// ones. At every `stride`-th node `stronger` is never above the schedule's makespan and never
+// below `weaker`; `above` counts the nodes where it is above.
+AlongPaths check_along_paths(std::mt19937& rng, const test_support::CaseRange& range,
+                             const std::function<Instance(std::mt19937&)>& cousin, int stride, const Relax& stronger,
+                             const Relax& weaker) {
   AlongPaths n;
-  for (int i = 0; i < count; ++i) {
+  for (int i = 0; i < range.end; ++i) {
     const bool like = i % 3 == 2;
     const Instance inst = like ? cousin(rng) : random_plain_offload(rng, 4);
+    // The random schedules, drawn before the solve (which draws nothing).
+    std::vector<Schedule> random;
+    for (int k = 0; k < 3; ++k) random.push_back(test_support::random_valid_schedule(inst, rng, 0.5));
+    if (!range.contains(i)) continue;  // drawn only to keep the engine in step
     const BoundProblem p(inst);
     std::vector<Schedule> paths;
     SolveOptions opt = one_thread(like ? 20'000 : 100'000);
@@ -566,7 +573,7 @@ AlongPaths check_along_paths(std::mt19937& rng, int count, const std::function<I
     const SolveResult exact = solve(inst, {}, opt);
     if (exact.schedule) paths.push_back(*exact.schedule);  // the cousins' best within the limit
     n.optimal_paths += exact.status == SolveResult::Status::kOptimal ? 1 : 0;
-    for (int k = 0; k < 3; ++k) paths.push_back(test_support::random_valid_schedule(inst, rng, 0.5));
+    for (Schedule& sch : random) paths.push_back(std::move(sch));
     for (const Schedule& sch : paths) {
       const SimResult sim = simulate(inst, sch);
       if (!sim.feasible) continue;
@@ -590,11 +597,11 @@ AlongPaths check_along_paths(std::mt19937& rng, int count, const std::function<I
 // Every node on a schedule's path has the schedule as a completion, so the history-only value
 // never exceeds its makespan. Checked along optimal schedules (the solver's, proven without any
 // single-stage relaxation), where a bound that cuts too much would show first, and along random
-// ones. On offload-slow's witness it reaches 341.92 at decision 15 (the free model: 338.82,
-// CP-SAT's optimum of the free model of the whole instance), because the free model may hold a
-// first-stage forward back after a W to let a reload take the memory first, which the spec's
-// list scheduling cannot do (bench/README.md).
-TEST(SingleStageSpecRules, AlongSchedulesNeverAboveTheirMakespan) {
+// ones (the next test). On offload-slow's witness it reaches 341.92 at decision 15 (the free
+// model: 338.82, CP-SAT's optimum of the free model of the whole instance), because the free
+// model may hold a first-stage forward back after a W to let a reload take the memory first,
+// which the spec's list scheduling cannot do (bench/README.md).
+TEST(SingleStageSpecRules, AlongTheWitnessNeverAboveItsMakespan) {
   const Instance slow = shipped("offload-slow-pcie-4x8");
   const BoundProblem ps(slow);
   const Schedule witness = test_support::offload_slow_witness(slow);
@@ -606,9 +613,16 @@ TEST(SingleStageSpecRules, AlongSchedulesNeverAboveTheirMakespan) {
     EXPECT_LE(h.bound, makespan + 1e-6) << "depth " << depth;
     if (depth == 15) EXPECT_NEAR(h.bound, 341.92, 1e-6);
   });
+}
+
+// The same along the schedules of 60 instances (check_along_paths), in ranges of them.
+using SpecRulesAlongSchedules = test_support::CaseRangeTest;
+
+TEST_P(SpecRulesAlongSchedules, NeverAboveTheirMakespan) {
+  const test_support::CaseRange range = GetParam();
   std::mt19937 rng(6);
   const AlongPaths n = check_along_paths(
-      rng, 60, [](std::mt19937& r) { return offload_slow_like(r); }, 1,
+      rng, range, [](std::mt19937& r) { return offload_slow_like(r); }, 1,
       [](const Instance& inst, const BoundProblem& p, const Simulator::State& st, double t) {
         return history_at(inst, p, st, t);
       },
@@ -618,15 +632,17 @@ TEST(SingleStageSpecRules, AlongSchedulesNeverAboveTheirMakespan) {
   std::printf("[ spec     ] %d nodes along %d optimal, some good and some random schedules (above the free model "
               "at %d)\n",
               n.nodes, n.optimal_paths, n.above);
-  EXPECT_GT(n.optimal_paths, 20);
-  EXPECT_GT(n.nodes, 1000);
-  EXPECT_GT(n.above, 20);  // the rules matter
+  EXPECT_GT(n.optimal_paths, range.share(20));
+  EXPECT_GT(n.nodes, range.share(1000));
+  EXPECT_GT(n.above, range.share(20));  // the rules matter
 }
+INSTANTIATE_TEST_SUITE_P(Seed6, SpecRulesAlongSchedules, testing::ValuesIn(test_support::case_ranges(60, 2)),
+                         test_support::case_range_name);
 
 // The same with the pair releases (pair_releases.h), which the solver uses at the root: never
 // above a schedule's makespan along its path, never below the value without them, and above it
-// often. On the witness they give the optimum from the root on.
-TEST(SingleStageSpecRules, WithPairReleasesAlongSchedulesNeverAboveTheirMakespan) {
+// often (the next test). On the witness they give the optimum from the root on.
+TEST(SingleStageSpecRules, WithPairReleasesAlongTheWitnessNodesAllReachTheOptimum) {
   const Instance slow = shipped("offload-slow-pcie-4x8");
   const BoundProblem ps(slow);
   const Schedule witness = test_support::offload_slow_witness(slow);
@@ -636,9 +652,16 @@ TEST(SingleStageSpecRules, WithPairReleasesAlongSchedulesNeverAboveTheirMakespan
     ASSERT_TRUE(h.finished) << "depth " << depth;
     EXPECT_NEAR(h.bound, 341.92, 1e-6) << "depth " << depth;
   });
+}
+
+// Along the schedules of 36 instances (check_along_paths), in ranges of them.
+using SpecRulesWithPairReleasesAlongSchedules = test_support::CaseRangeTest;
+
+TEST_P(SpecRulesWithPairReleasesAlongSchedules, NeverAboveTheirMakespan) {
+  const test_support::CaseRange range = GetParam();
   std::mt19937 rng(61);
   const AlongPaths n = check_along_paths(
-      rng, 36, [](std::mt19937& r) { return offload_slow_like(r, 3, 4, 4, 6); }, 2,
+      rng, range, [](std::mt19937& r) { return offload_slow_like(r, 3, 4, 4, 6); }, 2,
       [](const Instance& inst, const BoundProblem& p, const Simulator::State& st, double t) {
         return history_at(inst, p, st, t, kSpec, true);
       },
@@ -648,10 +671,12 @@ TEST(SingleStageSpecRules, WithPairReleasesAlongSchedulesNeverAboveTheirMakespan
   std::printf("[ pairs    ] %d nodes along %d optimal, some good and some random schedules (above the value "
               "without pairs at %d)\n",
               n.nodes, n.optimal_paths, n.above);
-  EXPECT_GT(n.optimal_paths, 10);
-  EXPECT_GT(n.nodes, 400);
-  EXPECT_GT(n.above, 20);
+  EXPECT_GT(n.optimal_paths, range.share(10));
+  EXPECT_GT(n.nodes, range.share(400));
+  EXPECT_GT(n.above, range.share(20));
 }
+INSTANTIATE_TEST_SUITE_P(Seed61, SpecRulesWithPairReleasesAlongSchedules,
+                         testing::ValuesIn(test_support::case_ranges(36, 3)), test_support::case_range_name);
 
 // The solver with it (the default) against the brute-force oracle on tiny plain pipelines whose
 // first stage offloads under tight memory: the same optimum, and the relaxation at the root and

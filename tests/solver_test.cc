@@ -42,6 +42,7 @@
 #include "heuristics/one_f_one_b.h"
 #include "heuristics/registry.h"
 #include "tests/brute_force.h"
+#include "tests/case_range.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
 
@@ -204,9 +205,17 @@ std::vector<TinyCase> tiny_random_instances(int wanted, std::int64_t max_schedul
   return out;
 }
 
-TEST(Solver, MatchesBruteForceOnTinyRandomInstances) {
+// The solver against the brute-force oracle, in ranges of the 30 tiny instances (each range draws
+// all 30, which is cheap, and solves its own).
+using SolverVsBruteForce = test_support::CaseRangeTest;
+
+TEST_P(SolverVsBruteForce, SameOptimumOnTinyRandomInstances) {
+  const test_support::CaseRange range = GetParam();
+  const std::vector<TinyCase> cases = tiny_random_instances(30, 200'000);
+  ASSERT_GE(static_cast<int>(cases.size()), range.end);
   int infeasible = 0;
-  for (const TinyCase& c : tiny_random_instances(30, 200'000)) {
+  for (int k = range.begin; k < range.end; ++k) {
+    const TinyCase& c = cases[static_cast<std::size_t>(k)];
     SCOPED_TRACE(c.label);
     const test_support::BruteForceResult bf = test_support::brute_force_optimum(c.instance, 200'000);
     ASSERT_FALSE(bf.aborted);
@@ -232,6 +241,8 @@ TEST(Solver, MatchesBruteForceOnTinyRandomInstances) {
   }
   std::printf("[ solver   ] %d of the random instances have no feasible schedule\n", infeasible);
 }
+INSTANTIATE_TEST_SUITE_P(Seed20240611, SolverVsBruteForce, testing::ValuesIn(test_support::case_ranges(30, 3)),
+                         test_support::case_range_name);
 
 TEST(Solver, NeverWorseThanItsWarmStarts) {
   std::vector<std::pair<std::string, Instance>> cases;
