@@ -81,12 +81,12 @@ void check_backend_times(const char* which) {
   int nodes = 0, instances = 0, offloaded = 0;
   PartCounts parts;
   for (int i = 0; i < 40; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.max_devices = 4;
     o.max_microbatches = 6;
     o.tight_memory = i % 4 != 3;
     o.offloadable_probability = 0.8;
-    const Instance inst = testing::random_instance(rng, o);
+    const Instance inst = test_support::random_instance(rng, o);
     const BoundProblem p(inst);
     std::unique_ptr<BatchedBounds> bb;
     try {
@@ -141,7 +141,7 @@ TEST(BatchedBounds, TbbBatchFromTimesEqualsTheScalarBoundsBitForBit) { check_bac
 TEST(BatchedBounds, CudaBatchFromTimesEqualsTheScalarBoundsBitForBit) { check_backend_times("cuda"); }
 
 TEST(BatchedBounds, EmptyBatch) {
-  const Instance inst = testing::uniform_instance(2, 2, 1, 1, 1);
+  const Instance inst = test_support::uniform_instance(2, 2, 1, 1, 1);
   const BoundProblem p(inst);
   std::vector<double> got{1.0};
   std::vector<int> kept{3};
@@ -163,11 +163,11 @@ TEST(BatchedBounds, SolverGivesTheSameOptimaInTheTbbBatchMode) {
   int compared = 0;
   std::int64_t batches = 0;
   for (int i = 0; i < 40; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.max_devices = 3;
     o.max_microbatches = 4;
     o.tight_memory = i % 2 == 0;
-    const Instance inst = testing::random_instance(rng, o);
+    const Instance inst = test_support::random_instance(rng, o);
     SolveOptions opt;
     opt.threads = 2;
     opt.node_limit = 20000;
@@ -199,10 +199,10 @@ TEST(BatchedBounds, SolverGivesTheSameOptimaInTheTbbBatchMode) {
 TEST(BatchedBounds, TbbBatchModeDivesToAnIncumbentWithoutAWarmStart) {
   std::mt19937 rng(17);
   for (int i = 0; i < 6; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.max_devices = 4;
     o.max_microbatches = 8;
-    const Instance inst = i == 0 ? testing::uniform_instance(4, 8, 1, 1, 1) : testing::random_instance(rng, o);
+    const Instance inst = i == 0 ? test_support::uniform_instance(4, 8, 1, 1, 1) : test_support::random_instance(rng, o);
     int ops = 0;
     for (std::size_t s = 0; s < inst.stages.size(); ++s) ops += (inst.split_backward ? 3 : 2) * inst.microbatches;
     SolveOptions opt;
@@ -225,7 +225,7 @@ TEST(BatchedBounds, TbbBatchModeDivesToAnIncumbentWithoutAWarmStart) {
 
 TEST(BatchedBounds, GpuModeWithoutADeviceIsAClearError) {
   if (!query_cuda_devices().devices.empty()) GTEST_SKIP() << "a GPU is present";
-  const Instance inst = testing::uniform_instance(2, 3, 1, 1, 1);
+  const Instance inst = test_support::uniform_instance(2, 3, 1, 1, 1);
   SolveOptions opt;
   opt.bounds = BoundsMode::kGpu;
   try {

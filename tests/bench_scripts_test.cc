@@ -21,8 +21,8 @@ namespace optpipe {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::run_shell;
-using testing::shell_quote;
+using test_support::run_shell;
+using test_support::shell_quote;
 
 std::string solvers_dir() { return (fs::path(OPTPIPE_SOURCE_DIR) / "bench" / "solvers").string(); }
 std::string single_stage_script() { return (fs::path(solvers_dir()) / "single_stage.py").string(); }
@@ -37,7 +37,7 @@ TEST(SingleStageVariant, KeepsTheStageAndItsLatencyAndFreesTheOthers) {
   const BoundProblem bp(base);
   for (int keep = 0; keep < base.num_stages(); ++keep) {
     SCOPED_TRACE("stage " + std::to_string(keep));
-    const std::string out = testing::temp_file("single-stage", std::to_string(keep) + ".json");
+    const std::string out = test_support::temp_file("single-stage", std::to_string(keep) + ".json");
     const auto r = run_shell("python3 " + shell_quote(single_stage_script()) + " " + shell_quote(original) + " " +
                              std::to_string(keep) + " -o " + shell_quote(out));
     ASSERT_EQ(r.status, 0) << r.output;
@@ -80,7 +80,7 @@ TEST(SingleStageVariant, KeepsARangeOfStagesTogether) {
   const std::string original =
       (fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "offload-slow-pcie-4x8.json").string();
   const Instance base = load_instance(original);
-  const std::string out = testing::temp_file("single-stage", "0-1.json");
+  const std::string out = test_support::temp_file("single-stage", "0-1.json");
   const auto r = run_shell("python3 " + shell_quote(single_stage_script()) + " " + shell_quote(original) + " 0-1 -o " +
                            shell_quote(out));
   ASSERT_EQ(r.status, 0) << r.output;
@@ -105,8 +105,8 @@ TEST(RelaxationTrace, ReadsTheTimelineAndFixesThePrefix) {
   const std::string inst_path =
       (fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "offload-slow-pcie-4x8.json").string();
   const Instance inst = load_instance(inst_path);
-  const Schedule witness = testing::offload_slow_witness(inst);
-  const std::string sched = testing::temp_file("relaxation-trace", "witness.json");
+  const Schedule witness = test_support::offload_slow_witness(inst);
+  const std::string sched = test_support::temp_file("relaxation-trace", "witness.json");
   save_schedule(witness, sched);
   // What the script must find: every compute op with its start, every transfer, and the prefix.
   const SimResult sim = simulate(inst, witness);
@@ -125,8 +125,8 @@ TEST(RelaxationTrace, ReadsTheTimelineAndFixesThePrefix) {
   }
   const std::string code =
       "import sys; sys.path.insert(0, " + shell_quote(solvers_dir()) + "); import relaxation_trace as r, instance; "
-      "ops, tr = r.timeline(" + shell_quote(testing::kCliPath) + ", " + shell_quote(inst_path) + ", " + shell_quote(sched) +
-      "); inst = instance.load(" + shell_quote(inst_path) + "); "
+      "ops, tr = r.timeline(" + shell_quote(test_support::kCliPath) + ", " + shell_quote(inst_path) + ", " +
+      shell_quote(sched) + "); inst = instance.load(" + shell_quote(inst_path) + "); "
       "print(len(ops), len(tr), len(r.fixes(inst, ops, tr, 130.0)), len(r.fixes(inst, ops, tr, 130.0, 0)))";
   const auto r = run_shell("python3 -c " + shell_quote(code));
   ASSERT_EQ(r.status, 0) << r.output;

@@ -15,6 +15,7 @@
 // 4. branch_candidates without rule 2 returns exactly the actions the spec allows next minus the
 //    rule-1 cuts (derived from the lists alone), and along every feasible schedule of tiny
 //    instances each next action is a candidate.
+// The sweeps along random schedules and dives run as ranges of their cases (tests/case_range.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -47,11 +48,16 @@
 #include "model/simulator.h"
 #include "heuristics/registry.h"
 #include "tests/brute_force.h"
+#include "tests/case_range.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
 
 namespace optpipe {
 namespace {
+
+using test_support::case_range_name;
+using test_support::case_ranges;
+using test_support::CaseRange;
 
 constexpr double kEps = 1e-9;
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -106,13 +112,13 @@ std::string instance_label(const Instance& inst, int i) {
 // Random instances with memory pressure and offload; every fourth one is tighter still (room for
 // little more than one activation), so that a forward often waits for the previous microbatch.
 Instance pressured_instance(std::mt19937& rng, int i, int max_devices = 4, int max_microbatches = 6) {
-  testing::RandomInstanceOptions o;
+  test_support::RandomInstanceOptions o;
   o.max_devices = max_devices;
   o.max_microbatches = max_microbatches;
   o.tight_memory = i % 3 != 2;
   o.offloadable_probability = i % 5 == 4 ? 0.0 : 0.7;
-  Instance inst = testing::random_instance(rng, o);
-  if (i % 4 == 3) testing::squeeze_memory(inst, 1.05);
+  Instance inst = test_support::random_instance(rng, o);
+  if (i % 4 == 3) test_support::squeeze_memory(inst, 1.05);
   if (i % 8 == 6) {
     // Slow PCIe: transfers longer than the compute ops (offloading can cost more than it saves;
     // the channels can be the bottleneck).
@@ -150,7 +156,7 @@ std::vector<Instance> tiny_instances(int wanted, std::int64_t max_schedules, uns
   for (int i = 0; i < 5000 && static_cast<int>(out.size()) < wanted; ++i) {
     Instance inst = pressured_instance(rng, i, 2, 2);
     if (inst.num_devices() < 2 && i % 5 != 0) continue;
-    if (testing::count_schedules(inst, max_schedules) > max_schedules) continue;
+    if (test_support::count_schedules(inst, max_schedules) > max_schedules) continue;
     inst.name = "tiny-" + std::to_string(i);
     out.push_back(std::move(inst));
   }
@@ -517,14 +523,19 @@ void naive_heads(const Instance& inst, const NodeTimes& node, std::vector<double
   }
 }
 
-TEST(Bounds, HeadsMatchNaiveLongestPaths) {
+// Along 800 random schedules, in ranges of them.
+using HeadsAlongRandomSchedules = test_support::CaseRangeTest;
+
+TEST_P(HeadsAlongRandomSchedules, MatchNaiveLongestPaths) {
+  const CaseRange range = GetParam();
   std::mt19937 rng(2024);
   int nodes = 0, with_memory_lag = 0, with_offload_release = 0, lag_raised = 0, reload_raised = 0;
   naive_counts = {};
   std::vector<double> head, finish, want_head, want_finish, plain_head, plain_finish;
-  for (int i = 0; i < 800; ++i) {
+  for (int i = 0; i < range.end; ++i) {
     const Instance inst = pressured_instance(rng, i);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.5);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.5);
+    if (!range.contains(i)) continue;  // drawn only to keep the engine in step
     SCOPED_TRACE(instance_label(inst, i) + schedule_text(sch));
     const BoundProblem p(inst);
     const std::vector<MemoryRule> rules = naive_memory_rules(inst);
@@ -589,15 +600,17 @@ TEST(Bounds, HeadsMatchNaiveLongestPaths) {
       "%lld reloads (%lld further for a later forward's offload), rule B with later forwards raised %lld heads\n",
       nodes, with_memory_lag, with_offload_release, lag_raised, reload_raised, naive_counts.reload_room,
       naive_counts.reload_later_offload, naive_counts.backward_later);
-  EXPECT_GT(nodes, 20000);
-  EXPECT_GT(with_memory_lag, 200);
-  EXPECT_GT(with_offload_release, 100);
-  EXPECT_GT(lag_raised, 1000);
-  EXPECT_GT(reload_raised, 1000);
-  EXPECT_GT(naive_counts.reload_room, 100);
-  EXPECT_GT(naive_counts.reload_later_offload, 100);
-  EXPECT_GT(naive_counts.backward_later, 0);
+  EXPECT_GT(nodes, range.share(20000));
+  EXPECT_GT(with_memory_lag, range.share(200));
+  EXPECT_GT(with_offload_release, range.share(100));
+  EXPECT_GT(lag_raised, range.share(1000));
+  EXPECT_GT(reload_raised, range.share(1000));
+  EXPECT_GT(naive_counts.reload_room, range.share(100));
+  EXPECT_GT(naive_counts.reload_later_offload, range.share(100));
+  EXPECT_GT(naive_counts.backward_later, range.share(0));
 }
+INSTANTIATE_TEST_SUITE_P(Seed2024, HeadsAlongRandomSchedules, testing::ValuesIn(case_ranges(800, 2)),
+                         case_range_name);
 
 // ---- 3. validity of the node bound ---------------------------------------------------------
 
@@ -738,28 +751,36 @@ void print_counts(const char* what, const ValidityCounts& n) {
       n.channel_nodes, n.channel_best, n.energy_best, n.tight_tails);
 }
 
-TEST(Bounds, NodeBoundNeverExceedsTheMakespanOfACompletion) {
+// Along the first 1500 feasible ones of random schedules (the sweep's cases), in ranges of them.
+using NodeBoundAlongRandomSchedules = test_support::CaseRangeTest;
+
+TEST_P(NodeBoundAlongRandomSchedules, NeverExceedsTheMakespanOfACompletion) {
+  const CaseRange range = GetParam();
   std::mt19937 rng(99);
   ValidityCounts n;
   SimOptions quiet;
   quiet.record_timeline = false;
   quiet.record_memory = false;
-  for (int i = 0; i < 10000 && n.schedules < 1500; ++i) {
+  int feasible = 0;  // the feasible schedules drawn so far
+  for (int i = 0; i < 10000 && feasible < range.end; ++i) {
     const Instance inst = pressured_instance(rng, i);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.5);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.5);
     if (!simulate(inst, sch, quiet).feasible) continue;
+    if (!range.contains(feasible++)) continue;  // drawn only to keep the engine in step
     SCOPED_TRACE(instance_label(inst, i) + schedule_text(sch));
     if (!check_bounds_along(inst, sch, n)) return;
   }
   print_counts("random schedules", n);
-  EXPECT_EQ(n.schedules, 1500);
-  EXPECT_GT(n.nodes, 30000);
-  EXPECT_GT(n.tight_nodes, 3000);
-  EXPECT_GT(n.tight_heads, 3000);
+  EXPECT_EQ(n.schedules, range.size());
+  EXPECT_GT(n.nodes, range.share(30000));
+  EXPECT_GT(n.tight_nodes, range.share(3000));
+  EXPECT_GT(n.tight_heads, range.share(3000));
   // The channel and memory energy bounds are not vacuous: each is sometimes the best part.
-  EXPECT_GT(n.channel_best, 100);
-  EXPECT_GT(n.energy_best, 30);
+  EXPECT_GT(n.channel_best, range.share(100));
+  EXPECT_GT(n.energy_best, range.share(30));
 }
+INSTANTIATE_TEST_SUITE_P(Seed99, NodeBoundAlongRandomSchedules, testing::ValuesIn(case_ranges(1500, 3)),
+                         case_range_name);
 
 // A random dive of the search: at each decision a random rule-1 candidate (a B, W or R three
 // times as likely as an F, which keeps memory low), skipping those whose simulation deadlocks at
@@ -798,28 +819,35 @@ std::optional<Schedule> random_dive(const Instance& inst, std::mt19937& rng) {
   return sch;
 }
 
-TEST(Bounds, NodeBoundNeverExceedsTheMakespanAlongRandomDives) {
+// Along the first 1200 dives that do not get stuck (the sweep's cases), in ranges of them.
+using NodeBoundAlongRandomDives = test_support::CaseRangeTest;
+
+TEST_P(NodeBoundAlongRandomDives, NeverExceedsTheMakespan) {
+  const CaseRange range = GetParam();
   std::mt19937 rng(123);
   ValidityCounts n;
-  int stuck = 0;
-  for (int i = 0; i < 8000 && n.schedules < 1200; ++i) {
+  int stuck = 0, dives = 0;  // dives: the completed dives drawn so far
+  for (int i = 0; i < 8000 && dives < range.end; ++i) {
     Instance inst = pressured_instance(rng, i);
     if (i % 3 == 2) continue;  // only the instances with tight memory
     const std::optional<Schedule> sch = random_dive(inst, rng);
     if (!sch) {
-      ++stuck;
+      stuck += range.contains(dives) ? 1 : 0;
       continue;
     }
+    if (!range.contains(dives++)) continue;  // drawn only to keep the engine in step
     SCOPED_TRACE(instance_label(inst, i) + schedule_text(*sch));
     if (!check_bounds_along(inst, *sch, n)) return;
   }
   print_counts("random dives", n);
   std::printf("[ bounds   ] %d dives got stuck\n", stuck);
-  EXPECT_EQ(n.schedules, 1200);
-  EXPECT_GT(n.memory_heads, 3000);
-  EXPECT_GT(n.tight_memory_heads, 1000);
-  EXPECT_GT(n.energy_best, 50);
+  EXPECT_EQ(n.schedules, range.size());
+  EXPECT_GT(n.memory_heads, range.share(3000));
+  EXPECT_GT(n.tight_memory_heads, range.share(1000));
+  EXPECT_GT(n.energy_best, range.share(50));
 }
+INSTANTIATE_TEST_SUITE_P(Seed123, NodeBoundAlongRandomDives, testing::ValuesIn(case_ranges(1200, 3)),
+                         case_range_name);
 
 TEST(Bounds, RootBoundNeverExceedsTheBruteForceOptimum) {
   int feasible = 0, nodes = 0;
@@ -827,7 +855,7 @@ TEST(Bounds, RootBoundNeverExceedsTheBruteForceOptimum) {
   NodeTransfers nt;
   for (const Instance& inst : tiny_instances(60, 5000, 31337)) {
     SCOPED_TRACE(inst.name + " " + instance_label(inst, 0));
-    const testing::BruteForceResult bf = testing::brute_force_optimum(inst, 5000);
+    const test_support::BruteForceResult bf = test_support::brute_force_optimum(inst, 5000);
     ASSERT_FALSE(bf.aborted);
     if (!bf.feasible) continue;
     ++feasible;
@@ -943,7 +971,7 @@ TEST(Bounds, ChannelBoundBelowTheSequenceOptimumOfItsTransfers) {
   for (int i = 0; i < 600; ++i) {
     const Instance inst = pressured_instance(rng, i, 3, 4);
     if (!inst.can_offload()) continue;
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.8);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.8);
     SCOPED_TRACE(instance_label(inst, i) + schedule_text(sch));
     const BoundProblem p(inst);
     Simulator sim(inst);
@@ -1035,7 +1063,7 @@ TEST(Bounds, RootBoundsOfTheShippedTightInstances) {
 // of the node bound, every head and every static tail stays at or below it.
 TEST(Bounds, NodeBoundNeverExceedsTheOffloadWitness) {
   const Instance inst = load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/offload-slow-pcie-4x8.json");
-  const Schedule sch = testing::offload_slow_witness(inst);
+  const Schedule sch = test_support::offload_slow_witness(inst);
   SimOptions quiet;
   quiet.record_timeline = false;
   quiet.record_memory = false;
@@ -1175,7 +1203,7 @@ TEST(Bounds, RuleOneCandidatesAreExactlyTheAllowedActions) {
   std::vector<double> head, finish;
   for (int i = 0; i < 800; ++i) {
     const Instance inst = pressured_instance(rng, i);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.5);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.5);
     SCOPED_TRACE(instance_label(inst, i) + schedule_text(sch));
     const BoundProblem p(inst);
     Simulator sim(inst);
@@ -1212,7 +1240,7 @@ TEST(Bounds, EveryFeasibleScheduleFollowsRuleOneCandidates) {
     SCOPED_TRACE(inst.name + " " + instance_label(inst, 0));
     const BoundProblem p(inst);
     std::vector<std::vector<std::vector<Action>>> lists;
-    for (int d = 0; d < inst.num_devices(); ++d) lists.push_back(testing::device_candidate_lists(inst, d));
+    for (int d = 0; d < inst.num_devices(); ++d) lists.push_back(test_support::device_candidate_lists(inst, d));
     // Every schedule of the brute force's product; the feasible ones are driven decision by decision.
     std::vector<std::size_t> pick(inst.num_devices(), 0);
     Simulator closed(inst), sim(inst);

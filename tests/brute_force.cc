@@ -35,7 +35,7 @@
 
 #include "model/simulator.h"
 
-namespace optpipe::testing {
+namespace optpipe::test_support {
 namespace {
 
 class DeviceLists {
@@ -239,4 +239,4 @@ BruteForceResult brute_force_optimum(const Instance& instance, std::int64_t max_
   return result;
 }
 
-}  // namespace optpipe::testing
+}  // namespace optpipe::test_support

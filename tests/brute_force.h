@@ -16,7 +16,7 @@
 #include "model/instance.h"
 #include "model/schedule.h"
 
-namespace optpipe::testing {
+namespace optpipe::test_support {
 
 struct BruteForceResult {
   bool feasible = false;                                      // some schedule completes
@@ -50,4 +50,4 @@ std::int64_t count_schedules(const Instance& instance, std::int64_t limit);
 // none and returns aborted = true.
 BruteForceResult brute_force_optimum(const Instance& instance, std::int64_t max_schedules = 50'000'000);
 
-}  // namespace optpipe::testing
+}  // namespace optpipe::test_support

@@ -35,9 +35,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using testing::brute_force_optimum;
-using testing::BruteForceResult;
-using testing::GiB;
+using test_support::brute_force_optimum;
+using test_support::BruteForceResult;
+using test_support::GiB;
 
 std::string list_text(const std::vector<Action>& list) {
   std::string out;
@@ -82,7 +82,7 @@ Instance one_device(int stages, int m, bool split, bool offloadable, std::vector
 
 TEST(BruteForce, OneStageUnitTimes) {
   // 1 device, 1 stage, m = 2, unit times, unlimited memory: the six ops run back to back.
-  const Instance inst = testing::uniform_instance(1, 2, 1.0, 1.0, 1.0);
+  const Instance inst = test_support::uniform_instance(1, 2, 1.0, 1.0, 1.0);
   const BruteForceResult r = brute_force_optimum(inst);
   ASSERT_FALSE(r.aborted);
   ASSERT_TRUE(r.feasible);
@@ -99,30 +99,30 @@ TEST(BruteForce, ClosedFormListCounts) {
   const double inf = 1e18;
   // Split backward: a 3 x m grid poset (F_j < B_j < W_j, FIFO per type); its linear extensions
   // are the standard Young tableaux of shape (m, m, m): 1, 5, 42 for m = 1, 2, 3.
-  EXPECT_EQ(testing::device_candidate_lists(one_device(1, 1, true, false, {0, 1}, inf), 0).size(), 1u);
-  EXPECT_EQ(testing::device_candidate_lists(one_device(1, 2, true, false, {0, 1}, inf), 0).size(), 5u);
-  EXPECT_EQ(testing::device_candidate_lists(one_device(1, 3, true, false, {0, 1}, inf), 0).size(), 42u);
+  EXPECT_EQ(test_support::device_candidate_lists(one_device(1, 1, true, false, {0, 1}, inf), 0).size(), 1u);
+  EXPECT_EQ(test_support::device_candidate_lists(one_device(1, 2, true, false, {0, 1}, inf), 0).size(), 5u);
+  EXPECT_EQ(test_support::device_candidate_lists(one_device(1, 3, true, false, {0, 1}, inf), 0).size(), 42u);
   // Fused backward: ballot sequences, the Catalan numbers 1, 2, 5.
-  EXPECT_EQ(testing::device_candidate_lists(one_device(1, 2, false, false, {0, 1}, inf), 0).size(), 2u);
-  EXPECT_EQ(testing::device_candidate_lists(one_device(1, 3, false, false, {0, 1}, inf), 0).size(), 5u);
+  EXPECT_EQ(test_support::device_candidate_lists(one_device(1, 2, false, false, {0, 1}, inf), 0).size(), 2u);
+  EXPECT_EQ(test_support::device_candidate_lists(one_device(1, 3, false, false, {0, 1}, inf), 0).size(), 5u);
   // Offload, m = 1: F B W, and F@r R B W for every r > 0.
-  EXPECT_EQ(testing::device_candidate_lists(one_device(1, 1, true, true, {0, 1}, inf), 0).size(), 2u);
-  EXPECT_EQ(testing::device_candidate_lists(one_device(1, 1, true, true, {0, 0.5, 1}, inf), 0).size(), 3u);
+  EXPECT_EQ(test_support::device_candidate_lists(one_device(1, 1, true, true, {0, 1}, inf), 0).size(), 2u);
+  EXPECT_EQ(test_support::device_candidate_lists(one_device(1, 1, true, true, {0, 0.5, 1}, inf), 0).size(), 3u);
   // Offload, fused, m = 2, levels {0, 1}; R(s,j) goes anywhere between F(s,j) and B(s,j), R0
   // before R1:
   //   order F0 F1 B0 B1: (r0, r1) = (0,0): 1; (1,0): R0 after F0 or after F1: 2; (0,1): R1 after
   //   F1 or after B0: 2; (1,1): (R0, R1) after (F0, F1), (F0, B0), (F1, F1), (F1, B0): 4. Total 9.
   //   order F0 B0 F1 B1: each R has one place: 1 + 1 + 1 + 1 = 4. Total 13.
-  EXPECT_EQ(testing::device_candidate_lists(one_device(1, 2, false, true, {0, 1}, inf), 0).size(), 13u);
+  EXPECT_EQ(test_support::device_candidate_lists(one_device(1, 2, false, true, {0, 1}, inf), 0).size(), 13u);
   // A non-offloadable stage never gets r > 0, whatever the levels.
-  EXPECT_EQ(testing::device_candidate_lists(one_device(1, 2, false, false, {0, 0.5, 1}, inf), 0).size(), 2u);
+  EXPECT_EQ(test_support::device_candidate_lists(one_device(1, 2, false, false, {0, 0.5, 1}, inf), 0).size(), 2u);
   // The limit stops the enumeration at limit + 1.
-  EXPECT_EQ(testing::device_candidate_lists(one_device(1, 3, true, false, {0, 1}, inf), 0, 10).size(), 11u);
-  EXPECT_EQ(testing::count_schedules(one_device(1, 3, true, false, {0, 1}, inf), 40), 41);
-  EXPECT_EQ(testing::count_schedules(one_device(1, 3, true, false, {0, 1}, inf), 42), 42);
-  EXPECT_EQ(testing::count_schedules(testing::uniform_instance(2, 3, 1, 1, 1), 10'000), 42 * 42);
-  EXPECT_EQ(testing::count_schedules(testing::uniform_instance(2, 3, 1, 1, 1), 1000), 1001);
-  const BruteForceResult aborted = brute_force_optimum(testing::uniform_instance(2, 3, 1, 1, 1), 1000);
+  EXPECT_EQ(test_support::device_candidate_lists(one_device(1, 3, true, false, {0, 1}, inf), 0, 10).size(), 11u);
+  EXPECT_EQ(test_support::count_schedules(one_device(1, 3, true, false, {0, 1}, inf), 40), 41);
+  EXPECT_EQ(test_support::count_schedules(one_device(1, 3, true, false, {0, 1}, inf), 42), 42);
+  EXPECT_EQ(test_support::count_schedules(test_support::uniform_instance(2, 3, 1, 1, 1), 10'000), 42 * 42);
+  EXPECT_EQ(test_support::count_schedules(test_support::uniform_instance(2, 3, 1, 1, 1), 1000), 1001);
+  const BruteForceResult aborted = brute_force_optimum(test_support::uniform_instance(2, 3, 1, 1, 1), 1000);
   EXPECT_TRUE(aborted.aborted);
   EXPECT_EQ(aborted.schedules_enumerated, 0);
 }
@@ -146,7 +146,7 @@ std::vector<std::vector<Action>> all_valid_lists(const Instance& inst, int devic
   Schedule sch;
   sch.instance = inst.name;
   for (int d = 0; d < inst.num_devices(); ++d) {
-    sch.devices.push_back(testing::device_candidate_lists(inst, d, 0)[0]);
+    sch.devices.push_back(test_support::device_candidate_lists(inst, d, 0)[0]);
   }
   std::vector<std::vector<Action>> out;
   // Every assignment of levels to the offloadable Fs (mixed radix over offload_levels).
@@ -188,7 +188,7 @@ void check_against_permutations(const Instance& inst) {
   std::vector<std::vector<char>> is_candidate(D);  // [d][index into valid[d]]
   std::int64_t product = 1;
   for (int d = 0; d < D; ++d) {
-    for (const auto& list : testing::device_candidate_lists(inst, d)) {
+    for (const auto& list : test_support::device_candidate_lists(inst, d)) {
       EXPECT_TRUE(oracle[d].insert(list_text(list)).second) << "listed twice: " << list_text(list);
     }
     valid[d] = all_valid_lists(inst, d);
@@ -278,7 +278,7 @@ TEST(BruteForce, MatchesAllPermutationsOnTwoDevices) {
   // that is all 720 x 720 permutations.
   {
     SCOPED_TRACE("V placement, m = 1, split");
-    Instance inst = testing::uniform_instance(2, 1, 1.0, 1.5, 0.5, 0.1);
+    Instance inst = test_support::uniform_instance(2, 1, 1.0, 1.5, 0.5, 0.1);
     inst.name = "v-2x1";
     inst.comm.assign(3, 0.1);
     inst.stages.push_back(inst.stages[1]);
@@ -291,7 +291,7 @@ TEST(BruteForce, MatchesAllPermutationsOnTwoDevices) {
   // Stages 0 and 2 on device 0, stage 1 on device 1, m = 2, fused backward, little memory.
   {
     SCOPED_TRACE("stages on devices 0, 1, 0, m = 2, fused, room for 2.5 activations");
-    Instance inst = testing::uniform_instance(2, 2, 1.0, 1.5, 0.0, 0.1, GiB, 0.0, 2.5 * GiB);
+    Instance inst = test_support::uniform_instance(2, 2, 1.0, 1.5, 0.0, 0.1, GiB, 0.0, 2.5 * GiB);
     inst.name = "0-1-0";
     inst.split_backward = false;
     inst.comm.assign(2, 0.1);
@@ -302,7 +302,7 @@ TEST(BruteForce, MatchesAllPermutationsOnTwoDevices) {
   // Offload on one device, a shared PCIe group, m = 2, fused backward, little memory.
   {
     SCOPED_TRACE("2 stages, m = 2, fused, offload on stage 0, room for 1.5 activations");
-    Instance inst = testing::uniform_instance(2, 2, 1.0, 1.5, 0.0, 0.1, GiB, 0.0, 1.5 * GiB);
+    Instance inst = test_support::uniform_instance(2, 2, 1.0, 1.5, 0.0, 0.1, GiB, 0.0, 1.5 * GiB);
     inst.name = "off-2x2";
     inst.split_backward = false;
     inst.offload_levels = {0, 0.5, 1};
@@ -328,13 +328,13 @@ TEST(BruteForce, MatchesProvenOptima) {
     const double expected = entry["optimal_makespan"].get<double>();
     // The given optimal schedule is one of the enumerated schedules.
     const auto given_lists = entry["an_optimal_schedule"].get<std::vector<std::vector<std::string>>>();
-    const Schedule given = testing::lists(inst, given_lists);
+    const Schedule given = test_support::lists(inst, given_lists);
     for (int d = 0; d < inst.num_devices(); ++d) {
-      const auto candidates = testing::device_candidate_lists(inst, d, 10'000'000);
+      const auto candidates = test_support::device_candidate_lists(inst, d, 10'000'000);
       EXPECT_NE(std::find(candidates.begin(), candidates.end(), given.devices[d]), candidates.end())
           << "device " << d << "'s optimal list is not enumerated: " << list_text(given.devices[d]);
     }
-    const std::int64_t count = testing::count_schedules(inst, 1'000'000'000);
+    const std::int64_t count = test_support::count_schedules(inst, 1'000'000'000);
     if (too_big_to_enumerate(name, count)) {
       skipped.push_back(name + " (" + std::to_string(count) + " schedules)");
       continue;

@@ -30,7 +30,7 @@ Instance load_named(const std::string& name) {
 }
 
 Schedule schedule_from_lists(const Instance& inst, const json& devices) {
-  return testing::lists(inst, devices.get<std::vector<std::vector<std::string>>>());
+  return test_support::lists(inst, devices.get<std::vector<std::vector<std::string>>>());
 }
 
 json load_json(const fs::path& p) { return json::parse(read_text_file(p.string())); }

@@ -41,8 +41,8 @@ Schedule heuristic_schedule(const Instance& inst, const std::string& name) {
 // 4 devices, 8 microbatches; with `tight`, memory for about 2.5 activations and offloadable
 // stages, so that PipeOffload offloads.
 Instance pipeline(bool tight) {
-  Instance inst = testing::uniform_instance(4, 8, 1.0, 1.0, 0.5, 0.05, testing::GiB, testing::GiB / 2,
-                                            tight ? 2.6 * testing::GiB : 1e18);
+  Instance inst = test_support::uniform_instance(4, 8, 1.0, 1.0, 0.5, 0.05, test_support::GiB, test_support::GiB / 2,
+                                            tight ? 2.6 * test_support::GiB : 1e18);
   if (tight) {
     for (auto& s : inst.stages) {
       s.offload = 0.4;
@@ -274,9 +274,9 @@ TEST(Executor, RandomValidSchedulesRunWithoutDeadlock) {
   std::mt19937 rng(21);
   int ran = 0;
   for (int i = 0; i < 30; ++i) {
-    testing::RandomInstanceOptions ro;
+    test_support::RandomInstanceOptions ro;
     ro.tight_memory = i % 2 == 0;
-    const Instance inst = testing::random_instance(rng, ro);
+    const Instance inst = test_support::random_instance(rng, ro);
     const BestResult best = run_all_heuristics(inst, false);
     for (const auto& res : best.results) {
       if (!res.ok()) continue;

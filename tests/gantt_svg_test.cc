@@ -15,7 +15,7 @@
 namespace optpipe {
 namespace {
 
-using testing::GiB;
+using test_support::GiB;
 
 int count(std::string_view text, std::string_view needle) {
   int n = 0;
@@ -127,7 +127,7 @@ Schedule one_f_one_b(const Instance& inst, bool offload_stage0 = false) {
       if (inst.split_backward) list.push_back(op('W', b));
     }
   }
-  return testing::lists(inst, lists);
+  return test_support::lists(inst, lists);
 }
 
 Instance offloadable(Instance inst) {
@@ -164,7 +164,7 @@ std::vector<OpBox> op_boxes(const std::string& svg) {
 }
 
 TEST(GanttSvg, OutputIsWellFormedSelfContainedSvg) {
-  const Instance inst = testing::uniform_instance(3, 4, 1.0, 1.0, 0.5, 0.1);
+  const Instance inst = test_support::uniform_instance(3, 4, 1.0, 1.0, 0.5, 0.1);
   const Schedule sch = one_f_one_b(inst);
   const SimResult sim = simulate(inst, sch);
   ASSERT_TRUE(sim.feasible) << sim.reason;
@@ -188,7 +188,7 @@ TEST(GanttSvg, OutputIsWellFormedSelfContainedSvg) {
 }
 
 TEST(GanttSvg, TitleShowsMakespanBubbleAndCustomTitle) {
-  const Instance inst = testing::uniform_instance(2, 2, 1.0, 1.0, 1.0);
+  const Instance inst = test_support::uniform_instance(2, 2, 1.0, 1.0, 1.0);
   const Schedule sch = one_f_one_b(inst);
   const SimResult sim = simulate(inst, sch);
   ASSERT_TRUE(sim.feasible);
@@ -207,7 +207,7 @@ TEST(GanttSvg, TitleShowsMakespanBubbleAndCustomTitle) {
 }
 
 TEST(GanttSvg, OneRectanglePerComputeAction) {
-  Instance inst = testing::uniform_instance(4, 6, 1.0, 1.2, 0.8, 0.05);
+  Instance inst = test_support::uniform_instance(4, 6, 1.0, 1.2, 0.8, 0.05);
   Schedule sch = one_f_one_b(inst);
   SimResult sim = simulate(inst, sch);
   ASSERT_TRUE(sim.feasible) << sim.reason;
@@ -230,8 +230,8 @@ TEST(GanttSvg, OneRectanglePerComputeAction) {
 }
 
 TEST(GanttSvg, TooltipsNameOpDeviceTimesAndOffload) {
-  const Instance inst = offloadable(testing::uniform_instance(1, 1, 1.0, 2.0, 0.5));
-  const Schedule sch = testing::lists(inst, {{"F0.0@1", "R0.0", "B0.0", "W0.0"}});
+  const Instance inst = offloadable(test_support::uniform_instance(1, 1, 1.0, 2.0, 0.5));
+  const Schedule sch = test_support::lists(inst, {{"F0.0@1", "R0.0", "B0.0", "W0.0"}});
   const SimResult sim = simulate(inst, sch);
   ASSERT_TRUE(sim.feasible) << sim.reason;
   const std::string svg = render_svg_gantt(inst, sch, sim);
@@ -243,10 +243,10 @@ TEST(GanttSvg, TooltipsNameOpDeviceTimesAndOffload) {
 }
 
 TEST(GanttSvg, TransfersAppearWhenTheScheduleOffloads) {
-  Instance inst = offloadable(testing::uniform_instance(2, 2, 1.0, 1.0, 0.5));
+  Instance inst = offloadable(test_support::uniform_instance(2, 2, 1.0, 1.0, 0.5));
   inst.offload_levels = {0.0, 0.5, 1.0};
   const Schedule sch =
-      testing::lists(inst, {{"F0.0@0.5", "F0.1@1", "R0.0", "B0.0", "W0.0", "R0.1", "B0.1", "W0.1"},
+      test_support::lists(inst, {{"F0.0@0.5", "F0.1@1", "R0.0", "B0.0", "W0.0", "R0.1", "B0.1", "W0.1"},
                             {"F1.0", "B1.0", "W1.0", "F1.1", "B1.1", "W1.1"}});
   const SimResult sim = simulate(inst, sch);
   ASSERT_TRUE(sim.feasible) << sim.reason;
@@ -275,7 +275,7 @@ TEST(GanttSvg, TransfersAppearWhenTheScheduleOffloads) {
 }
 
 TEST(GanttSvg, MemoryChartHasOneLimitLinePerDeviceAndThePeak) {
-  Instance inst = testing::uniform_instance(3, 4, 1.0, 1.0, 1.0, 0.0, GiB, GiB / 2, 10 * GiB);
+  Instance inst = test_support::uniform_instance(3, 4, 1.0, 1.0, 1.0, 0.0, GiB, GiB / 2, 10 * GiB);
   for (Device& dev : inst.devices) dev.static_memory = 4 * GiB;
   const Schedule sch = one_f_one_b(inst);
   const SimResult sim = simulate(inst, sch);
@@ -300,7 +300,7 @@ TEST(GanttSvg, MemoryChartHasOneLimitLinePerDeviceAndThePeak) {
 }
 
 TEST(GanttSvg, UnlimitedMemoryIsMarkedOffScale) {
-  const Instance inst = testing::uniform_instance(2, 2, 1.0, 1.0, 1.0);  // limit 1e18 bytes
+  const Instance inst = test_support::uniform_instance(2, 2, 1.0, 1.0, 1.0);  // limit 1e18 bytes
   const Schedule sch = one_f_one_b(inst);
   const std::string svg = render_svg_gantt(inst, sch, simulate(inst, sch));
   EXPECT_EQ(count(svg, "class=\"limit\""), 2);
@@ -308,7 +308,7 @@ TEST(GanttSvg, UnlimitedMemoryIsMarkedOffScale) {
 }
 
 TEST(GanttSvg, EscapesSpecialCharactersInNames) {
-  Instance inst = testing::uniform_instance(2, 2, 1.0, 1.0, 1.0);
+  Instance inst = test_support::uniform_instance(2, 2, 1.0, 1.0, 1.0);
   inst.name = "a<b & \"c\" > 'd'";
   Schedule sch = one_f_one_b(inst);
   sch.solver = "heuristic <1F1B> & friends";
@@ -321,7 +321,7 @@ TEST(GanttSvg, EscapesSpecialCharactersInNames) {
 }
 
 TEST(GanttSvg, ShowsWhatTheSolverProved) {
-  const Instance inst = testing::uniform_instance(2, 2, 1.0, 1.0, 1.0);
+  const Instance inst = test_support::uniform_instance(2, 2, 1.0, 1.0, 1.0);
   Schedule sch = one_f_one_b(inst);
   const SimResult sim = simulate(inst, sch);
   EXPECT_EQ(render_svg_gantt(inst, sch, sim).find("lower bound"), std::string::npos);  // a heuristic's: nothing
@@ -338,7 +338,7 @@ TEST(GanttSvg, ShowsWhatTheSolverProved) {
 
 TEST(GanttSvg, InfeasibleSimulationStillRendersWithItsReason) {
   // Device 0 must hold two activations before its first backward, but only one fits.
-  const Instance inst = testing::uniform_instance(2, 2, 1.0, 1.0, 1.0, 0.0, GiB, GiB / 2, 1.5 * GiB);
+  const Instance inst = test_support::uniform_instance(2, 2, 1.0, 1.0, 1.0, 0.0, GiB, GiB / 2, 1.5 * GiB);
   const Schedule sch = one_f_one_b(inst);
   const SimResult sim = simulate(inst, sch);
   ASSERT_FALSE(sim.feasible);
@@ -365,8 +365,8 @@ TEST(GanttSvg, InfeasibleSimulationStillRendersWithItsReason) {
 
 TEST(GanttSvg, PendingTransfersOfADeadlockAreMarked) {
   // The reload must wait for memory that never frees: F0.1 holds it and B0.1 comes later.
-  Instance inst = offloadable(testing::uniform_instance(1, 2, 1.0, 1.0, 0.5, 0.0, GiB, GiB / 2, 1.2 * GiB));
-  const Schedule sch = testing::lists(inst, {{"F0.0@1", "F0.1", "R0.0", "B0.0", "W0.0", "B0.1", "W0.1"}});
+  Instance inst = offloadable(test_support::uniform_instance(1, 2, 1.0, 1.0, 0.5, 0.0, GiB, GiB / 2, 1.2 * GiB));
+  const Schedule sch = test_support::lists(inst, {{"F0.0@1", "F0.1", "R0.0", "B0.0", "W0.0", "B0.1", "W0.1"}});
   const SimResult sim = simulate(inst, sch);
   ASSERT_FALSE(sim.feasible);
   const bool pending =
@@ -379,7 +379,7 @@ TEST(GanttSvg, PendingTransfersOfADeadlockAreMarked) {
 }
 
 TEST(GanttSvg, XPositionsGrowWithTime) {
-  const Instance inst = testing::uniform_instance(4, 8, 1.0, 1.5, 0.7, 0.1);
+  const Instance inst = test_support::uniform_instance(4, 8, 1.0, 1.5, 0.7, 0.1);
   const Schedule sch = one_f_one_b(inst);
   const SimResult sim = simulate(inst, sch);
   ASSERT_TRUE(sim.feasible) << sim.reason;
@@ -408,13 +408,13 @@ TEST(GanttSvg, XPositionsGrowWithTime) {
 
 TEST(GanttSvg, LaterStagesOfADeviceAreLighter) {
   // V placement: device 0 holds stages 0 and 3, device 1 stages 1 and 2.
-  Instance inst = testing::uniform_instance(2, 1, 1.0, 1.0, 1.0);
+  Instance inst = test_support::uniform_instance(2, 1, 1.0, 1.0, 1.0);
   Instance v = inst;
   v.stages.push_back(inst.stages[1]);
   v.stages.push_back(inst.stages[0]);
   v.comm.assign(3, 0.0);
   ASSERT_EQ(v.placement(), Placement::kV);
-  const Schedule sch = testing::lists(v, {{"F0.0", "F3.0", "B3.0", "W3.0", "B0.0", "W0.0"},
+  const Schedule sch = test_support::lists(v, {{"F0.0", "F3.0", "B3.0", "W3.0", "B0.0", "W0.0"},
                                           {"F1.0", "F2.0", "B2.0", "W2.0", "B1.0", "W1.0"}});
   const SimResult sim = simulate(v, sch);
   ASSERT_TRUE(sim.feasible) << sim.reason;
@@ -438,9 +438,9 @@ TEST(GanttSvg, LaterStagesOfADeviceAreLighter) {
 
 TEST(GanttSvg, MicrobatchLabelsOnlyOnWideBoxes) {
   // Forwards are 100x shorter than backwards: at 1400 px the B boxes carry labels, F boxes don't.
-  const Instance inst = testing::uniform_instance(1, 3, 0.01, 1.0, 1.0);
+  const Instance inst = test_support::uniform_instance(1, 3, 0.01, 1.0, 1.0);
   const Schedule sch =
-      testing::lists(inst, {{"F0.0", "B0.0", "W0.0", "F0.1", "B0.1", "W0.1", "F0.2", "B0.2", "W0.2"}});
+      test_support::lists(inst, {{"F0.0", "B0.0", "W0.0", "F0.1", "B0.1", "W0.1", "F0.2", "B0.2", "W0.2"}});
   const SimResult sim = simulate(inst, sch);
   ASSERT_TRUE(sim.feasible) << sim.reason;
   const std::string svg = render_svg_gantt(inst, sch, sim);
@@ -456,7 +456,7 @@ TEST(GanttSvg, TickStepsAreRound) {
   EXPECT_DOUBLE_EQ(nice_tick_step(1234, 12), 200);
   EXPECT_DOUBLE_EQ(nice_tick_step(0, 10), 1);
   // The axis labels of a picture are multiples of one round step, starting at "0 ms".
-  const Instance inst = testing::uniform_instance(2, 3, 1.3, 1.1, 0.9);
+  const Instance inst = test_support::uniform_instance(2, 3, 1.3, 1.1, 0.9);
   const Schedule sch = one_f_one_b(inst);
   const std::string svg = render_svg_gantt(inst, sch, simulate(inst, sch));
   EXPECT_NE(svg.find("class=\"tick\" font-size=\"10\" fill=\"#555555\" text-anchor=\"start\">0 ms<"),

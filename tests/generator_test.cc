@@ -364,19 +364,19 @@ TEST(GeneratorDeterminism, SameInputsGiveByteIdenticalFiles) {
 
 // ---- the command line and the shipped files --------------------------------------------------
 
-constexpr const char* kCli = optpipe::testing::kCliPath;
+constexpr const char* kCli = optpipe::test_support::kCliPath;
 #define REQUIRE_CLI() OPTPIPE_REQUIRE_CLI()
 
-std::string quote(const std::string& s) { return optpipe::testing::shell_quote(s); }
+std::string quote(const std::string& s) { return optpipe::test_support::shell_quote(s); }
 
 std::string temp_path(const std::string& name) {
-  return optpipe::testing::temp_dir() + "gen-" + name;
+  return optpipe::test_support::temp_dir() + "gen-" + name;
 }
 
-std::string read_file(const std::string& path) { return optpipe::testing::read_text(path); }
+std::string read_file(const std::string& path) { return optpipe::test_support::read_text(path); }
 
-using CliRun = optpipe::testing::ShellRun;
-using optpipe::testing::run_shell;
+using CliRun = optpipe::test_support::ShellRun;
+using optpipe::test_support::run_shell;
 
 CliRun run_cli(const std::string& args) { return run_shell(quote(kCli) + " " + args); }
 

@@ -34,12 +34,16 @@
 #include "heuristics/registry.h"
 #include "heuristics/zb_greedy.h"
 #include "heuristics/zb_handcrafted.h"
+#include "tests/case_range.h"
 #include "tests/test_util.h"
 
 namespace optpipe {
 namespace {
 
-using testing::GiB;
+using test_support::case_range_name;
+using test_support::case_ranges;
+using test_support::CaseRange;
+using test_support::GiB;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -92,7 +96,7 @@ TEST(Heuristics, OneFOneBMakespanWithoutComm) {
   for (int p : {1, 2, 3, 4, 6, 8}) {
     for (int m : microbatch_counts(p)) {
       for (const Times& t : unequal_times()) {
-        const Instance inst = testing::uniform_instance(p, m, t.f, t.b, t.w);
+        const Instance inst = test_support::uniform_instance(p, m, t.f, t.b, t.w);
         const Schedule sch = build_or_fail(OneFOneB(), inst);
         const SimResult r = run_sim(inst, sch);
         ASSERT_TRUE(r.feasible) << r.reason;
@@ -108,7 +112,7 @@ TEST(Heuristics, OneFOneBMakespanWithComm) {
     for (int m : microbatch_counts(p)) {
       for (const Times& t : unequal_times()) {
         for (double c : {0.05, t.w / 4, t.w / 2}) {
-          const Instance inst = testing::uniform_instance(p, m, t.f, t.b, t.w, c);
+          const Instance inst = test_support::uniform_instance(p, m, t.f, t.b, t.w, c);
           const SimResult r = run_sim(inst, build_or_fail(OneFOneB(), inst));
           ASSERT_TRUE(r.feasible) << r.reason;
           EXPECT_NEAR(r.makespan, one_f_one_b_makespan(p, m, t, c), 1e-9)
@@ -116,7 +120,7 @@ TEST(Heuristics, OneFOneBMakespanWithComm) {
         }
         // Comm above T_W / 2: still a lower bound (a path through the dependency graph).
         const double big = 2 * t.w;
-        const Instance inst = testing::uniform_instance(p, m, t.f, t.b, t.w, big);
+        const Instance inst = test_support::uniform_instance(p, m, t.f, t.b, t.w, big);
         const SimResult r = run_sim(inst, build_or_fail(OneFOneB(), inst));
         ASSERT_TRUE(r.feasible) << r.reason;
         EXPECT_GE(r.makespan, one_f_one_b_makespan(p, m, t, big) - 1e-9) << "p=" << p << " m=" << m;
@@ -130,13 +134,13 @@ TEST(Heuristics, OneFOneBFusedBackwardBubble) {
   // (m+p-1)(T_F+T_B+T_W) (the unsplit B lasts backward + weight and holds the whole chain).
   for (int p : {2, 4, 5}) {
     for (int m : {p, 2 * p + 1}) {
-      Instance inst = testing::uniform_instance(p, m, 1.0, 1.5, 0.5);
+      Instance inst = test_support::uniform_instance(p, m, 1.0, 1.5, 0.5);
       inst.split_backward = false;
       for (Stage& st : inst.stages) st.weight_activation = 0;
       const Schedule sch = build_or_fail(OneFOneB(), inst);
       const SimResult r = run_sim(inst, sch);
       ASSERT_TRUE(r.feasible) << r.reason;
-      EXPECT_NEAR(testing::span_bubble(sch, r), (p - 1) * 3.0, 1e-9) << "p=" << p << " m=" << m;
+      EXPECT_NEAR(test_support::span_bubble(sch, r), (p - 1) * 3.0, 1e-9) << "p=" << p << " m=" << m;
       EXPECT_NEAR(r.makespan, (m + p - 1) * 3.0, 1e-9) << "p=" << p << " m=" << m;
     }
   }
@@ -154,11 +158,11 @@ TEST(Heuristics, ZbH1BubbleClosedForm) {
       for (const Times& t : zb_times()) {
         const double expected = (p - 1) * (t.f + t.b - t.w);
         if (expected < 0) continue;
-        const Instance inst = testing::uniform_instance(p, m, t.f, t.b, t.w);
+        const Instance inst = test_support::uniform_instance(p, m, t.f, t.b, t.w);
         const Schedule sch = build_or_fail(ZbH1(), inst);
         const SimResult r = run_sim(inst, sch);
         ASSERT_TRUE(r.feasible) << r.reason;
-        EXPECT_NEAR(testing::span_bubble(sch, r), expected, 1e-9)
+        EXPECT_NEAR(test_support::span_bubble(sch, r), expected, 1e-9)
             << "p=" << p << " m=" << m << " F=" << t.f << " B=" << t.b << " W=" << t.w;
       }
     }
@@ -171,11 +175,11 @@ TEST(Heuristics, ZbH2BubbleClosedForm) {
       for (const Times& t : zb_times()) {
         const double expected = (p - 1) * (t.f + t.b - 2 * t.w);
         if (expected < 0) continue;
-        const Instance inst = testing::uniform_instance(p, m, t.f, t.b, t.w);
+        const Instance inst = test_support::uniform_instance(p, m, t.f, t.b, t.w);
         const Schedule sch = build_or_fail(ZbH2(), inst);
         const SimResult r = run_sim(inst, sch);
         ASSERT_TRUE(r.feasible) << r.reason;
-        EXPECT_NEAR(testing::span_bubble(sch, r), expected, 1e-9)
+        EXPECT_NEAR(test_support::span_bubble(sch, r), expected, 1e-9)
             << "p=" << p << " m=" << m << " F=" << t.f << " B=" << t.b << " W=" << t.w;
       }
     }
@@ -186,12 +190,12 @@ TEST(Heuristics, ZbH1AndH2BeatOneFOneBAtEqualTimes) {
   // [ZB] Table 2 at T_F = T_B = T_W = 1: 1F1B's per-device-span bubble with W right after B is
   // (p-1)(T_F+T_B) = 2(p-1) on stage 0, ZB-H1's (p-1), ZB-H2's 0.
   for (int p : {2, 4, 8}) {
-    const Instance inst = testing::uniform_instance(p, 3 * p, 1, 1, 1);
+    const Instance inst = test_support::uniform_instance(p, 3 * p, 1, 1, 1);
     const Schedule a = build_or_fail(OneFOneB(), inst), h1 = build_or_fail(ZbH1(), inst),
                    h2 = build_or_fail(ZbH2(), inst);
-    EXPECT_NEAR(testing::span_bubble(a, run_sim(inst, a)), 2.0 * (p - 1), 1e-9);
-    EXPECT_NEAR(testing::span_bubble(h1, run_sim(inst, h1)), 1.0 * (p - 1), 1e-9);
-    EXPECT_NEAR(testing::span_bubble(h2, run_sim(inst, h2)), 0.0, 1e-9);
+    EXPECT_NEAR(test_support::span_bubble(a, run_sim(inst, a)), 2.0 * (p - 1), 1e-9);
+    EXPECT_NEAR(test_support::span_bubble(h1, run_sim(inst, h1)), 1.0 * (p - 1), 1e-9);
+    EXPECT_NEAR(test_support::span_bubble(h2, run_sim(inst, h2)), 0.0, 1e-9);
   }
 }
 
@@ -213,7 +217,7 @@ TEST(Heuristics, PeakActivationsPerStage) {
   for (int p : {1, 2, 3, 4, 7}) {
     for (int m : {1, p - 1, p, p + 2, 2 * p - 1, 2 * p + 3}) {
       if (m < 1) continue;
-      const Instance inst = testing::uniform_instance(p, m, 1.1, 1.7, 0.6, 0.0, mb, mw);
+      const Instance inst = test_support::uniform_instance(p, m, 1.1, 1.7, 0.6, 0.0, mb, mw);
       const Schedule a = build_or_fail(OneFOneB(), inst), g = build_or_fail(GPipe(), inst);
       const Schedule h1 = build_or_fail(ZbH1(), inst), h2 = build_or_fail(ZbH2(), inst);
       for (int s = 0; s < p; ++s) {
@@ -235,10 +239,10 @@ TEST(Heuristics, PeakActivationsPerStage) {
 TEST(Heuristics, GPipePeakOnAnyPlacement) {
   // GPipe runs every forward of a device before its first backward: peak = m · Σ M_B of its stages.
   std::mt19937 rng(11);
-  testing::RandomInstanceOptions opt;
+  test_support::RandomInstanceOptions opt;
   opt.max_devices = 5;
   for (int i = 0; i < 40; ++i) {
-    const Instance inst = testing::random_instance(rng, opt);
+    const Instance inst = test_support::random_instance(rng, opt);
     const Schedule sch = build_or_fail(GPipe(), inst);
     const SimResult r = run_sim(inst, sch);
     ASSERT_TRUE(r.feasible) << r.reason;
@@ -255,7 +259,7 @@ TEST(Heuristics, GPipePeakOnAnyPlacement) {
 
 // p = 4 uniform stages of 8 GiB activations on devices with 20 GiB static memory.
 Instance tight_uniform(double limit) {
-  Instance inst = testing::uniform_instance(4, 8, 1, 1, 1, 0.0, 8 * GiB, 4 * GiB);
+  Instance inst = test_support::uniform_instance(4, 8, 1, 1, 1, 0.0, 8 * GiB, 4 * GiB);
   for (Device& d : inst.devices) {
     d.static_memory = 20 * GiB;
     d.memory_limit = limit;
@@ -311,7 +315,7 @@ TEST(Heuristics, RunHeuristicExplainsAOneFOneBShortfall) {
 }
 
 Instance two_chunk_instance(bool v_placement, bool split) {
-  Instance inst = testing::uniform_instance(4, 6, 1, 1, 1);
+  Instance inst = test_support::uniform_instance(4, 6, 1, 1, 1);
   inst.devices.resize(2);
   for (int s = 0; s < 4; ++s) inst.stages[s].device = v_placement ? (s < 2 ? s : 3 - s) : s % 2;
   inst.split_backward = split;
@@ -332,7 +336,7 @@ TEST(Heuristics, RunHeuristicReturnsTheReasonAHeuristicDoesNotApply) {
     EXPECT_EQ(r.reason, h->title() + " needs one stage per device with stage s on device s (this instance's "
                                      "placement: " + to_string(Placement::kV) + ")");
   }
-  Instance fused = testing::uniform_instance(3, 4, 1, 1, 1);
+  Instance fused = test_support::uniform_instance(3, 4, 1, 1, 1);
   fused.split_backward = false;
   for (Stage& st : fused.stages) st.weight_activation = 0;
   for (const char* name : {"zb-h1", "zb-h2"}) {
@@ -341,7 +345,7 @@ TEST(Heuristics, RunHeuristicReturnsTheReasonAHeuristicDoesNotApply) {
     EXPECT_NE(r.reason.find("needs a split backward"), std::string::npos) << r.reason;
   }
   // PipeOffload needs an offloadable stage.
-  const HeuristicResult po = run_heuristic(PipeOffload(), testing::uniform_instance(3, 4, 1, 1, 1));
+  const HeuristicResult po = run_heuristic(PipeOffload(), test_support::uniform_instance(3, 4, 1, 1, 1));
   EXPECT_FALSE(po.ok());
   EXPECT_NE(po.reason.find("no stage of this instance can be offloaded"), std::string::npos) << po.reason;
   EXPECT_EQ(find_heuristic("no-such-heuristic"), nullptr);
@@ -372,7 +376,7 @@ class BrokenLists final : public Heuristic {
 };
 
 TEST(Heuristics, RunHeuristicNamesBugsAndSilentFailures) {
-  const Instance inst = testing::uniform_instance(2, 2, 1, 1, 1);
+  const Instance inst = test_support::uniform_instance(2, 2, 1, 1, 1);
   const HeuristicResult silent = run_heuristic(SilentFailure(), inst);
   EXPECT_FALSE(silent.ok());
   EXPECT_EQ(silent.reason, "Silent produced no schedule");
@@ -384,7 +388,7 @@ TEST(Heuristics, RunHeuristicNamesBugsAndSilentFailures) {
 
 TEST(Heuristics, RunAllHeuristicsPicksTheSmallestFeasibleMakespan) {
   std::vector<Instance> cases;
-  cases.push_back(testing::uniform_instance(4, 8, 1, 1.5, 0.5));
+  cases.push_back(test_support::uniform_instance(4, 8, 1, 1.5, 0.5));
   cases.push_back(two_chunk_instance(true, true));
   cases.push_back(two_chunk_instance(false, false));
   Instance tight = tight_uniform(44 * GiB);  // too small for 1F1B and GPipe
@@ -436,7 +440,7 @@ TEST(Heuristics, RunAllHeuristicsPicksTheSmallestFeasibleMakespan) {
 TEST(Heuristics, RunAllHeuristicsTiesGoToTheEarlierHeuristic) {
   // One stage, one microbatch: F, B, W is the only order, so every schedule lasts F+B+W and
   // GPipe, first in the list, wins.
-  const Instance inst = testing::uniform_instance(1, 1, 1, 2, 3);
+  const Instance inst = test_support::uniform_instance(1, 1, 1, 2, 3);
   const BestResult all = run_all_heuristics(inst, false);
   ASSERT_EQ(all.best, 0);
   EXPECT_EQ(all.best_result()->name, "gpipe");
@@ -509,19 +513,24 @@ void expect_sound(const Instance& inst, const HeuristicResult& r, const std::str
   }
 }
 
-TEST(Heuristics, EveryOutputIsValidFitsAndCarriesItsSimulation) {
+// Every heuristic on 300 random instances, in ranges of them (tests/case_range.h).
+using HeuristicsOnRandomInstances = test_support::CaseRangeTest;
+
+TEST_P(HeuristicsOnRandomInstances, EveryOutputIsValidFitsAndCarriesItsSimulation) {
+  const CaseRange range = GetParam();
   std::mt19937 rng(2024);
   int produced = 0, offloading = 0, tight_ok = 0;
-  for (int i = 0; i < 300; ++i) {
-    testing::RandomInstanceOptions opt;
+  for (int i = 0; i < range.end; ++i) {
+    test_support::RandomInstanceOptions opt;
     opt.tight_memory = i % 2 == 0;
     opt.offloadable_probability = i % 3 == 0 ? 1.0 : 0.5;
     if (i % 5 == 4) {
       opt.max_devices = 6;
       opt.max_microbatches = 12;
     }
-    Instance inst = testing::random_instance(rng, opt);
+    Instance inst = test_support::random_instance(rng, opt);
     inst.name = "random-" + std::to_string(i);
+    if (!range.contains(i)) continue;  // drawn only to keep the engine in step
     for (const auto& h : all_heuristics()) {
       const HeuristicResult r = run_heuristic(*h, inst);
       const std::string what = h->name() + " on case " + std::to_string(i);
@@ -548,15 +557,20 @@ TEST(Heuristics, EveryOutputIsValidFitsAndCarriesItsSimulation) {
     }
   }
   // The random cases must exercise what they claim to.
-  EXPECT_GT(produced, 200);
-  EXPECT_GT(tight_ok, 40);
-  EXPECT_GT(offloading, 5);
+  EXPECT_GT(produced, range.share(200));
+  EXPECT_GT(tight_ok, range.share(40));
+  EXPECT_GT(offloading, range.share(5));
 }
+INSTANTIATE_TEST_SUITE_P(Seed2024, HeuristicsOnRandomInstances, testing::ValuesIn(case_ranges(300, 3)),
+                         case_range_name);
 
-TEST(Heuristics, MemoryAwareHeuristicsNeverReturnADeadlock) {
-  // build() itself (not only run_heuristic's filter) must return lists that complete under the
-  // limits, for ZB greedy, PipeOffload and AdaOffload, and for AdaOffload started from any
-  // random base order.
+// build() itself (not only run_heuristic's filter) must return lists that complete under the
+// limits, for ZB greedy, PipeOffload and AdaOffload, and for AdaOffload started from any random
+// base order; on 200 random instances, in ranges of them.
+using MemoryAwareHeuristics = test_support::CaseRangeTest;
+
+TEST_P(MemoryAwareHeuristics, NeverReturnADeadlock) {
+  const CaseRange range = GetParam();
   std::mt19937 rng(77);
   const std::vector<const Heuristic*> aware = {find_heuristic("zb-greedy"), find_heuristic("pipe-offload"),
                                                find_heuristic("ada-offload")};
@@ -565,15 +579,18 @@ TEST(Heuristics, MemoryAwareHeuristicsNeverReturnADeadlock) {
     EXPECT_TRUE(h->memory_aware()) << h->name();
   }
   int built = 0, from_random_base = 0;
-  for (int i = 0; i < 200; ++i) {
-    testing::RandomInstanceOptions opt;
+  for (int i = 0; i < range.end; ++i) {
+    test_support::RandomInstanceOptions opt;
     opt.tight_memory = true;
     opt.offloadable_probability = 0.8;
     if (i % 5 == 4) {
       opt.max_devices = 6;
       opt.max_microbatches = 12;
     }
-    const Instance inst = testing::random_instance(rng, opt);
+    const Instance inst = test_support::random_instance(rng, opt);
+    // The random order for AdaOffload, drawn here, before the builds (which draw nothing).
+    const Schedule base = test_support::random_valid_schedule(inst, rng, 0.2);
+    if (!range.contains(i)) continue;  // drawn only to keep the engine in step
     for (const Heuristic* h : aware) {
       const Built b = h->build(inst);
       if (!b.schedule) {
@@ -589,7 +606,6 @@ TEST(Heuristics, MemoryAwareHeuristicsNeverReturnADeadlock) {
       EXPECT_TRUE(r.feasible) << h->name() << " case " << i << ": " << r.reason;
     }
     // AdaOffload repairing a random order (which may carry offloads of its own).
-    const Schedule base = testing::random_valid_schedule(inst, rng, 0.2);
     const Built b = ada_offload_from(inst, base, "a random order");
     if (!b.schedule) continue;
     ++from_random_base;
@@ -600,9 +616,10 @@ TEST(Heuristics, MemoryAwareHeuristicsNeverReturnADeadlock) {
       EXPECT_LE(r.peak_memory[d], inst.devices[d].memory_limit + kMemoryTolerance);
     }
   }
-  EXPECT_GT(built, 40);
-  EXPECT_GT(from_random_base, 10);
+  EXPECT_GT(built, range.share(40));
+  EXPECT_GT(from_random_base, range.share(10));
 }
+INSTANTIATE_TEST_SUITE_P(Seed77, MemoryAwareHeuristics, testing::ValuesIn(case_ranges(200, 2)), case_range_name);
 
 TEST(Heuristics, BestIsAtMostEveryFeasibleHeuristic) {
   // No order between the heuristics is assumed (AdaOffload may lose to ZB greedy and vice versa);
@@ -610,9 +627,9 @@ TEST(Heuristics, BestIsAtMostEveryFeasibleHeuristic) {
   std::mt19937 rng(5);
   int found = 0;
   for (int i = 0; i < 100; ++i) {
-    testing::RandomInstanceOptions opt;
+    test_support::RandomInstanceOptions opt;
     opt.tight_memory = i % 3 != 0;
-    const Instance inst = testing::random_instance(rng, opt);
+    const Instance inst = test_support::random_instance(rng, opt);
     const BestResult all = run_all_heuristics(inst, false);
     bool any = false;
     for (const HeuristicResult& r : all.results) any = any || r.ok();
@@ -640,7 +657,7 @@ TEST(Heuristics, AdaOffloadWithUnlimitedMemoryIsTheBestBaseUnchanged) {
   // each of them.
   std::mt19937 rng(8);
   for (int i = 0; i < 40; ++i) {
-    const Instance inst = testing::random_instance(rng);
+    const Instance inst = test_support::random_instance(rng);
     const HeuristicResult ada = run_heuristic(AdaOffload(), inst);
     ASSERT_TRUE(ada.ok()) << ada.reason;
     EXPECT_FALSE(ada.schedule->has_offload()) << "case " << i;
@@ -667,14 +684,14 @@ double request_time(const std::vector<Action>& list, const std::vector<ActionTim
 
 TEST(Heuristics, OffloadEditMatchesBruteForceAtEveryPosition) {
   std::mt19937 rng(99);
-  testing::RandomInstanceOptions opt;
+  test_support::RandomInstanceOptions opt;
   opt.max_devices = 3;
   opt.max_microbatches = 4;
   opt.offloadable_probability = 0.7;
   int checked_positions = 0;
   for (int i = 0; i < 150; ++i) {
-    const Instance inst = testing::random_instance(rng, opt);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.4);
+    const Instance inst = test_support::random_instance(rng, opt);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.4);
     ASSERT_TRUE(check_structure(inst, sch).empty());
     for (int d = 0; d < inst.num_devices(); ++d) {
       for (const Action& a : sch.devices[d]) {

@@ -21,7 +21,7 @@ namespace optpipe {
 namespace {
 
 using nlohmann::json;
-using testing::GiB;
+using test_support::GiB;
 
 // A valid instance: 2 devices, 2 stages (one per device), split backward.
 json base() {
@@ -397,7 +397,7 @@ TEST(InstanceIo, ByteStringsParse) {
 }
 
 TEST(InstanceIo, LoadMissingFileNamesTheFile) {
-  const std::string path = testing::temp_dir() + "no-such-instance.json";
+  const std::string path = test_support::temp_dir() + "no-such-instance.json";
   std::filesystem::remove(path);
   try {
     load_instance(path);
@@ -410,7 +410,7 @@ TEST(InstanceIo, LoadMissingFileNamesTheFile) {
 }
 
 TEST(InstanceIo, LoadErrorNamesFileAndField) {
-  const std::string path = testing::temp_dir() + "bad-instance.json";
+  const std::string path = test_support::temp_dir() + "bad-instance.json";
   json doc = base();
   doc["stages"][1]["forward"] = -2;
   {
@@ -600,7 +600,7 @@ TEST(InstanceIo, RoundTrip) {
   EXPECT_TRUE(warnings.empty());
   // Through text, too (doubles must print exactly), and through a file.
   expect_same(inst, parse_instance(instance_to_json(inst).dump()));
-  const std::string path = testing::temp_dir() + "round-trip.json";
+  const std::string path = test_support::temp_dir() + "round-trip.json";
   save_instance(inst, path);
   expect_same(inst, load_instance(path));
   std::filesystem::remove(path);
@@ -608,7 +608,7 @@ TEST(InstanceIo, RoundTrip) {
   // Uniform comm, unsplit and a single stage round-trip too.
   inst.comm.assign(5, 0.07);
   expect_same(inst, parse_instance(instance_to_json(inst).dump()));
-  Instance unsplit = testing::uniform_instance(1, 3, 1, 2, 3, 0.0, GiB, 0.0);
+  Instance unsplit = test_support::uniform_instance(1, 3, 1, 2, 3, 0.0, GiB, 0.0);
   unsplit.split_backward = false;
   expect_same(unsplit, parse_instance(instance_to_json(unsplit).dump()));
 }

@@ -18,7 +18,7 @@
 namespace optpipe {
 namespace {
 
-using testing::GiB;
+using test_support::GiB;
 
 // d devices, S = v·d stages in the loop placement, equal times, unlimited memory, static 0.
 Instance loop_instance(int d, int v, int m, double f, double b, double w, bool split, double act = GiB,
@@ -53,7 +53,7 @@ TEST(Interleaved1F1B, ValidOnManyLoopInstances) {
       for (int m = 1; m <= 3 * d + 5; ++m) {
         for (bool split : {true, false}) {
           Instance inst = loop_instance(d, v, m, 1, 1, 1, split);
-          testing::randomise_costs(inst, rng);
+          test_support::randomise_costs(inst, rng);
           const std::string what =
               "d=" + std::to_string(d) + " v=" + std::to_string(v) + " m=" + std::to_string(m);
           const Built built = h.build(inst);
@@ -74,7 +74,7 @@ TEST(Interleaved1F1B, ValidOnManyLoopInstances) {
 }
 
 TEST(Interleaved1F1B, DeclinesOtherPlacements) {
-  const Instance plain = testing::uniform_instance(4, 8, 1, 1, 1);
+  const Instance plain = test_support::uniform_instance(4, 8, 1, 1, 1);
   const Built built = Interleaved1F1B().build(plain);
   EXPECT_FALSE(built.schedule.has_value());
   EXPECT_NE(built.reason.find("loop"), std::string::npos) << built.reason;
@@ -167,13 +167,13 @@ TEST(Interleaved1F1B, BubbleIsOneVthOfOneFOneB) {
         ASSERT_TRUE(built.schedule);
         SimOptions opt;
         opt.enforce_memory_limit = false;
-        const double bubble = testing::span_bubble(*built.schedule, simulate(inst, *built.schedule, opt));
+        const double bubble = test_support::span_bubble(*built.schedule, simulate(inst, *built.schedule, opt));
 
-        Instance one = testing::uniform_instance(p, m, v, v, v);
+        Instance one = test_support::uniform_instance(p, m, v, v, v);
         one.split_backward = false;
         const Built ref = OneFOneB().build(one);
         ASSERT_TRUE(ref.schedule);
-        const double ref_bubble = testing::span_bubble(*ref.schedule, simulate(one, *ref.schedule, opt));
+        const double ref_bubble = test_support::span_bubble(*ref.schedule, simulate(one, *ref.schedule, opt));
         EXPECT_NEAR(ref_bubble, 3.0 * v * (p - 1), 1e-9);
         EXPECT_NEAR(bubble, ref_bubble / v, 1.0) << "p=" << p << " v=" << v << " m=" << m;
       }

@@ -42,13 +42,13 @@ TEST(Lns, ImprovesWorstHeuristicsAndStaysValid) {
   std::mt19937 rng(3);
   int runs = 0, improved = 0;
   for (int i = 0; i < 30; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.min_devices = 2;
     o.max_devices = 4;
     o.min_microbatches = 4;
     o.max_microbatches = 6;
     o.tight_memory = i % 2 == 0;
-    const Instance inst = testing::random_instance(rng, o);
+    const Instance inst = test_support::random_instance(rng, o);
     const std::optional<Schedule> start = worst_heuristic(inst);
     if (!start) continue;
     const double before = simulate(inst, *start, quiet()).makespan;
@@ -86,13 +86,13 @@ TEST(Lns, NeighbourhoodSearchKeepsTheFixedMicrobatchesAsTheyWere) {
   std::mt19937 rng(8);
   int checked = 0, changed = 0;
   for (int i = 0; i < 40; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.min_devices = 2;
     o.max_devices = 3;
     o.min_microbatches = 3;
     o.max_microbatches = 5;
     o.tight_memory = i % 2 == 0;
-    const Instance inst = testing::random_instance(rng, o);
+    const Instance inst = test_support::random_instance(rng, o);
     const std::optional<Schedule> start = worst_heuristic(inst);
     if (!start) continue;
     Neighbourhood nb;
@@ -120,11 +120,11 @@ TEST(Lns, SolverResultIsTheSameWithAndWithoutItWhenProven) {
   std::mt19937 rng(21);
   int proven = 0;
   for (int i = 0; i < 20; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.max_devices = 3;
     o.max_microbatches = 4;
     o.tight_memory = i % 2 == 0;
-    const Instance inst = testing::random_instance(rng, o);
+    const Instance inst = test_support::random_instance(rng, o);
     const std::optional<Schedule> start = worst_heuristic(inst);
     if (!start) continue;
     SolveOptions so;

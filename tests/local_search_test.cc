@@ -64,13 +64,13 @@ std::vector<Instance> random_instances(int count, std::uint32_t seed, int max_de
   std::mt19937 rng(seed);
   std::vector<Instance> out;
   for (int i = 0; i < count; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.max_devices = max_devices;
     o.max_microbatches = max_microbatches;
     o.tight_memory = i % 2 == 1;
     o.offloadable_probability = i % 3 == 2 ? 0.0 : 0.7;
-    Instance inst = testing::random_instance(rng, o);
-    if (i % 4 == 3) testing::squeeze_memory(inst, 1.05);
+    Instance inst = test_support::random_instance(rng, o);
+    if (i % 4 == 3) test_support::squeeze_memory(inst, 1.05);
     inst.name = "random-" + std::to_string(i);
     out.push_back(std::move(inst));
   }
@@ -86,7 +86,7 @@ std::string label(const Instance& inst) {
 // A random well-formed schedule that completes, or nullopt after `tries` deadlocking ones.
 std::optional<Schedule> random_feasible_schedule(const Instance& inst, std::mt19937& rng, int tries = 30) {
   for (int t = 0; t < tries; ++t) {
-    Schedule s = testing::random_valid_schedule(inst, rng, 0.4);
+    Schedule s = test_support::random_valid_schedule(inst, rng, 0.4);
     if (simulate(inst, s, SimOptions{false, false, true}).feasible) return s;
   }
   return std::nullopt;
@@ -101,7 +101,7 @@ TEST(LocalSearch, EveryMoveAgreesWithTheValidator) {
   for (const Instance& inst : random_instances(60, 11, 3, 4)) {
     SCOPED_TRACE(label(inst));
     for (int rep = 0; rep < 2; ++rep) {
-      const Schedule sch = testing::random_valid_schedule(inst, rng, 0.5);
+      const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.5);
       ASSERT_TRUE(well_formed(inst, sch));
       for (const Move& mv : local_search::all_moves(inst, sch, 3)) {
         ++moves;
@@ -147,7 +147,7 @@ TEST(LocalSearch, AdjacentInterchangesAreComplete) {
   int compared = 0;
   for (const Instance& inst : random_instances(60, 12, 3, 4)) {
     SCOPED_TRACE(label(inst));
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.5);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.5);
     for (int d = 0; d < sch.num_devices(); ++d) {
       const auto& list = sch.devices[d];
       for (int i = 0; i < static_cast<int>(list.size()); ++i) {
@@ -180,7 +180,7 @@ TEST(LocalSearch, ReloadPositionsAreComplete) {
   for (const Instance& inst : random_instances(80, 13, 3, 4)) {
     if (!inst.can_offload()) continue;
     SCOPED_TRACE(label(inst));
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.8);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.8);
     for (int d = 0; d < sch.num_devices(); ++d) {
       const auto& list = sch.devices[d];
       const int n = static_cast<int>(list.size());
@@ -215,7 +215,7 @@ TEST(LocalSearch, NewOffloadPositionsAreComplete) {
   for (const Instance& inst : random_instances(80, 14, 3, 3)) {
     if (!inst.can_offload()) continue;
     SCOPED_TRACE(label(inst));
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.3);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.3);
     for (int d = 0; d < sch.num_devices(); ++d) {
       const auto& list = sch.devices[d];
       const int n = static_cast<int>(list.size());
@@ -253,13 +253,13 @@ TEST(LocalSearch, NewOffloadPositionsAreComplete) {
 TEST(LocalSearch, ShiftCarriesTheOwnReload) {
   // An F moving past its own R takes the R along (right after it); a B moving before its own R
   // takes the R along (right before it); other Rs keep their place between the compute actions.
-  Instance inst = testing::uniform_instance(2, 3, 1, 1, 1);
+  Instance inst = test_support::uniform_instance(2, 3, 1, 1, 1);
   for (Stage& st : inst.stages) st.offload = st.reload = 0.5;
   const std::vector<std::string> rest = {"W0.0", "F0.2", "B0.1", "W0.1", "B0.2", "W0.2"};
   const std::vector<std::string> dev1 = {"F1.0", "B1.0", "W1.0", "F1.1", "B1.1", "W1.1", "F1.2", "B1.2", "W1.2"};
   auto make = [&](std::vector<std::string> head) {
     head.insert(head.end(), rest.begin(), rest.end());
-    return testing::lists(inst, std::vector<std::vector<std::string>>{head, dev1});
+    return test_support::lists(inst, std::vector<std::vector<std::string>>{head, dev1});
   };
   struct Case {
     std::vector<std::string> before;
@@ -285,12 +285,12 @@ TEST(LocalSearch, ShiftCarriesTheOwnReload) {
     EXPECT_TRUE(well_formed(inst, sch));
   }
   // The R of another op stays in its gap (after the first compute action of the pair).
-  Schedule other = testing::lists(
+  Schedule other = test_support::lists(
       inst, std::vector<std::vector<std::string>>{
                 {"F0.0", "F0.1@1", "B0.0", "W0.0", "R0.1", "F0.2", "B0.1", "W0.1", "B0.2", "W0.2"}, dev1});
   ASSERT_TRUE(local_search::apply_move(inst, other, Move{MoveKind::kShift, 0, 3, 1, 0.0, 0}));
   EXPECT_EQ(text(other),
-            text(testing::lists(inst, std::vector<std::vector<std::string>>{
+            text(test_support::lists(inst, std::vector<std::vector<std::string>>{
                                           {"F0.0", "F0.1@1", "B0.0", "F0.2", "R0.1", "W0.0", "B0.1", "W0.1", "B0.2", "W0.2"},
                                           dev1})));
   // Two ops of one stage and type are never interchanged.
@@ -363,7 +363,7 @@ TEST(LocalSearch, NeverWorseThanTheStartOnRandomInstances) {
 TEST(LocalSearch, ImprovesGPipeWithoutMemoryPressure) {
   // GPipe leaves a bubble of (p-1)(F+B+W)-ish that 1F1B-like orders with W filling the gaps
   // remove; from GPipe's lists the search must find a strictly shorter schedule.
-  const Instance inst = testing::uniform_instance(3, 6, 1.0, 1.2, 0.8, 0.05);
+  const Instance inst = test_support::uniform_instance(3, 6, 1.0, 1.2, 0.8, 0.05);
   Built b = GPipe().build(inst);
   ASSERT_TRUE(b.schedule) << b.reason;
   LocalSearchOptions o;
@@ -386,18 +386,18 @@ TEST(LocalSearch, NeverBelowTheBruteForceOptimumAndReachesItOften) {
   LocalSearchOptions o;
   o.max_evaluations = 1500;
   for (int i = 0; i < 400 && cases < 24; ++i) {
-    testing::RandomInstanceOptions ro;
+    test_support::RandomInstanceOptions ro;
     ro.min_devices = i % 5 == 4 ? 1 : 2;
     ro.max_devices = 2;
     ro.min_microbatches = 2;
     ro.max_microbatches = i % 3 == 0 ? 3 : 2;
     ro.tight_memory = i % 2 == 1;
     ro.offloadable_probability = (i / 2) % 2 == 0 ? 0.6 : 0.0;
-    Instance inst = testing::random_instance(gen, ro);
-    if (i % 4 == 3) testing::squeeze_memory(inst, 1.05);
-    if (testing::count_schedules(inst, 30'000) > 30'000) continue;
+    Instance inst = test_support::random_instance(gen, ro);
+    if (i % 4 == 3) test_support::squeeze_memory(inst, 1.05);
+    if (test_support::count_schedules(inst, 30'000) > 30'000) continue;
     inst.name = "tiny-" + std::to_string(i);
-    const testing::BruteForceResult bf = testing::brute_force_optimum(inst, 30'000);
+    const test_support::BruteForceResult bf = test_support::brute_force_optimum(inst, 30'000);
     ASSERT_FALSE(bf.aborted);
     if (!bf.feasible) continue;
     ++cases;
@@ -489,13 +489,13 @@ TEST(LocalSearch, StopsAtItsTarget) {
 // 5. Bad starts.
 
 TEST(LocalSearch, RefusesMalformedOrDeadlockingStarts) {
-  const Instance inst = testing::uniform_instance(2, 2, 1, 1, 1);
-  Schedule missing = testing::lists(inst, {{"F0.0", "F0.1", "B0.0", "W0.0", "B0.1"},
+  const Instance inst = test_support::uniform_instance(2, 2, 1, 1, 1);
+  Schedule missing = test_support::lists(inst, {{"F0.0", "F0.1", "B0.0", "W0.0", "B0.1"},
                                            {"F1.0", "B1.0", "W1.0", "F1.1", "B1.1", "W1.1"}});
   EXPECT_THROW(improve_schedule(inst, missing), InputError);
   // Well formed, but a cycle: F1.1 waits for F0.1, which comes after B0.0, which waits for B1.0,
   // which comes after F1.1.
-  Schedule cycle = testing::lists(inst, {{"F0.0", "B0.0", "W0.0", "F0.1", "B0.1", "W0.1"},
+  Schedule cycle = test_support::lists(inst, {{"F0.0", "B0.0", "W0.0", "F0.1", "B0.1", "W0.1"},
                                          {"F1.0", "F1.1", "B1.0", "W1.0", "B1.1", "W1.1"}});
   ASSERT_TRUE(well_formed(inst, cycle));
   ASSERT_FALSE(simulate(inst, cycle).feasible);

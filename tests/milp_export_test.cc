@@ -51,14 +51,14 @@ namespace {
 
 namespace fs = std::filesystem;
 using milp::Formulation;
-using testing::GiB;
+using test_support::GiB;
 
 std::string instance_path(const std::string& name) {
   return std::string(OPTPIPE_SOURCE_DIR) + "/instances/" + name + ".json";
 }
 
 std::string temp_path(const std::string& name) {
-  return optpipe::testing::temp_file("milp", name);
+  return optpipe::test_support::temp_file("milp", name);
 }
 
 // Every violation of the warm start, joined (empty when feasible).
@@ -112,7 +112,7 @@ TEST(MilpModel, MergesTermsAndReportsViolations) {
 bool has_var(const Formulation& f, const std::string& name) { return f.model.find_variable(name) >= 0; }
 
 TEST(MilpStructure, NoBinaryForPairsOrderedByPrecedence) {
-  const Instance inst = testing::uniform_instance(2, 3, 1.0, 1.0, 1.0);
+  const Instance inst = test_support::uniform_instance(2, 3, 1.0, 1.0, 1.0);
   const Formulation f = milp::build_formulation(inst, 100.0);
   EXPECT_TRUE(f.exact);
   for (int s = 0; s < 2; ++s) {
@@ -142,12 +142,12 @@ TEST(MilpStructure, CountsMatchTheFormulas) {
     for (const int m : {2, 3, 5}) {
       for (const bool tight : {false, true}) {
         const int p = 3;
-        Instance inst = testing::uniform_instance(p, m, 1.0, 1.2, split ? 0.7 : 0.0, 0.1);
+        Instance inst = test_support::uniform_instance(p, m, 1.0, 1.2, split ? 0.7 : 0.0, 0.1);
         inst.split_backward = split;
         if (!split) {
           for (Stage& st : inst.stages) st.weight_activation = 0;
         }
-        if (tight) testing::squeeze_memory(inst, 2.5);
+        if (tight) test_support::squeeze_memory(inst, 2.5);
         const Formulation f = milp::build_formulation(inst, 1000.0);
         const int T = split ? 3 : 2, pairs = m * (m - 1) / 2;
         const int binaries = p * (split ? 3 : 1) * pairs;
@@ -166,13 +166,13 @@ TEST(MilpStructure, CountsMatchTheFormulas) {
 }
 
 TEST(MilpStructure, OffloadFamilies) {
-  Instance inst = testing::uniform_instance(2, 3, 1.0, 1.0, 1.0);
+  Instance inst = test_support::uniform_instance(2, 3, 1.0, 1.0, 1.0);
   for (Stage& st : inst.stages) {
     st.offload = 0.5;
     st.reload = 0.5;
   }
   inst.offload_levels = {0.0, 0.5, 1.0};
-  testing::squeeze_memory(inst, 2.0);
+  test_support::squeeze_memory(inst, 2.0);
   const Formulation f = milp::build_formulation(inst, 100.0);
   EXPECT_FALSE(f.exact);
   EXPECT_EQ(f.stats.offload_binaries, 2 * 3 * 2);  // (stage, microbatch, level > 0)
@@ -298,7 +298,7 @@ TEST(MilpStructure, LpAndMpsFilesMatchTheModel) {
 
 TEST(MilpWarmStart, BestKnownOffloadScheduleIsFeasible) {
   const Instance inst = load_instance(instance_path("offload-slow-pcie-4x8"));
-  const Schedule sch = testing::offload_slow_witness(inst);
+  const Schedule sch = test_support::offload_slow_witness(inst);
   expect_warm_start_feasible(inst, sch, "offload-slow-pcie-4x8 witness");
 }
 
@@ -306,13 +306,13 @@ TEST(MilpWarmStart, RandomValidSchedulesAreFeasible) {
   std::mt19937 rng(20260511);
   int checked = 0, offloaded = 0;
   for (int trial = 0; trial < 3000 && checked < 400; ++trial) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.max_devices = 3;
     o.max_microbatches = 4;
     o.tight_memory = trial % 2 == 0;
     o.offloadable_probability = 0.6;
-    const Instance inst = testing::random_instance(rng, o);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.5);
+    const Instance inst = test_support::random_instance(rng, o);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.5);
     const SimResult sim = simulate(inst, sch);
     if (!sim.feasible) continue;
     ++checked;
@@ -321,7 +321,7 @@ TEST(MilpWarmStart, RandomValidSchedulesAreFeasible) {
     what << "trial " << trial << " (" << inst.num_devices() << " devices, " << inst.num_stages() << " stages, "
          << inst.microbatches << " microbatches)";
     expect_warm_start_feasible(inst, sch, what.str());
-    if (::testing::Test::HasFailure()) break;
+    if (testing::Test::HasFailure()) break;
   }
   EXPECT_GE(checked, 300);
   EXPECT_GE(offloaded, 80);
@@ -343,13 +343,13 @@ TEST(MilpWarmStart, HeuristicSchedulesOfShippedInstancesAreFeasible) {
 }
 
 TEST(MilpWarmStart, RejectsInfeasibleOrTooLongSchedules) {
-  const Instance inst = testing::uniform_instance(2, 2, 1.0, 1.0, 1.0);
-  const Schedule sch = testing::lists(inst, {{"F0.0", "F0.1", "B0.0", "W0.0", "B0.1", "W0.1"},
+  const Instance inst = test_support::uniform_instance(2, 2, 1.0, 1.0, 1.0);
+  const Schedule sch = test_support::lists(inst, {{"F0.0", "F0.1", "B0.0", "W0.0", "B0.1", "W0.1"},
                                              {"F1.0", "B1.0", "W1.0", "F1.1", "B1.1", "W1.1"}});
   const double makespan = simulate(inst, sch).makespan;
   EXPECT_NO_THROW(milp::build_formulation(inst, makespan, &sch));
   EXPECT_THROW(milp::build_formulation(inst, makespan - 0.5, &sch), InputError);
-  const Schedule broken = testing::lists(inst, {{"F0.0", "B0.0"}, {"F1.0"}});
+  const Schedule broken = test_support::lists(inst, {{"F0.0", "B0.0"}, {"F1.0"}});
   EXPECT_THROW(milp::build_formulation(inst, 100.0, &broken), InputError);
   EXPECT_THROW(milp::build_formulation(inst, 0.0), InputError);
 }
@@ -451,14 +451,14 @@ std::vector<SmallCase> small_cases(bool offload, int count, unsigned seed) {
   for (int k = 0; out.size() < static_cast<std::size_t>(count); ++k) {
     const bool v_shape = k % 4 == 3;
     const int m = v_shape ? 2 : 2 + (k / 2) % 2;
-    Instance inst = testing::uniform_instance(v_shape ? 4 : 2, m, 1, 1, 1);
+    Instance inst = test_support::uniform_instance(v_shape ? 4 : 2, m, 1, 1, 1);
     if (v_shape) {
       inst.devices.resize(2);
       const int device_of[] = {0, 1, 1, 0};
       for (int s = 0; s < 4; ++s) inst.stages[s].device = device_of[s];
     }
     inst.split_backward = k % 2 == 0;
-    testing::randomise_costs(inst, rng);
+    test_support::randomise_costs(inst, rng);
     for (Stage& st : inst.stages) {
       if (!inst.split_backward) {
         st.weight = uni(0.1, 1.0);
@@ -471,7 +471,7 @@ std::vector<SmallCase> small_cases(bool offload, int count, unsigned seed) {
     }
     if (offload && k % 3 == 2) inst.offload_levels = {0.0, 0.5, 1.0};
     if (offload && k % 5 == 1) inst.devices[1].pcie_group = 0;
-    testing::squeeze_memory(inst, uni(1.05, 2.5));
+    test_support::squeeze_memory(inst, uni(1.05, 2.5));
     std::ostringstream what;
     what << "case " << k << ": " << inst.num_stages() << " stages, m=" << m << (inst.split_backward ? " split" : " unsplit")
          << ", limit " << (inst.devices[0].memory_limit / GiB) << "/" << (inst.devices[1].memory_limit / GiB) << " GiB"

@@ -34,7 +34,7 @@ namespace {
 
 TEST(OffloadWitness, SlowPcieScheduleIsValidAndAboveEveryBound) {
   const Instance inst = load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/offload-slow-pcie-4x8.json");
-  const Schedule sch = testing::offload_slow_witness(inst);
+  const Schedule sch = test_support::offload_slow_witness(inst);
   ASSERT_TRUE(sch.has_offload());
 
   const Validation v = validate(inst, sch);

@@ -34,7 +34,7 @@ runtime::TrainOptions training(int iterations) {
 }
 
 Instance pipeline() {
-  Instance inst = testing::uniform_instance(4, 8, 1.0, 1.0, 0.5, 0.05);
+  Instance inst = test_support::uniform_instance(4, 8, 1.0, 1.0, 0.5, 0.05);
   inst.name = "online-4x8";
   return inst;
 }
@@ -88,7 +88,7 @@ TEST(Online, ASolverThatFindsNothingBetterLeavesTrainingUntouched) {
 // The solver's time limit is far beyond the training: training ends on its own time and stops
 // the solver; it never waits for it.
 TEST(Online, ALongSolverNeverStallsTraining) {
-  Instance inst = testing::uniform_instance(4, 16, 1.0, 1.0, 0.5, 0.05);
+  Instance inst = test_support::uniform_instance(4, 16, 1.0, 1.0, 0.5, 0.05);
   inst.name = "online-4x16";
   const Schedule gpipe = schedule_of(inst, "gpipe");
   runtime::TrainOptions o = training(4);

@@ -81,13 +81,13 @@ bool simulate_pair(const BoundProblem& p, int s, const std::vector<char>& b_firs
 // Random pipelines of 2 to 6 stages with random times and comm (plain, V and loop placements:
 // the pair only looks at stages).
 Instance random_chain(std::mt19937& rng) {
-  testing::RandomInstanceOptions o;
+  test_support::RandomInstanceOptions o;
   o.min_devices = 2;
   o.max_devices = 6;
   o.min_microbatches = 2;
   o.max_microbatches = 4;
   o.split_probability = 1.0;
-  Instance inst = testing::random_instance(rng, o);
+  Instance inst = test_support::random_instance(rng, o);
   std::uniform_real_distribution<double> comm(0.0, 2.0);
   for (double& c : inst.comm) c = comm(rng);  // a different comm between each pair of stages
   return inst;
@@ -168,15 +168,15 @@ TEST(PairReleases, EverySimulatedScheduleMeetsOneOrdersReleases) {
   std::mt19937 rng(17);
   int pairs = 0, tight = 0, schedules = 0;
   for (int i = 0; i < 200; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.max_devices = 5;
     o.max_microbatches = 6;
     o.split_probability = 1.0;
     o.tight_memory = i % 2 == 0;
-    const Instance inst = testing::random_instance(rng, o);
+    const Instance inst = test_support::random_instance(rng, o);
     const BoundProblem p(inst);
     std::vector<Schedule> candidates;
-    for (int k = 0; k < 4; ++k) candidates.push_back(testing::random_valid_schedule(inst, rng, 0.5));
+    for (int k = 0; k < 4; ++k) candidates.push_back(test_support::random_valid_schedule(inst, rng, 0.5));
     for (const HeuristicResult& r : run_all_heuristics(inst).results) {
       if (r.ok()) candidates.push_back(*r.schedule);
     }

@@ -13,7 +13,7 @@ namespace optpipe {
 namespace {
 
 TEST(Profiler, MeasuredInstanceHasTheModelsBytesAndPositiveTimes) {
-  Instance layout = testing::uniform_instance(3, 4, 1, 1, 1, 0.1);
+  Instance layout = test_support::uniform_instance(3, 4, 1, 1, 1, 0.1);
   layout.name = "layout";
   runtime::MlpConfig m;
   m.width = 8;

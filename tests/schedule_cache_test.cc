@@ -42,11 +42,11 @@ namespace {
 namespace optpipe::cache {
 namespace {
 
-using optpipe::testing::GiB;
-using optpipe::testing::uniform_instance;
+using optpipe::test_support::GiB;
+using optpipe::test_support::uniform_instance;
 
 std::string temp_path(const std::string& name) {
-  const std::string p = optpipe::testing::temp_file("cache", name);
+  const std::string p = optpipe::test_support::temp_file("cache", name);
   std::filesystem::remove(p);
   std::filesystem::remove(p + "-wal");
   std::filesystem::remove(p + "-shm");
@@ -57,7 +57,7 @@ std::string instance_path(const std::string& name) {
   return std::string(OPTPIPE_SOURCE_DIR) + "/instances/" + name + ".json";
 }
 
-std::string read_file(const std::string& path) { return optpipe::testing::read_text(path); }
+std::string read_file(const std::string& path) { return optpipe::test_support::read_text(path); }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 #define EXPECT_CONTAINS(text, part) EXPECT_TRUE(contains(text, part)) << "\"" << (part) << "\" not in:\n" << (text)
@@ -416,14 +416,14 @@ TEST(ScheduleCache, TwoProcessesWritingAtOnce) {
 
 // ---- the command line ----------------------------------------------------------------------------
 
-constexpr const char* kCli = optpipe::testing::kCliPath;
+constexpr const char* kCli = optpipe::test_support::kCliPath;
 #define REQUIRE_CLI() OPTPIPE_REQUIRE_CLI()
 
-std::string quote(const std::string& s) { return optpipe::testing::shell_quote(s); }
+std::string quote(const std::string& s) { return optpipe::test_support::shell_quote(s); }
 
-using CliRun = optpipe::testing::ShellRun;
+using CliRun = optpipe::test_support::ShellRun;
 
-CliRun run_cli(const std::string& args) { return optpipe::testing::run_shell(quote(kCli) + " " + args); }
+CliRun run_cli(const std::string& args) { return optpipe::test_support::run_shell(quote(kCli) + " " + args); }
 
 TEST(CacheCli, BadCacheFilesNeverFailASolve) {
   REQUIRE_CLI();

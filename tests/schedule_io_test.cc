@@ -204,7 +204,7 @@ TEST(ScheduleIo, TextRoundTrip) {
 }
 
 TEST(ScheduleIo, SaveAndLoad) {
-  const std::string path = testing::temp_dir() + "schedule-io-test.json";
+  const std::string path = test_support::temp_dir() + "schedule-io-test.json";
   const Schedule sch = full_schedule();
   save_schedule(sch, path);
   expect_same(sch, load_schedule(path));

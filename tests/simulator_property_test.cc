@@ -8,6 +8,7 @@
 // 2. With offload, a certificate check: the simulated timeline must satisfy every constraint
 //    of spec §4 (precedences, one op at a time, channel FIFO, memory within limits) and start
 //    every op as early as the spec allows.
+// Each sweep runs as ranges of its cases (tests/case_range.h): the test's name says which.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,13 +16,19 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <string>
 
 #include "model/simulator.h"
 #include "model/validator.h"
+#include "tests/case_range.h"
 #include "tests/test_util.h"
 
 namespace optpipe {
 namespace {
+
+using test_support::case_range_name;
+using test_support::case_ranges;
+using test_support::CaseRange;
 
 struct Reference {
   bool feasible = false;
@@ -99,16 +106,21 @@ Reference reference_without_offload(const Instance& inst, const Schedule& sch) {
   return ref;
 }
 
-TEST(SimulatorDifferential, MatchesNaiveReferenceWithoutOffload) {
+using SimulatorDifferential = test_support::CaseRangeTest;
+
+TEST_P(SimulatorDifferential, MatchesNaiveReferenceWithoutOffload) {
+  const CaseRange range = GetParam();
   std::mt19937 rng(20261121);
   int feasible = 0, infeasible = 0;
-  for (int i = 0; i < 600; ++i) {
-    testing::RandomInstanceOptions o;
+  for (int i = 0; i < range.end; ++i) {
+    test_support::RandomInstanceOptions o;
     o.tight_memory = (i % 2) == 1;
     o.max_devices = 5;
     o.max_microbatches = 7;
-    const Instance inst = testing::random_instance(rng, o);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.0);
+    const Instance inst = test_support::random_instance(rng, o);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.0);
+    if (!range.contains(i)) continue;  // drawn only to keep the engine in step
+    SCOPED_TRACE("case " + std::to_string(i));
     ASSERT_TRUE(check_structure(inst, sch).empty());
     const SimResult got = simulate(inst, sch);
     const Reference want = reference_without_offload(inst, sch);
@@ -126,9 +138,11 @@ TEST(SimulatorDifferential, MatchesNaiveReferenceWithoutOffload) {
       }
     }
   }
-  EXPECT_GT(feasible, 100);
-  EXPECT_GT(infeasible, 20);
+  EXPECT_GT(feasible, range.share(100));
+  EXPECT_GT(infeasible, range.share(20));
 }
+INSTANTIATE_TEST_SUITE_P(Seed20261121, SimulatorDifferential, testing::ValuesIn(case_ranges(600, 4)),
+                         case_range_name);
 
 // Memory of device d just after time t (value of the step curve), from the recorded curve.
 double memory_at(const SimResult& r, int d, double t) {
@@ -139,15 +153,20 @@ double memory_at(const SimResult& r, int d, double t) {
   return v;
 }
 
-TEST(SimulatorProperty, TimelineSatisfiesEverySpecConstraintWithOffload) {
+using SimulatorTimeline = test_support::CaseRangeTest;
+
+TEST_P(SimulatorTimeline, SatisfiesEverySpecConstraintWithOffload) {
+  const CaseRange range = GetParam();
   std::mt19937 rng(42);
   int checked = 0, with_transfers = 0;
-  for (int i = 0; i < 500; ++i) {
-    testing::RandomInstanceOptions o;
+  for (int i = 0; i < range.end; ++i) {
+    test_support::RandomInstanceOptions o;
     o.tight_memory = (i % 3) != 0;
     o.offloadable_probability = 0.8;
-    const Instance inst = testing::random_instance(rng, o);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.6);
+    const Instance inst = test_support::random_instance(rng, o);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.6);
+    if (!range.contains(i)) continue;  // drawn only to keep the engine in step
+    SCOPED_TRACE("case " + std::to_string(i));
     const SimResult r = simulate(inst, sch);
     if (!r.feasible) continue;
     ++checked;
@@ -255,21 +274,27 @@ TEST(SimulatorProperty, TimelineSatisfiesEverySpecConstraintWithOffload) {
       }
     }
   }
-  EXPECT_GT(checked, 100);
-  EXPECT_GT(with_transfers, 50);
+  EXPECT_GT(checked, range.share(100));
+  EXPECT_GT(with_transfers, range.share(50));
 }
+INSTANTIATE_TEST_SUITE_P(Seed42, SimulatorTimeline, testing::ValuesIn(case_ranges(500, 4)), case_range_name);
 
 // The incremental form (start_open / advance / append) fed one action per decision from a
 // complete schedule must reproduce run() on that schedule exactly; decisions come in time order.
-TEST(SimulatorProperty, OpenListsReproduceTheClosedRun) {
+using SimulatorOpenLists = test_support::CaseRangeTest;
+
+TEST_P(SimulatorOpenLists, ReproduceTheClosedRun) {
+  const CaseRange range = GetParam();
   std::mt19937 rng(11);
   int decisions = 0, deadlocks = 0;
-  for (int i = 0; i < 300; ++i) {
-    testing::RandomInstanceOptions o;
+  for (int i = 0; i < range.end; ++i) {
+    test_support::RandomInstanceOptions o;
     o.tight_memory = (i % 2) == 0;
     o.offloadable_probability = 0.7;
-    const Instance inst = testing::random_instance(rng, o);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.5);
+    const Instance inst = test_support::random_instance(rng, o);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.5);
+    if (!range.contains(i)) continue;  // drawn only to keep the engine in step
+    SCOPED_TRACE("case " + std::to_string(i));
     Simulator closed(inst);
     SimOptions quiet;
     quiet.record_timeline = false;
@@ -305,15 +330,21 @@ TEST(SimulatorProperty, OpenListsReproduceTheClosedRun) {
     EXPECT_EQ(open.state().peak, want.peak_memory) << "case " << i;
     for (int d = 0; d < inst.num_devices(); ++d) EXPECT_EQ(next[d], sch.devices[d].size());
   }
-  EXPECT_GT(decisions, 1000);
-  EXPECT_GT(deadlocks, 10);
+  EXPECT_GT(decisions, range.share(1000));
+  EXPECT_GT(deadlocks, range.share(10));
 }
+INSTANTIATE_TEST_SUITE_P(Seed11, SimulatorOpenLists, testing::ValuesIn(case_ranges(300, 3)), case_range_name);
 
-TEST(SimulatorProperty, MakespanIsAtLeastEveryDevicesBusyTime) {
+using SimulatorMakespan = test_support::CaseRangeTest;
+
+TEST_P(SimulatorMakespan, IsAtLeastEveryDevicesBusyTime) {
+  const CaseRange range = GetParam();
   std::mt19937 rng(3);
-  for (int i = 0; i < 200; ++i) {
-    const Instance inst = testing::random_instance(rng);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.4);
+  for (int i = 0; i < range.end; ++i) {
+    const Instance inst = test_support::random_instance(rng);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.4);
+    if (!range.contains(i)) continue;  // drawn only to keep the engine in step
+    SCOPED_TRACE("case " + std::to_string(i));
     const SimResult r = simulate(inst, sch);
     if (!r.feasible) continue;
     for (int d = 0; d < inst.num_devices(); ++d) EXPECT_GE(r.makespan, r.busy[d] - 1e-9);
@@ -321,6 +352,7 @@ TEST(SimulatorProperty, MakespanIsAtLeastEveryDevicesBusyTime) {
     EXPECT_LT(r.bubble, 1.0);
   }
 }
+INSTANTIATE_TEST_SUITE_P(Seed3, SimulatorMakespan, testing::ValuesIn(case_ranges(200, 2)), case_range_name);
 
 }  // namespace
 }  // namespace optpipe

@@ -16,9 +16,9 @@
 namespace optpipe {
 namespace {
 
-using testing::GiB;
-using testing::lists;
-using testing::uniform_instance;
+using test_support::GiB;
+using test_support::lists;
+using test_support::uniform_instance;
 
 std::string gantt(const Instance& inst, const Schedule& sch, const SimResult& r, double quantum) {
   TextGanttOptions o;
@@ -255,13 +255,13 @@ TEST(Simulator, ZeroDurationsSettleAtOneInstant) {
 
 TEST(Simulator, RepeatedRunsOnOneSimulatorAgree) {
   std::mt19937 rng(7);
-  testing::RandomInstanceOptions o;
+  test_support::RandomInstanceOptions o;
   o.tight_memory = true;
   for (int i = 0; i < 20; ++i) {
-    const Instance inst = testing::random_instance(rng, o);
+    const Instance inst = test_support::random_instance(rng, o);
     Simulator sim(inst);
-    const Schedule a = testing::random_valid_schedule(inst, rng);
-    const Schedule b = testing::random_valid_schedule(inst, rng);
+    const Schedule a = test_support::random_valid_schedule(inst, rng);
+    const Schedule b = test_support::random_valid_schedule(inst, rng);
     const SimResult ra1 = sim.run(a);
     const SimResult rb = sim.run(b);
     const SimResult ra2 = sim.run(a);

@@ -5,6 +5,7 @@
 // (from each stage's history, memoised) it proves an instance the other bounds leave open. The
 // first stage under the spec's start rules (StartRules::kSpecFirstStage) is checked the same
 // ways, plus along good schedules of offload-slow's cousins and against the brute-force oracle.
+// The sweeps along those schedules run as ranges of their instances (tests/case_range.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,6 +29,7 @@
 #include "model/simulator.h"
 #include "model/validator.h"
 #include "tests/brute_force.h"
+#include "tests/case_range.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
 
@@ -62,7 +64,7 @@ SingleStageRelaxation relax(const Instance& inst, int s, double cutoff = std::nu
 // Plain pipelines (one stage per device) with offloadable stages under tight memory, levels 0
 // and 1, split backward: where the relaxation applies.
 Instance random_plain_offload(std::mt19937& rng, int max_microbatches) {
-  testing::RandomInstanceOptions o;
+  test_support::RandomInstanceOptions o;
   o.min_devices = 2;
   o.max_devices = 3;
   o.min_microbatches = 2;
@@ -71,7 +73,7 @@ Instance random_plain_offload(std::mt19937& rng, int max_microbatches) {
   o.split_probability = 1.0;
   o.allow_multi_stage = false;
   o.tight_memory = true;
-  Instance inst = testing::random_instance(rng, o);
+  Instance inst = test_support::random_instance(rng, o);
   inst.offload_levels = {0.0, 1.0};
   return inst;
 }
@@ -102,7 +104,7 @@ TEST(SingleStageRelaxation, LiftsTheRootBoundOfOffloadSlow) {
   SolveOptions opt;
   opt.threads = 1;
   opt.node_limit = 1;
-  const SolveResult s = solve(inst, {testing::offload_slow_witness(inst)}, opt);
+  const SolveResult s = solve(inst, {test_support::offload_slow_witness(inst)}, opt);
   EXPECT_NEAR(s.root_bound, 341.92, 1e-6);
   EXPECT_NEAR(s.stats.single_stage_bound, s.root_bound, 1e-9);
   EXPECT_EQ(s.status, SolveResult::Status::kOptimal) << s.reason;
@@ -110,7 +112,7 @@ TEST(SingleStageRelaxation, LiftsTheRootBoundOfOffloadSlow) {
   EXPECT_GT(s.stats.single_stage_nodes, 0);
   // Without the pairs the root stays at 334.58 and one node proves nothing.
   opt.pair_releases = false;
-  const SolveResult without = solve(inst, {testing::offload_slow_witness(inst)}, opt);
+  const SolveResult without = solve(inst, {test_support::offload_slow_witness(inst)}, opt);
   EXPECT_NEAR(without.root_bound, 334.58, 1e-6);
   EXPECT_EQ(without.status, SolveResult::Status::kFeasible);
 }
@@ -152,7 +154,7 @@ TEST(SingleStageRelaxation, NeverAboveTheOptimumOrAnySchedule) {
     // Random feasible schedules: the bound holds for every one.
     std::vector<double> makespans;
     for (int k = 0; k < 30; ++k) {
-      const SimResult sim = simulate(inst, testing::random_valid_schedule(inst, rng, 0.4));
+      const SimResult sim = simulate(inst, test_support::random_valid_schedule(inst, rng, 0.4));
       if (sim.feasible) makespans.push_back(sim.makespan);
     }
     schedules += static_cast<int>(makespans.size());
@@ -267,7 +269,7 @@ double relax_node(const Instance& inst, const BoundProblem& p, const Simulator::
 TEST(SingleStageRelaxation, AtANodeNeverAboveACompletionAndTightEarlyOnTheWitness) {
   const Instance slow = shipped("offload-slow-pcie-4x8");
   const BoundProblem ps(slow);
-  const Schedule witness = testing::offload_slow_witness(slow);
+  const Schedule witness = test_support::offload_slow_witness(slow);
   const double makespan = simulate(slow, witness).makespan;
   int tight_from = -1;
   along_path(slow, witness, [&](const Simulator::State& st, double t, int depth) {
@@ -292,7 +294,7 @@ TEST(SingleStageRelaxation, AtANodeNeverAboveACompletionAndTightEarlyOnTheWitnes
   for (int i = 0; i < 30; ++i) {
     const Instance inst = random_plain_offload(rng, 4);
     const BoundProblem p(inst);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.5);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.5);
     const SimResult sim = simulate(inst, sch);
     if (!sim.feasible) continue;
     along_path(inst, sch, [&](const Simulator::State& st, double t, int) {
@@ -317,7 +319,7 @@ TEST(SingleStageRelaxation, NeverFallsWhenTheNodeParamsRise) {
   for (int i = 0; i < 40; ++i) {
     const Instance inst = random_plain_offload(rng, 5);
     const BoundProblem p(inst);
-    const Schedule sch = testing::random_valid_schedule(inst, rng, 0.5);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.5);
     if (!simulate(inst, sch).feasible) continue;
     along_path(inst, sch, [&](const Simulator::State& st, double t, int depth) {
       if (depth % 2 != 0) return;
@@ -529,7 +531,7 @@ TEST(SingleStageSpecRules, NeverBelowTheFreeModelNorAboveTheOptimumOrAnySchedule
       EXPECT_LE(spec.bound, exact.makespan + 1e-6);
     }
     for (int k = 0; k < 30; ++k) {
-      const SimResult sim = simulate(inst, testing::random_valid_schedule(inst, rng, 0.4));
+      const SimResult sim = simulate(inst, test_support::random_valid_schedule(inst, rng, 0.4));
       if (!sim.feasible) continue;
       ++schedules;
       EXPECT_LE(spec.bound, sim.makespan + 1e-6);
@@ -547,17 +549,22 @@ struct AlongPaths {
   int nodes = 0, optimal_paths = 0, above = 0;
 };
 
-// Along the paths of `count` instances (every third a cousin from `cousin`, the others random
-// plain offload pipelines): the solver's best schedule (without any single-stage relaxation,
-// so that the check does not lean on what it checks) and three random ones. At every
-// `stride`-th node `stronger` is never above the schedule's makespan and never below
-// `weaker`; `above` counts the nodes where it is above.
-AlongPaths check_along_paths(std::mt19937& rng, int count, const std::function<Instance(std::mt19937&)>& cousin,
-                             int stride, const Relax& stronger, const Relax& weaker) {
+// Along the paths of the instances in `range` (every third a cousin from `cousin`, the others
+// random plain offload pipelines, all drawn from `rng`): the solver's best schedule (without any
+// single-stage relaxation, so that the check does not lean on what it checks) and three random
+// ones. At every `stride`-th node `stronger` is never above the schedule's makespan and never
+// below `weaker`; `above` counts the nodes where it is above.
+AlongPaths check_along_paths(std::mt19937& rng, const test_support::CaseRange& range,
+                             const std::function<Instance(std::mt19937&)>& cousin, int stride, const Relax& stronger,
+                             const Relax& weaker) {
   AlongPaths n;
-  for (int i = 0; i < count; ++i) {
+  for (int i = 0; i < range.end; ++i) {
     const bool like = i % 3 == 2;
     const Instance inst = like ? cousin(rng) : random_plain_offload(rng, 4);
+    // The random schedules, drawn before the solve (which draws nothing).
+    std::vector<Schedule> random;
+    for (int k = 0; k < 3; ++k) random.push_back(test_support::random_valid_schedule(inst, rng, 0.5));
+    if (!range.contains(i)) continue;  // drawn only to keep the engine in step
     const BoundProblem p(inst);
     std::vector<Schedule> paths;
     SolveOptions opt = one_thread(like ? 20'000 : 100'000);
@@ -566,7 +573,7 @@ AlongPaths check_along_paths(std::mt19937& rng, int count, const std::function<I
     const SolveResult exact = solve(inst, {}, opt);
     if (exact.schedule) paths.push_back(*exact.schedule);  // the cousins' best within the limit
     n.optimal_paths += exact.status == SolveResult::Status::kOptimal ? 1 : 0;
-    for (int k = 0; k < 3; ++k) paths.push_back(testing::random_valid_schedule(inst, rng, 0.5));
+    for (Schedule& sch : random) paths.push_back(std::move(sch));
     for (const Schedule& sch : paths) {
       const SimResult sim = simulate(inst, sch);
       if (!sim.feasible) continue;
@@ -590,14 +597,14 @@ AlongPaths check_along_paths(std::mt19937& rng, int count, const std::function<I
 // Every node on a schedule's path has the schedule as a completion, so the history-only value
 // never exceeds its makespan. Checked along optimal schedules (the solver's, proven without any
 // single-stage relaxation), where a bound that cuts too much would show first, and along random
-// ones. On offload-slow's witness it reaches 341.92 at decision 15 (the free model: 338.82,
-// CP-SAT's optimum of the free model of the whole instance), because the free model may hold a
-// first-stage forward back after a W to let a reload take the memory first, which the spec's
-// list scheduling cannot do (bench/README.md).
-TEST(SingleStageSpecRules, AlongSchedulesNeverAboveTheirMakespan) {
+// ones (the next test). On offload-slow's witness it reaches 341.92 at decision 15 (the free
+// model: 338.82, CP-SAT's optimum of the free model of the whole instance), because the free
+// model may hold a first-stage forward back after a W to let a reload take the memory first,
+// which the spec's list scheduling cannot do (bench/README.md).
+TEST(SingleStageSpecRules, AlongTheWitnessNeverAboveItsMakespan) {
   const Instance slow = shipped("offload-slow-pcie-4x8");
   const BoundProblem ps(slow);
-  const Schedule witness = testing::offload_slow_witness(slow);
+  const Schedule witness = test_support::offload_slow_witness(slow);
   const double makespan = simulate(slow, witness).makespan;
   along_path(slow, witness, [&](const Simulator::State& st, double t, int depth) {
     if (depth % 5 != 0) return;
@@ -606,9 +613,16 @@ TEST(SingleStageSpecRules, AlongSchedulesNeverAboveTheirMakespan) {
     EXPECT_LE(h.bound, makespan + 1e-6) << "depth " << depth;
     if (depth == 15) EXPECT_NEAR(h.bound, 341.92, 1e-6);
   });
+}
+
+// The same along the schedules of 60 instances (check_along_paths), in ranges of them.
+using SpecRulesAlongSchedules = test_support::CaseRangeTest;
+
+TEST_P(SpecRulesAlongSchedules, NeverAboveTheirMakespan) {
+  const test_support::CaseRange range = GetParam();
   std::mt19937 rng(6);
   const AlongPaths n = check_along_paths(
-      rng, 60, [](std::mt19937& r) { return offload_slow_like(r); }, 1,
+      rng, range, [](std::mt19937& r) { return offload_slow_like(r); }, 1,
       [](const Instance& inst, const BoundProblem& p, const Simulator::State& st, double t) {
         return history_at(inst, p, st, t);
       },
@@ -618,27 +632,36 @@ TEST(SingleStageSpecRules, AlongSchedulesNeverAboveTheirMakespan) {
   std::printf("[ spec     ] %d nodes along %d optimal, some good and some random schedules (above the free model "
               "at %d)\n",
               n.nodes, n.optimal_paths, n.above);
-  EXPECT_GT(n.optimal_paths, 20);
-  EXPECT_GT(n.nodes, 1000);
-  EXPECT_GT(n.above, 20);  // the rules matter
+  EXPECT_GT(n.optimal_paths, range.share(20));
+  EXPECT_GT(n.nodes, range.share(1000));
+  EXPECT_GT(n.above, range.share(20));  // the rules matter
 }
+INSTANTIATE_TEST_SUITE_P(Seed6, SpecRulesAlongSchedules, testing::ValuesIn(test_support::case_ranges(60, 2)),
+                         test_support::case_range_name);
 
 // The same with the pair releases (pair_releases.h), which the solver uses at the root: never
 // above a schedule's makespan along its path, never below the value without them, and above it
-// often. On the witness they give the optimum from the root on.
-TEST(SingleStageSpecRules, WithPairReleasesAlongSchedulesNeverAboveTheirMakespan) {
+// often (the next test). On the witness they give the optimum from the root on.
+TEST(SingleStageSpecRules, WithPairReleasesAlongTheWitnessNodesAllReachTheOptimum) {
   const Instance slow = shipped("offload-slow-pcie-4x8");
   const BoundProblem ps(slow);
-  const Schedule witness = testing::offload_slow_witness(slow);
+  const Schedule witness = test_support::offload_slow_witness(slow);
   along_path(slow, witness, [&](const Simulator::State& st, double t, int depth) {
     if (depth % 10 != 0) return;
     const SingleStageRelaxation h = history_at(slow, ps, st, t, kSpec, true);
     ASSERT_TRUE(h.finished) << "depth " << depth;
     EXPECT_NEAR(h.bound, 341.92, 1e-6) << "depth " << depth;
   });
+}
+
+// Along the schedules of 36 instances (check_along_paths), in ranges of them.
+using SpecRulesWithPairReleasesAlongSchedules = test_support::CaseRangeTest;
+
+TEST_P(SpecRulesWithPairReleasesAlongSchedules, NeverAboveTheirMakespan) {
+  const test_support::CaseRange range = GetParam();
   std::mt19937 rng(61);
   const AlongPaths n = check_along_paths(
-      rng, 36, [](std::mt19937& r) { return offload_slow_like(r, 3, 4, 4, 6); }, 2,
+      rng, range, [](std::mt19937& r) { return offload_slow_like(r, 3, 4, 4, 6); }, 2,
       [](const Instance& inst, const BoundProblem& p, const Simulator::State& st, double t) {
         return history_at(inst, p, st, t, kSpec, true);
       },
@@ -648,10 +671,12 @@ TEST(SingleStageSpecRules, WithPairReleasesAlongSchedulesNeverAboveTheirMakespan
   std::printf("[ pairs    ] %d nodes along %d optimal, some good and some random schedules (above the value "
               "without pairs at %d)\n",
               n.nodes, n.optimal_paths, n.above);
-  EXPECT_GT(n.optimal_paths, 10);
-  EXPECT_GT(n.nodes, 400);
-  EXPECT_GT(n.above, 20);
+  EXPECT_GT(n.optimal_paths, range.share(10));
+  EXPECT_GT(n.nodes, range.share(400));
+  EXPECT_GT(n.above, range.share(20));
 }
+INSTANTIATE_TEST_SUITE_P(Seed61, SpecRulesWithPairReleasesAlongSchedules,
+                         testing::ValuesIn(test_support::case_ranges(36, 3)), test_support::case_range_name);
 
 // The solver with it (the default) against the brute-force oracle on tiny plain pipelines whose
 // first stage offloads under tight memory: the same optimum, and the relaxation at the root and
@@ -660,7 +685,7 @@ TEST(SingleStageSpecRules, TheSolverWithItFindsTheBruteForceOptimum) {
   std::mt19937 rng(91);
   int checked = 0;
   for (int i = 0; i < 60 && checked < 12; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.min_devices = o.max_devices = 2;
     o.min_microbatches = 2;
     o.max_microbatches = 3;
@@ -668,10 +693,10 @@ TEST(SingleStageSpecRules, TheSolverWithItFindsTheBruteForceOptimum) {
     o.split_probability = 1.0;
     o.allow_multi_stage = false;
     o.tight_memory = true;
-    Instance inst = testing::random_instance(rng, o);
+    Instance inst = test_support::random_instance(rng, o);
     inst.offload_levels = {0.0, 1.0};
     if (!single_stage_relaxation_applies(inst, BoundProblem(inst), 0, kSpec)) continue;
-    const testing::BruteForceResult bf = testing::brute_force_optimum(inst, 300'000);
+    const test_support::BruteForceResult bf = test_support::brute_force_optimum(inst, 300'000);
     if (bf.aborted || !bf.feasible) continue;
     ++checked;
     SCOPED_TRACE("instance " + std::to_string(i));

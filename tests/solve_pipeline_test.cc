@@ -79,7 +79,7 @@ TEST(SolvePipeline, SameOptimumAsTheSearchFromTheHeuristics) {
 TEST(SolvePipeline, ReportsPhasesInOrderAndAnswersAnExactProvenHitFromTheCache) {
   const Instance inst = shipped("uniform-4x8");
   PipelineOptions o = quick();
-  o.cache_file = testing::temp_file("pipeline", "cache.sqlite");
+  o.cache_file = test_support::temp_file("pipeline", "cache.sqlite");
   o.build = "test";
   Recorder first;
   const PipelineResult a = solve_pipeline(inst, o, first);

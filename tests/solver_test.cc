@@ -42,6 +42,7 @@
 #include "heuristics/one_f_one_b.h"
 #include "heuristics/registry.h"
 #include "tests/brute_force.h"
+#include "tests/case_range.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
 
@@ -50,7 +51,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using testing::GiB;
+using test_support::GiB;
 using Status = SolveResult::Status;
 
 constexpr double kEps = 1e-9;
@@ -73,7 +74,7 @@ std::vector<Optimum> conformance_optima() {
   for (const auto& [name, entry] : optima.items()) {
     Instance inst = load_instance((dir / (name + ".json")).string());
     const auto lists = entry["an_optimal_schedule"].get<std::vector<std::vector<std::string>>>();
-    Schedule sch = testing::lists(inst, lists);
+    Schedule sch = test_support::lists(inst, lists);
     out.push_back({name, std::move(inst), entry["optimal_makespan"].get<double>(), std::move(sch)});
   }
   EXPECT_FALSE(out.empty());
@@ -161,7 +162,7 @@ TEST(Solver, ProvesTheConformanceOptima) {
     EXPECT_EQ(*sch.gap, 0.0);
 
     // Round trip through a file: the loaded lists re-simulate to the same optimum.
-    const std::string path = optpipe::testing::temp_file("solver", o.name + ".json");
+    const std::string path = optpipe::test_support::temp_file("solver", o.name + ".json");
     save_schedule(sch, path);
     const Schedule loaded = load_schedule(path);
     fs::remove(path);
@@ -183,16 +184,16 @@ std::vector<TinyCase> tiny_random_instances(int wanted, std::int64_t max_schedul
   std::mt19937 rng(20240611);
   std::vector<TinyCase> out;
   for (int i = 0; i < 5000 && static_cast<int>(out.size()) < wanted; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.min_devices = i % 5 == 4 ? 1 : 2;
     o.max_devices = 2;
     o.min_microbatches = 2;
     o.max_microbatches = i % 3 == 0 ? 3 : 2;
     o.tight_memory = i % 2 == 1;
     o.offloadable_probability = (i / 2) % 2 == 0 ? 0.6 : 0.0;
-    Instance inst = testing::random_instance(rng, o);
-    if (i % 4 == 3) testing::squeeze_memory(inst, 1.05);  // tighter still
-    if (testing::count_schedules(inst, max_schedules) > max_schedules) continue;
+    Instance inst = test_support::random_instance(rng, o);
+    if (i % 4 == 3) test_support::squeeze_memory(inst, 1.05);  // tighter still
+    if (test_support::count_schedules(inst, max_schedules) > max_schedules) continue;
     inst.name = "random-" + std::to_string(i);
     const std::string label = inst.name + " (D=" + std::to_string(inst.num_devices()) + " S=" +
                               std::to_string(inst.num_stages()) + " m=" + std::to_string(inst.microbatches) +
@@ -204,11 +205,19 @@ std::vector<TinyCase> tiny_random_instances(int wanted, std::int64_t max_schedul
   return out;
 }
 
-TEST(Solver, MatchesBruteForceOnTinyRandomInstances) {
+// The solver against the brute-force oracle, in ranges of the 30 tiny instances (each range draws
+// all 30, which is cheap, and solves its own).
+using SolverVsBruteForce = test_support::CaseRangeTest;
+
+TEST_P(SolverVsBruteForce, SameOptimumOnTinyRandomInstances) {
+  const test_support::CaseRange range = GetParam();
+  const std::vector<TinyCase> cases = tiny_random_instances(30, 200'000);
+  ASSERT_GE(static_cast<int>(cases.size()), range.end);
   int infeasible = 0;
-  for (const TinyCase& c : tiny_random_instances(30, 200'000)) {
+  for (int k = range.begin; k < range.end; ++k) {
+    const TinyCase& c = cases[static_cast<std::size_t>(k)];
     SCOPED_TRACE(c.label);
-    const testing::BruteForceResult bf = testing::brute_force_optimum(c.instance, 200'000);
+    const test_support::BruteForceResult bf = test_support::brute_force_optimum(c.instance, 200'000);
     ASSERT_FALSE(bf.aborted);
     const SolveResult r = solve(c.instance, {}, options());
     if (!bf.feasible) {
@@ -232,6 +241,8 @@ TEST(Solver, MatchesBruteForceOnTinyRandomInstances) {
   }
   std::printf("[ solver   ] %d of the random instances have no feasible schedule\n", infeasible);
 }
+INSTANTIATE_TEST_SUITE_P(Seed20240611, SolverVsBruteForce, testing::ValuesIn(test_support::case_ranges(30, 3)),
+                         test_support::case_range_name);
 
 TEST(Solver, NeverWorseThanItsWarmStarts) {
   std::vector<std::pair<std::string, Instance>> cases;
@@ -241,7 +252,7 @@ TEST(Solver, NeverWorseThanItsWarmStarts) {
     optimum.push_back(o.makespan);
   }
   for (const TinyCase& c : tiny_random_instances(30, 20'000)) {
-    const testing::BruteForceResult bf = testing::brute_force_optimum(c.instance, 20'000);
+    const test_support::BruteForceResult bf = test_support::brute_force_optimum(c.instance, 20'000);
     if (!bf.feasible) continue;
     cases.emplace_back(c.label, c.instance);
     optimum.push_back(bf.optimum);
@@ -373,7 +384,7 @@ TEST(Solver, NodeAndTimeLimitsReturnTheWarmStartAtOnce) {
 
 TEST(Solver, ObviouslyInfeasibleInstanceAtOnce) {
   // One activation (1 GiB) is more than the memory left beside the static footprint.
-  Instance inst = testing::uniform_instance(2, 3, 1.0, 1.0, 1.0, 0.0, GiB, GiB / 2, 12 * GiB);
+  Instance inst = test_support::uniform_instance(2, 3, 1.0, 1.0, 1.0, 0.0, GiB, GiB / 2, 12 * GiB);
   inst.devices[1].static_memory = 11.5 * GiB;
   const std::optional<std::string> why = obviously_infeasible(inst);
   ASSERT_TRUE(why.has_value());
@@ -389,18 +400,18 @@ TEST(Solver, ObviouslyInfeasibleInstanceAtOnce) {
   ASSERT_TRUE(b.schedule) << b.reason;
   EXPECT_EQ(solve(inst, {*b.schedule}, options()).status, Status::kInfeasible);
   // A feasible instance is not obviously infeasible.
-  EXPECT_FALSE(obviously_infeasible(testing::uniform_instance(2, 3, 1.0, 1.0, 1.0)).has_value());
+  EXPECT_FALSE(obviously_infeasible(test_support::uniform_instance(2, 3, 1.0, 1.0, 1.0)).has_value());
 }
 
 TEST(Solver, ProvesInfeasibilityThatNeedsASearch) {
   // Every activation fits alone, but no order fits: with both stages on one device, B(0,j) needs
   // B(1,j), which needs F(1,j), so F(0,j)'s and F(1,j)'s activations are held together, and
   // there is room for 1.5 activations. The same on a V placement with a fused backward.
-  Instance one = testing::uniform_instance(2, 2, 1.0, 1.0, 1.0, 0.0, GiB, GiB / 2, 1.5 * GiB);
+  Instance one = test_support::uniform_instance(2, 2, 1.0, 1.0, 1.0, 0.0, GiB, GiB / 2, 1.5 * GiB);
   one.name = "two-stages-one-device";
   one.devices.pop_back();
   one.stages[1].device = 0;
-  Instance v = testing::uniform_instance(2, 2, 1.0, 1.0, 0.0, 0.1, GiB, 0.0, 1.5 * GiB);
+  Instance v = test_support::uniform_instance(2, 2, 1.0, 1.0, 0.0, 0.1, GiB, 0.0, 1.5 * GiB);
   v.name = "v-fused";
   v.split_backward = false;
   v.comm.assign(3, 0.1);
@@ -409,7 +420,7 @@ TEST(Solver, ProvesInfeasibilityThatNeedsASearch) {
   v.stages[3].device = 0;
   for (const Instance& inst : {one, v}) {
     SCOPED_TRACE(inst.name);
-    const testing::BruteForceResult bf = testing::brute_force_optimum(inst, 1'000'000);
+    const test_support::BruteForceResult bf = test_support::brute_force_optimum(inst, 1'000'000);
     ASSERT_FALSE(bf.aborted);
     ASSERT_FALSE(bf.feasible) << "brute force found" << schedule_text(bf.best);
     const auto t0 = std::chrono::steady_clock::now();
@@ -434,7 +445,7 @@ namespace {
 TEST(Solver, KnownBoundIsAFloorAndCanProve) {
   const Instance inst =
       load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "offload-slow-pcie-4x8.json").string());
-  const Schedule witness = testing::offload_slow_witness(inst);
+  const Schedule witness = test_support::offload_slow_witness(inst);
   const double witness_makespan = simulate(inst, witness).makespan;
   SolveOptions opt;
   opt.threads = 1;
@@ -501,7 +512,7 @@ TEST(Solver, RootLowerBoundIsTheSolversRootBound) {
   EXPECT_LT(below.bound, 341.92);  // less a hair: a relaxation's value
   // Its order: stage 0's list of the relaxed optimum, valid in any schedule's place of device 0.
   EXPECT_EQ(below.device, 0);
-  Schedule with_order = testing::offload_slow_witness(slow);
+  Schedule with_order = test_support::offload_slow_witness(slow);
   with_order.devices[0] = below.order;
   EXPECT_TRUE(check_structure(slow, with_order).empty());
   // A solve given it (SolveOptions::root_relaxation) uses it instead of searching again: the
@@ -511,9 +522,9 @@ TEST(Solver, RootLowerBoundIsTheSolversRootBound) {
   SolveOptions again;
   again.threads = 1;
   again.node_limit = 1;
-  const SolveResult fresh = solve(slow, {testing::offload_slow_witness(slow)}, again);
+  const SolveResult fresh = solve(slow, {test_support::offload_slow_witness(slow)}, again);
   again.root_relaxation = &below;
-  const SolveResult reused = solve(slow, {testing::offload_slow_witness(slow)}, again);
+  const SolveResult reused = solve(slow, {test_support::offload_slow_witness(slow)}, again);
   EXPECT_NEAR(reused.root_bound, fresh.root_bound, 1e-9);
   EXPECT_EQ(reused.status, Status::kOptimal);
   EXPECT_GT(fresh.stats.single_stage_nodes, 0);

@@ -19,7 +19,7 @@
 
 #include "model/action.h"
 
-namespace optpipe::testing {
+namespace optpipe::test_support {
 
 Instance uniform_instance(int p, int m, double f, double b, double w, double comm, double activation,
                           double weight_activation, double limit) {
@@ -267,7 +267,7 @@ namespace {
 class TempFolder {
  public:
   TempFolder() {
-    std::string pattern = ::testing::TempDir() + "optpipe-test-XXXXXX";
+    std::string pattern = testing::TempDir() + "optpipe-test-XXXXXX";
     if (::mkdtemp(pattern.data()) == nullptr) {
       std::fprintf(stderr, "cannot make a temporary folder %s: %s\n", pattern.c_str(), std::strerror(errno));
       std::abort();
@@ -311,5 +311,5 @@ ShellRun run_shell(const std::string& command) {
   return r;
 }
 
-}  // namespace optpipe::testing
+}  // namespace optpipe::test_support
 

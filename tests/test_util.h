@@ -12,7 +12,7 @@
 #include "model/schedule.h"
 #include "model/simulator.h"
 
-namespace optpipe::testing {
+namespace optpipe::test_support {
 
 inline constexpr double GiB = 1073741824.0;
 
@@ -61,18 +61,21 @@ double span_bubble(const Schedule& schedule, const SimResult& sim);
 
 // ---- Running commands (the CLI tests) -------------------------------------------------------
 
-// The optpipe binary the tests run (tests/CMakeLists.txt defines OPTPIPE_CLI_PATH), or "".
+// The optpipe binary the tests run (tests/CMakeLists.txt defines OPTPIPE_CLI_PATH for the test
+// targets that run it), or "". Not inline: each file has its own, since only some targets (and
+// not the helpers' library) define it.
 #ifdef OPTPIPE_CLI_PATH
-inline constexpr const char* kCliPath = OPTPIPE_CLI_PATH;
+constexpr const char* kCliPath = OPTPIPE_CLI_PATH;
 #else
-inline constexpr const char* kCliPath = "";
+constexpr const char* kCliPath = "";
 #endif
 // In a test body: skips the test, saying why, when the optpipe binary is not built.
-#define OPTPIPE_REQUIRE_CLI()                                                                          \
-  do {                                                                                                 \
-    if (std::string(optpipe::testing::kCliPath).empty()) GTEST_SKIP() << "the optpipe target is not built"; \
-    if (!std::filesystem::exists(optpipe::testing::kCliPath))                                          \
-      GTEST_SKIP() << "the optpipe binary is missing: " << optpipe::testing::kCliPath;                 \
+#define OPTPIPE_REQUIRE_CLI()                                                                   \
+  do {                                                                                          \
+    if (std::string(optpipe::test_support::kCliPath).empty())                                   \
+      GTEST_SKIP() << "the optpipe target is not built";                                        \
+    if (!std::filesystem::exists(optpipe::test_support::kCliPath))                              \
+      GTEST_SKIP() << "the optpipe binary is missing: " << optpipe::test_support::kCliPath;     \
   } while (false)
 
 struct ShellRun {
@@ -92,4 +95,4 @@ const std::string& temp_dir();
 // A path in temp_dir(), unique to this call: TAG-N-NAME. Nothing is created there.
 std::string temp_file(const std::string& tag, const std::string& name);
 
-}  // namespace optpipe::testing
+}  // namespace optpipe::test_support

@@ -38,7 +38,7 @@
 namespace optpipe {
 namespace {
 
-using testing::GiB;
+using test_support::GiB;
 
 std::vector<std::string> shipped_instance_paths() {
   std::vector<std::string> paths;
@@ -130,9 +130,9 @@ TEST(TorchCsv, EveryHeuristicScheduleOfRandomInstancesRoundTrips) {
   std::mt19937 rng(9009);
   int plain = 0, offloading = 0;
   for (int i = 0; i < 40; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.tight_memory = i % 2 == 1;
-    const Instance inst = testing::random_instance(rng, o);
+    const Instance inst = test_support::random_instance(rng, o);
     const BestResult best = run_all_heuristics(inst);
     for (const HeuristicResult& r : best.results) {
       if (!r.ok()) continue;
@@ -148,10 +148,10 @@ TEST(TorchCsv, SolverOutputRoundTrips) {
                                      load_instance(shipped("unsplit-4x8")), load_instance(shipped("offload-slow-pcie-4x8"))};
   std::mt19937 rng(77);
   for (int i = 0; i < 4; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.max_microbatches = 4;
     o.tight_memory = i % 2 == 0;
-    instances.push_back(testing::random_instance(rng, o));
+    instances.push_back(test_support::random_instance(rng, o));
   }
   int solved = 0;
   for (const Instance& inst : instances) {
@@ -172,15 +172,15 @@ TEST(TorchCsv, SolverOutputRoundTrips) {
 }
 
 TEST(TorchCsv, SplitBackwardIsIAndWUnsplitIsB) {
-  Instance split = testing::uniform_instance(2, 2, 1, 1, 1);
-  const Schedule s = testing::lists(split, {{"F0.0", "F0.1", "B0.0", "W0.0", "B0.1", "W0.1"},
+  Instance split = test_support::uniform_instance(2, 2, 1, 1, 1);
+  const Schedule s = test_support::lists(split, {{"F0.0", "F0.1", "B0.0", "W0.0", "B0.1", "W0.1"},
                                             {"F1.0", "B1.0", "F1.1", "B1.1", "W1.0", "W1.1"}});
   EXPECT_EQ(to_torch_csv(split, s), "0F0,0F1,0I0,0W0,0I1,0W1\n1F0,1I0,1F1,1I1,1W0,1W1\n");
 
-  Instance fused = testing::uniform_instance(2, 2, 1, 1, 1);
+  Instance fused = test_support::uniform_instance(2, 2, 1, 1, 1);
   fused.split_backward = false;
   for (Stage& st : fused.stages) st.weight_activation = 0;
-  const Schedule u = testing::lists(fused, {{"F0.0", "F0.1", "B0.0", "B0.1"}, {"F1.0", "B1.0", "F1.1", "B1.1"}});
+  const Schedule u = test_support::lists(fused, {{"F0.0", "F0.1", "B0.0", "B0.1"}, {"F1.0", "B1.0", "F1.1", "B1.1"}});
   const std::string csv = to_torch_csv(fused, u);
   EXPECT_EQ(csv, "0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n");
   EXPECT_EQ(from_torch_csv(fused, csv).devices, u.devices);
@@ -197,14 +197,14 @@ TEST(TorchCsv, SplitBackwardIsIAndWUnsplitIsB) {
 
 TEST(TorchCsv, VPlacementRowsHoldBothStagesOfARank) {
   // V on 2 devices: device 0 holds stages 0 and 3, device 1 stages 1 and 2.
-  Instance v = testing::uniform_instance(4, 1, 1, 1, 1);
+  Instance v = test_support::uniform_instance(4, 1, 1, 1, 1);
   v.devices.resize(2);
   v.stages[0].device = 0;
   v.stages[1].device = 1;
   v.stages[2].device = 1;
   v.stages[3].device = 0;
   ASSERT_EQ(v.placement(), Placement::kV);
-  const Schedule s = testing::lists(v, {{"F0.0", "F3.0", "B3.0", "W3.0", "B0.0", "W0.0"},
+  const Schedule s = test_support::lists(v, {{"F0.0", "F3.0", "B3.0", "W3.0", "B0.0", "W0.0"},
                                         {"F1.0", "F2.0", "B2.0", "W2.0", "B1.0", "W1.0"}});
   const std::string csv = to_torch_csv(v, s);
   EXPECT_EQ(csv, "0F0,3F0,3I0,3W0,0I0,0W0\n1F0,2F0,2I0,2W0,1I0,1W0\n");
@@ -223,14 +223,14 @@ TEST(TorchCsv, VPlacementRowsHoldBothStagesOfARank) {
 }
 
 Instance offloadable(int p, int m, double limit = 1e18) {
-  Instance inst = testing::uniform_instance(p, m, 1, 1, 1, 0.0, GiB, GiB / 2, limit);
+  Instance inst = test_support::uniform_instance(p, m, 1, 1, 1, 0.0, GiB, GiB / 2, limit);
   for (Stage& s : inst.stages) s.offload = s.reload = 0.5;
   return inst;
 }
 
 TEST(TorchCsv, OffloadIsRefusedWithoutDropOffload) {
   const Instance inst = offloadable(1, 2);
-  const Schedule s = testing::lists(inst, {{"F0.0@1", "F0.1@1", "R0.0", "B0.0", "W0.0", "R0.1", "B0.1", "W0.1"}});
+  const Schedule s = test_support::lists(inst, {{"F0.0@1", "F0.1@1", "R0.0", "B0.0", "W0.0", "R0.1", "B0.1", "W0.1"}});
   try {
     to_torch_csv(inst, s);
     FAIL() << "exported an offloading schedule";
@@ -241,7 +241,7 @@ TEST(TorchCsv, OffloadIsRefusedWithoutDropOffload) {
 
 TEST(TorchCsv, DropOffloadExportsWithoutOffloadsAndReportsTheCost) {
   const Instance inst = offloadable(1, 2);
-  const Schedule s = testing::lists(inst, {{"F0.0@1", "F0.1", "R0.0", "B0.0", "W0.0", "B0.1", "W0.1"}});
+  const Schedule s = test_support::lists(inst, {{"F0.0@1", "F0.1", "R0.0", "B0.0", "W0.0", "B0.1", "W0.1"}});
   TorchCsvOptions o;
   o.drop_offload = true;
   const TorchCsvExport e = export_torch_csv(inst, s, o);
@@ -281,8 +281,8 @@ TEST(TorchCsv, DropOffloadSaysWhenTheScheduleNoLongerFits) {
 }
 
 TEST(TorchCsv, InvalidScheduleIsRefusedWithTheRule) {
-  const Instance inst = testing::uniform_instance(2, 2, 1, 1, 1);
-  Schedule s = testing::lists(inst, {{"F0.0", "F0.1", "B0.0", "W0.0", "B0.1", "W0.1"},
+  const Instance inst = test_support::uniform_instance(2, 2, 1, 1, 1);
+  Schedule s = test_support::lists(inst, {{"F0.0", "F0.1", "B0.0", "W0.0", "B0.1", "W0.1"},
                                      {"F1.0", "B1.0", "F1.1", "B1.1", "W1.0", "W1.1"}});
   s.devices[1].pop_back();  // W1.1 missing
   try {
@@ -295,23 +295,23 @@ TEST(TorchCsv, InvalidScheduleIsRefusedWithTheRule) {
 }
 
 TEST(TorchCsv, PadRowsMakesARectangle) {
-  const Instance inst = testing::uniform_instance(2, 1, 1, 1, 1);
-  const Schedule s = testing::lists(inst, {{"F0.0", "B0.0", "W0.0"}, {"F1.0", "B1.0", "W1.0"}});
+  const Instance inst = test_support::uniform_instance(2, 1, 1, 1, 1);
+  const Schedule s = test_support::lists(inst, {{"F0.0", "B0.0", "W0.0"}, {"F1.0", "B1.0", "W1.0"}});
   TorchCsvOptions o;
   o.pad_rows = true;
   EXPECT_EQ(to_torch_csv(inst, s, o), "0F0,0I0,0W0\n1F0,1I0,1W0\n");
-  Instance two = testing::uniform_instance(3, 1, 1, 1, 1);
+  Instance two = test_support::uniform_instance(3, 1, 1, 1, 1);
   two.devices.resize(2);
   two.stages[2].device = 1;  // device 1 holds stages 1 and 2: its row is longer
-  const Schedule t = testing::lists(two, {{"F0.0", "B0.0", "W0.0"}, {"F1.0", "F2.0", "B2.0", "W2.0", "B1.0", "W1.0"}});
+  const Schedule t = test_support::lists(two, {{"F0.0", "B0.0", "W0.0"}, {"F1.0", "F2.0", "B2.0", "W2.0", "B1.0", "W1.0"}});
   const std::string csv = to_torch_csv(two, t, o);
   EXPECT_EQ(csv, "0F0,0I0,0W0,,,\n1F0,2F0,2I0,2W0,1I0,1W0\n");
   EXPECT_EQ(from_torch_csv(two, csv).devices, t.devices);  // empty cells are idle steps
 }
 
 TEST(TorchCsv, ParserAcceptsWhatPyTorchWritesAndNamesErrors) {
-  const Instance inst = testing::uniform_instance(2, 1, 1, 1, 1);
-  const Schedule want = testing::lists(inst, {{"F0.0", "B0.0", "W0.0"}, {"F1.0", "B1.0", "W1.0"}});
+  const Instance inst = test_support::uniform_instance(2, 1, 1, 1, 1);
+  const Schedule want = test_support::lists(inst, {{"F0.0", "B0.0", "W0.0"}, {"F1.0", "B1.0", "W1.0"}});
   // Spaces, CRLF, empty cells and the communication actions of the compute_comms form.
   EXPECT_EQ(from_torch_csv(inst, " 0F0 ,,0SEND_F0,0RECV_B0, 0I0,0W0,0REDUCE_GRAD\r\n1RECV_F0,1F0,1I0,1SEND_B0,1W0").devices,
             want.devices);
@@ -336,27 +336,27 @@ TEST(TorchCsv, ParserAcceptsWhatPyTorchWritesAndNamesErrors) {
   expect_error(inst, "0F0,0I0,0W0\n1F0,1I0,1W3\n", "microbatch 3 does not exist");
   expect_error(inst, "0F0,0I0,0W0\n1F0,1I0,5W0\n", "stage 5 does not exist");
   expect_error(inst, "0F0,0I0,0W0\n1F0,1I0,(1F0;1I0)OVERLAP_F_B\n", "OVERLAP_F_B is not supported");
-  Instance fused = testing::uniform_instance(2, 1, 1, 1, 1);
+  Instance fused = test_support::uniform_instance(2, 1, 1, 1, 1);
   fused.split_backward = false;
   expect_error(fused, "0F0,0I0\n1F0,1B0\n", "in an instance with a fused backward");
 }
 
 // ---- the CLI ---------------------------------------------------------------------------------
 
-constexpr const char* kCli = optpipe::testing::kCliPath;
+constexpr const char* kCli = optpipe::test_support::kCliPath;
 #define REQUIRE_CLI() OPTPIPE_REQUIRE_CLI()
 
-std::string quote(const std::string& s) { return optpipe::testing::shell_quote(s); }
+std::string quote(const std::string& s) { return optpipe::test_support::shell_quote(s); }
 
 std::string temp_path(const std::string& name) {
-  return optpipe::testing::temp_dir() + "torch-csv-" + name;
+  return optpipe::test_support::temp_dir() + "torch-csv-" + name;
 }
 
-std::string slurp(const std::string& path) { return optpipe::testing::read_text(path); }
+std::string slurp(const std::string& path) { return optpipe::test_support::read_text(path); }
 
-using CliRun = optpipe::testing::ShellRun;
+using CliRun = optpipe::test_support::ShellRun;
 
-CliRun run_cli(const std::string& args) { return optpipe::testing::run_shell(quote(kCli) + " " + args); }
+CliRun run_cli(const std::string& args) { return optpipe::test_support::run_shell(quote(kCli) + " " + args); }
 
 TEST(TorchCsvCli, ExportWritesTheCsv) {
   REQUIRE_CLI();
@@ -405,7 +405,7 @@ TEST(TorchCsvCli, OffloadNeedsDropOffloadWhichPrintsTheCost) {
   REQUIRE_CLI();
   const std::string ipath = shipped("offload-slow-pcie-4x8");
   const Instance inst = load_instance(ipath);
-  const Schedule witness = testing::offload_slow_witness(inst);
+  const Schedule witness = test_support::offload_slow_witness(inst);
   ASSERT_TRUE(witness.has_offload());
   const std::string sch = temp_path("witness.json"), csv = temp_path("witness.csv");
   save_schedule(witness, sch);

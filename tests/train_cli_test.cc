@@ -18,12 +18,12 @@
 namespace optpipe {
 namespace {
 
-constexpr const char* kCli = optpipe::testing::kCliPath;
+constexpr const char* kCli = optpipe::test_support::kCliPath;
 #define REQUIRE_CLI() OPTPIPE_REQUIRE_CLI()
 
-using optpipe::testing::ShellRun;
+using optpipe::test_support::ShellRun;
 
-ShellRun sh(const std::string& command) { return optpipe::testing::run_shell(command); }
+ShellRun sh(const std::string& command) { return optpipe::test_support::run_shell(command); }
 
 std::string cli() { return std::string("'") + kCli + "'"; }
 std::string instance(const std::string& name) { return std::string(OPTPIPE_SOURCE_DIR) + "/instances/" + name + ".json"; }
@@ -37,7 +37,7 @@ std::string mpirun(int ranks) {
 bool have_mpirun() { return std::system("command -v mpirun > /dev/null 2>&1") == 0; }
 
 std::string schedule_of(const std::string& inst, const std::string& heuristic) {
-  const std::string path = optpipe::testing::temp_dir() + "train-" + heuristic + ".json";
+  const std::string path = optpipe::test_support::temp_dir() + "train-" + heuristic + ".json";
   const ShellRun r = sh(cli() + " schedule " + instance(inst) + " --heuristic " + heuristic + " -o '" + path + "'");
   EXPECT_EQ(r.status, 0) << r.output;
   return path;
@@ -144,7 +144,7 @@ TEST(TrainCli, OnlineSwitchUnderMpiKeepsTheLosses) {
 // Without a schedule file, training starts from the cache's schedule or the best heuristic's.
 TEST(TrainCli, WithoutAScheduleTheBestHeuristicStarts) {
   REQUIRE_CLI();
-  const std::string cache = optpipe::testing::temp_dir() + "train-cache.sqlite";
+  const std::string cache = optpipe::test_support::temp_dir() + "train-cache.sqlite";
   const ShellRun r = sh("OPTPIPE_CACHE='" + cache + "' " + cli() + " train " + instance("uniform-4x8") + " --iterations 2");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("starting from the best heuristic"), std::string::npos) << r.output;
@@ -159,7 +159,7 @@ TEST(TrainCli, WithoutAScheduleTheBestHeuristicStarts) {
 
 TEST(TrainCli, ProfileWritesAnInstanceThatValidatesAndSolves) {
   REQUIRE_CLI();
-  const std::string out = optpipe::testing::temp_dir() + "profile.json";
+  const std::string out = optpipe::test_support::temp_dir() + "profile.json";
   const ShellRun p = sh(cli() + " profile " + instance("uniform-4x8") + " --repeats 3 --width 8 -o '" + out + "'");
   ASSERT_EQ(p.status, 0) << p.output;
   EXPECT_NE(p.output.find("F ms"), std::string::npos) << p.output;

@@ -133,12 +133,12 @@ TEST(Transposition, DominanceHoldsForEveryCompletionWithoutOffload) {
   std::mt19937 rng(7);
   PairCounts n;
   for (int i = 0; i < 120; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.max_devices = 3;
     o.max_microbatches = 4;
     o.offloadable_probability = 0.0;
     o.tight_memory = i % 2 == 0;
-    Instance inst = testing::random_instance(rng, o);
+    Instance inst = test_support::random_instance(rng, o);
     if (i % 3 == 0) {  // coarse times make equal and earlier clocks common
       for (Stage& st : inst.stages) {
         st.forward = std::round(st.forward);
@@ -162,12 +162,12 @@ TEST(Transposition, ExactDuplicatesHaveTheSameFuturesWithOffload) {
   std::mt19937 rng(11);
   PairCounts n;
   for (int i = 0; i < 150; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.max_devices = 3;
     o.max_microbatches = 4;
     o.offloadable_probability = 1.0;
     o.tight_memory = true;
-    Instance inst = testing::random_instance(rng, o);
+    Instance inst = test_support::random_instance(rng, o);
     if (!inst.can_offload()) continue;
     for (Stage& st : inst.stages) {  // coarse times: duplicates are common
       st.forward = std::round(st.forward);
@@ -238,12 +238,12 @@ TEST(Transposition, SolverFindsTheSameOptimumWithAndWithoutIt) {
   int compared = 0;
   std::int64_t cut = 0, nodes_with = 0, nodes_without = 0;
   for (int i = 0; i < 60; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.max_devices = 3;
     o.max_microbatches = 3 + i % 2;
     o.offloadable_probability = i % 2 == 0 ? 0.0 : 0.7;
     o.tight_memory = i % 3 != 0;
-    const Instance inst = testing::random_instance(rng, o);
+    const Instance inst = test_support::random_instance(rng, o);
     SolveOptions opt;
     opt.threads = 1;
     opt.node_limit = 30000;

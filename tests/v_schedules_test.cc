@@ -32,7 +32,7 @@
 namespace optpipe {
 namespace {
 
-using testing::GiB;
+using test_support::GiB;
 
 enum class Layout { kV, kLoop };
 
@@ -67,7 +67,7 @@ Instance multi_stage_instance(Layout layout, int d, int v, int m, const ModelSpe
 
 // The same instance with random per-stage times, activations and comm (unlimited memory).
 Instance randomise(Instance inst, std::mt19937& rng) {
-  testing::randomise_costs(inst, rng);
+  test_support::randomise_costs(inst, rng);
   return inst;
 }
 
@@ -204,7 +204,7 @@ TEST(VSchedules, ValidOnRandomInstancesFromTestUtil) {
   // random_instance() draws V, loop, custom and one-stage placements: each heuristic either
   // produces valid lists or declines with a reason, and it declines exactly where it does not apply.
   std::mt19937 rng(99);
-  testing::RandomInstanceOptions opt;
+  test_support::RandomInstanceOptions opt;
   opt.max_devices = 6;
   opt.max_microbatches = 14;
   opt.offloadable_probability = 0.0;
@@ -212,7 +212,7 @@ TEST(VSchedules, ValidOnRandomInstancesFromTestUtil) {
   hs.push_back(std::make_unique<Interleaved1F1B>());
   int produced = 0;
   for (int trial = 0; trial < 400; ++trial) {
-    const Instance inst = testing::random_instance(rng, opt);
+    const Instance inst = test_support::random_instance(rng, opt);
     const Placement pl = inst.placement();
     const bool one_device_two_stages = inst.num_devices() == 1 && inst.num_stages() == 2;
     for (const auto& h : hs) {
@@ -239,7 +239,7 @@ TEST(VSchedules, ValidOnRandomInstancesFromTestUtil) {
 TEST(VSchedules, DeclinesOtherPlacementsWithAReason) {
   ModelSpec spec;
   const Instance loop = multi_stage_instance(Layout::kLoop, 4, 2, 8, spec);
-  const Instance plain = testing::uniform_instance(4, 8, 1, 1, 1);
+  const Instance plain = test_support::uniform_instance(4, 8, 1, 1, 1);
   for (const auto& h : v_heuristics()) {
     for (const Instance* inst : {&loop, &plain}) {
       const Built built = h->build(*inst);
@@ -276,7 +276,7 @@ TEST(VSchedules, PeakMemoryMatchesThePapers) {
                                  " M_W/M_B=" + std::to_string(wfrac);
 
         // 1F1B on the same model, one stage per device (activation 2a): peak p·M_B ([ZB] Table 2).
-        Instance one = testing::uniform_instance(p, m, 2, 2, 2, 0.0, unit, wfrac * unit);
+        Instance one = test_support::uniform_instance(p, m, 2, 2, 2, 0.0, unit, wfrac * unit);
         const Built b1 = OneFOneB().build(one);
         ASSERT_TRUE(b1.schedule);
         EXPECT_NEAR(peak_units(run_free(one, *b1.schedule), unit), p, 1e-9) << "1F1B " << what;
@@ -347,11 +347,11 @@ TEST(VSchedules, ControllableMemoryOrdering) {
 // 1F1B's bubble time on the one-stage-per-device version of the model: p stages, times and
 // activation multiplied by `v` (each device's chunks merged), fused backward as in [ZB] Table 2.
 double one_f_one_b_bubble(int p, int m, int v, double f, double b, double w) {
-  Instance one = testing::uniform_instance(p, m, v * f, v * b, v * w);
+  Instance one = test_support::uniform_instance(p, m, v * f, v * b, v * w);
   one.split_backward = false;
   const Built built = OneFOneB().build(one);
   EXPECT_TRUE(built.schedule);
-  return testing::span_bubble(*built.schedule, run_free(one, *built.schedule));
+  return test_support::span_bubble(*built.schedule, run_free(one, *built.schedule));
 }
 
 TEST(VSchedules, OneFOneBReferenceBubble) {
@@ -371,11 +371,13 @@ TEST(VSchedules, ZeroBubbleSchedulesAtEqualTimes) {
       const Instance inst = multi_stage_instance(Layout::kV, p, 2, m, spec);
       const Built bz = ZbV().build(inst);
       ASSERT_TRUE(bz.schedule);
-      EXPECT_NEAR(testing::span_bubble(*bz.schedule, run_free(inst, *bz.schedule)), 0.0, 1e-9) << "ZB-V p=" << p << " m=" << m;
+      EXPECT_NEAR(test_support::span_bubble(*bz.schedule, run_free(inst, *bz.schedule)), 0.0, 1e-9)
+          << "ZB-V p=" << p << " m=" << m;
       if (m < 3 * p) continue;
       const Built bv = VZb().build(inst);
       ASSERT_TRUE(bv.schedule);
-      EXPECT_NEAR(testing::span_bubble(*bv.schedule, run_free(inst, *bv.schedule)), 0.0, 1e-9) << "V-ZB p=" << p << " m=" << m;
+      EXPECT_NEAR(test_support::span_bubble(*bv.schedule, run_free(inst, *bv.schedule)), 0.0, 1e-9)
+          << "V-ZB p=" << p << " m=" << m;
     }
   }
 }
@@ -401,7 +403,7 @@ TEST(VSchedules, VHalfAndVMinBubbles) {
       std::string why;
       const auto sch = v_shape_schedule(inst, c.shape, true, &why);
       EXPECT_TRUE(sch) << why;
-      return testing::span_bubble(*sch, run_free(inst, *sch));
+      return test_support::span_bubble(*sch, run_free(inst, *sch));
     };
     for (int p : {4, 6, 8, 12, 16}) {
       const double b = bubble(p, 3 * p);
@@ -427,7 +429,7 @@ TEST(VSchedules, ReorderHelpsTheBubble) {
       const Schedule reordered_lists = *v_shape_schedule(inst, shape, true, &why);
       const SimResult plain = run_free(inst, plain_lists);
       const SimResult reordered = run_free(inst, reordered_lists);
-      EXPECT_LE(testing::span_bubble(reordered_lists, reordered), testing::span_bubble(plain_lists, plain) + 1e-9);
+      EXPECT_LE(test_support::span_bubble(reordered_lists, reordered), test_support::span_bubble(plain_lists, plain) + 1e-9);
       EXPECT_LE(peak_units(reordered, 1.0), peak_units(plain, 1.0) + 1e-9);
     }
   }
@@ -451,7 +453,7 @@ TEST(VSchedules, PrintSmallCases) {
     EXPECT_FALSE(chart.empty());
     if (print) {
       std::cout << h->title() << " (d=4, m=8, unit times): makespan " << r.sim.makespan << ", span bubble "
-                << testing::span_bubble(*r.schedule, r.sim) << "\n" << chart << "\n";
+                << test_support::span_bubble(*r.schedule, r.sim) << "\n" << chart << "\n";
     }
   }
 }

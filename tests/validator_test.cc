@@ -11,9 +11,9 @@
 namespace optpipe {
 namespace {
 
-using testing::GiB;
-using testing::lists;
-using testing::uniform_instance;
+using test_support::GiB;
+using test_support::lists;
+using test_support::uniform_instance;
 
 // 2 devices, 2 microbatches, F = B = W = 1, no comm, unlimited memory.
 Instance two_by_two() { return uniform_instance(2, 2, 1, 1, 1); }

@@ -28,11 +28,11 @@ TEST(WarmStarts, ImprovedStartsAreValidNoWorseAndDeterministic) {
   quiet.record_timeline = false;
   quiet.record_memory = false;
   for (int i = 0; i < 12; ++i) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.min_devices = 2;
     o.max_microbatches = 5;
     o.tight_memory = i % 2 == 0;
-    const Instance inst = testing::random_instance(rng, o);
+    const Instance inst = test_support::random_instance(rng, o);
     const BestResult heur = run_all_heuristics(inst);
     WarmStartOptions wo;
     wo.evaluations = 1500;
@@ -64,7 +64,7 @@ TEST(WarmStarts, ImprovedStartsAreValidNoWorseAndDeterministic) {
 }
 
 TEST(WarmStarts, NoLocalSearchWhenTheBudgetIsZero) {
-  const Instance inst = testing::uniform_instance(3, 6, 1, 1, 1);
+  const Instance inst = test_support::uniform_instance(3, 6, 1, 1, 1);
   WarmStartOptions wo;
   wo.evaluations = 0;
   const WarmStarts ws = build_warm_starts(inst, run_all_heuristics(inst), wo);
@@ -79,7 +79,7 @@ namespace optpipe {
 namespace {
 
 TEST(WarmStarts, TimeLimitStopsTheLocalSearchEarly) {
-  const Instance inst = testing::uniform_instance(4, 12, 1, 1.3, 0.7);
+  const Instance inst = test_support::uniform_instance(4, 12, 1, 1.3, 0.7);
   const BestResult heur = run_all_heuristics(inst);
   WarmStartOptions wo;
   wo.evaluations = 100000000;  // far more than 0.2 s allows
@@ -100,11 +100,11 @@ TEST(WarmStarts, TargetStopsTheLocalSearch) {
   std::mt19937 rng(23);
   int checked = 0;
   for (int n = 0; n < 40 && checked < 3; ++n) {
-    testing::RandomInstanceOptions o;
+    test_support::RandomInstanceOptions o;
     o.min_devices = 3;
     o.min_microbatches = 4;
     o.tight_memory = true;
-    const Instance inst = testing::random_instance(rng, o);
+    const Instance inst = test_support::random_instance(rng, o);
     const BestResult heur = run_all_heuristics(inst);
     if (!heur.best_result()) continue;
     WarmStartOptions wo;
