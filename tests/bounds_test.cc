@@ -652,9 +652,7 @@ NodeBound node_bound(const BoundProblem& p, const Simulator::State& st, double t
 // the makespan. False after a failure.
 bool check_bounds_along(const Instance& inst, const Schedule& sch, ValidityCounts& n) {
   const BoundProblem p(inst);
-  SimOptions quiet;
-  quiet.record_timeline = false;
-  quiet.record_memory = false;
+  const SimOptions quiet = SimOptions::quiet();
   const SimResult closed = simulate(inst, sch, quiet);
   if (!closed.feasible) {
     ADD_FAILURE() << "not feasible: " << closed.reason;
@@ -758,9 +756,7 @@ TEST_P(NodeBoundAlongRandomSchedules, NeverExceedsTheMakespanOfACompletion) {
   const CaseRange range = GetParam();
   std::mt19937 rng(99);
   ValidityCounts n;
-  SimOptions quiet;
-  quiet.record_timeline = false;
-  quiet.record_memory = false;
+  const SimOptions quiet = SimOptions::quiet();
   int feasible = 0;  // the feasible schedules drawn so far
   for (int i = 0; i < 10000 && feasible < range.end; ++i) {
     const Instance inst = pressured_instance(rng, i);
@@ -1064,9 +1060,7 @@ TEST(Bounds, RootBoundsOfTheShippedTightInstances) {
 TEST(Bounds, NodeBoundNeverExceedsTheOffloadWitness) {
   const Instance inst = load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/offload-slow-pcie-4x8.json");
   const Schedule sch = test_support::offload_slow_witness(inst);
-  SimOptions quiet;
-  quiet.record_timeline = false;
-  quiet.record_memory = false;
+  const SimOptions quiet = SimOptions::quiet();
   const SimResult res = simulate(inst, sch, quiet);
   ASSERT_TRUE(res.feasible) << res.reason;
   EXPECT_NEAR(res.makespan, 341.92, 0.005);
@@ -1233,9 +1227,7 @@ TEST(Bounds, RuleOneCandidatesAreExactlyTheAllowedActions) {
 TEST(Bounds, EveryFeasibleScheduleFollowsRuleOneCandidates) {
   int schedules = 0, feasible = 0, decisions = 0;
   std::vector<double> head, finish;
-  SimOptions quiet;
-  quiet.record_timeline = false;
-  quiet.record_memory = false;
+  const SimOptions quiet = SimOptions::quiet();
   for (const Instance& inst : tiny_instances(40, 3000, 4242)) {
     SCOPED_TRACE(inst.name + " " + instance_label(inst, 0));
     const BoundProblem p(inst);

@@ -203,9 +203,7 @@ BruteForceResult brute_force_optimum(const Instance& instance, std::int64_t max_
   for (int d = 0; d < D; ++d) lists[d] = device_candidate_lists(instance, d);
 
   Simulator sim(instance);
-  SimOptions options;
-  options.record_timeline = false;
-  options.record_memory = false;
+  const SimOptions options = SimOptions::quiet();
   Schedule sch;
   sch.instance = instance.name;
   sch.devices.resize(D);

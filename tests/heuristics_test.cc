@@ -599,9 +599,7 @@ TEST_P(MemoryAwareHeuristics, NeverReturnADeadlock) {
       }
       ++built;
       ASSERT_TRUE(check_structure(inst, *b.schedule).empty()) << h->name() << " case " << i;
-      SimOptions fast;
-      fast.record_timeline = false;
-      fast.record_memory = false;
+      const SimOptions fast = SimOptions::quiet();
       const SimResult r = simulate(inst, *b.schedule, fast);
       EXPECT_TRUE(r.feasible) << h->name() << " case " << i << ": " << r.reason;
     }

@@ -18,9 +18,7 @@ namespace optpipe {
 namespace {
 
 SimOptions quiet() {
-  SimOptions o;
-  o.record_timeline = false;
-  o.record_memory = false;
+  const SimOptions o = SimOptions::quiet();
   return o;
 }
 

@@ -87,7 +87,7 @@ std::string label(const Instance& inst) {
 std::optional<Schedule> random_feasible_schedule(const Instance& inst, std::mt19937& rng, int tries = 30) {
   for (int t = 0; t < tries; ++t) {
     Schedule s = test_support::random_valid_schedule(inst, rng, 0.4);
-    if (simulate(inst, s, SimOptions{false, false, true}).feasible) return s;
+    if (simulate(inst, s, SimOptions::quiet()).feasible) return s;
   }
   return std::nullopt;
 }
@@ -125,7 +125,7 @@ TEST(LocalSearch, EveryMoveAgreesWithTheValidator) {
             // Refused although well formed: only because the list deadlocks by itself.
             ++pruned;
             EXPECT_TRUE(local_search::list_self_deadlocks(inst, raw.devices[mv.device]));
-            EXPECT_FALSE(simulate(inst, raw, SimOptions{false, false, false}).feasible)
+            EXPECT_FALSE(simulate(inst, raw, SimOptions::quiet(false)).feasible)
                 << "pruned a list that completes: " << text(mv) << text(raw);
           }
         }
@@ -305,11 +305,11 @@ TEST(LocalSearch, ShiftCarriesTheOwnReload) {
 // its makespan.
 double check_result(const Instance& inst, const Schedule& start, const Schedule& out, const LocalSearchOptions& o,
                     const LocalSearchStats& st) {
-  const Validation v = validate(inst, out, SimOptions{false, false, true});
+  const Validation v = validate(inst, out, SimOptions::quiet());
   EXPECT_TRUE(v.valid()) << v.violations.front().message << text(out);
   if (!v.valid()) return 0;
   EXPECT_TRUE(v.sim->feasible) << v.sim->reason << text(out);
-  const double start_makespan = simulate(inst, start, SimOptions{false, false, true}).makespan;
+  const double start_makespan = simulate(inst, start, SimOptions::quiet()).makespan;
   EXPECT_LE(v.sim->makespan, start_makespan + kEps);
   EXPECT_NEAR(st.start_makespan, start_makespan, kEps);
   EXPECT_NEAR(st.final_makespan, v.sim->makespan, kEps);

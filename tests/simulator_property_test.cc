@@ -296,9 +296,7 @@ TEST_P(SimulatorOpenLists, ReproduceTheClosedRun) {
     if (!range.contains(i)) continue;  // drawn only to keep the engine in step
     SCOPED_TRACE("case " + std::to_string(i));
     Simulator closed(inst);
-    SimOptions quiet;
-    quiet.record_timeline = false;
-    quiet.record_memory = false;
+    const SimOptions quiet = SimOptions::quiet();
     const SimResult want = closed.run(sch, quiet);
 
     Simulator open(inst);

@@ -99,9 +99,7 @@ void check_pairs(const Instance& inst, bool exact, std::mt19937& rng, PairCounts
   for (int walk = 0; walk < 40; ++walk) random_walk(inst, p, exact, rng, nodes);
   std::map<std::vector<std::int64_t>, std::vector<int>> by_discrete;
   for (int i = 0; i < static_cast<int>(nodes.size()); ++i) by_discrete[nodes[i].key.discrete].push_back(i);
-  SimOptions quiet;
-  quiet.record_timeline = false;
-  quiet.record_memory = false;
+  const SimOptions quiet = SimOptions::quiet();
   for (const auto& [discrete, ids] : by_discrete) {
     for (int ia : ids) {
       for (int ib : ids) {

@@ -24,9 +24,7 @@ namespace {
 TEST(WarmStarts, ImprovedStartsAreValidNoWorseAndDeterministic) {
   std::mt19937 rng(17);
   int improved = 0, runs = 0;
-  SimOptions quiet;
-  quiet.record_timeline = false;
-  quiet.record_memory = false;
+  const SimOptions quiet = SimOptions::quiet();
   for (int i = 0; i < 12; ++i) {
     test_support::RandomInstanceOptions o;
     o.min_devices = 2;
