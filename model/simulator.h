@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "model/instance.h"
+#include "model/op_index.h"
 #include "model/schedule.h"
 
 namespace optpipe {
@@ -186,7 +187,7 @@ class Simulator {
   void append(int device, const Action& action);
   const State& state() const { return s_; }
   void restore(const State& state) { s_ = state; }
-  int op_id(OpType type, int s, int j) const { return (static_cast<int>(type) * S_ + s) * m_ + j; }
+  int op_id(OpType type, int s, int j) const { return op_index(S_, m_, static_cast<int>(type), s, j); }
 
  private:
   enum class DeviceStep : std::uint8_t { kNone, kProgress, kNeedsDecision };
