@@ -1,13 +1,15 @@
 // What the lower bounds need to know about an instance and about one search node, as plain
 // arrays (the layout the batched GPU bounds of a later issue will read).
 //
-// Ops are indexed like the simulator's: op = (type * S + s) * m + j for type F=0, B=1, W=2.
-// Pairs (stage, microbatch) are indexed sj = s * m + j, like the simulator's transfer arrays.
+// Ops are indexed like the simulator's (model/op_index.h): op = (type * S + s) * m + j for type
+// F=0, B=1, W=2. Pairs (stage, microbatch) are indexed sj = s * m + j, like the simulator's
+// transfer arrays.
 #pragma once
 
 #include <vector>
 
 #include "model/instance.h"
+#include "model/op_index.h"
 
 namespace optpipe {
 
@@ -49,7 +51,7 @@ struct BoundProblem {
   std::vector<double> op_tails;      // [op]
 
   explicit BoundProblem(const Instance& instance);
-  int op(int type, int s, int j) const { return (type * S + s) * m + j; }
+  int op(int type, int s, int j) const { return op_index(S, m, type, s, j); }
   int num_ops() const { return 3 * S * m; }
   // Tail of op (type, s, j): a lower bound on makespan - its end in every feasible completion;
   // includes the later ops of its stage and type, which run after it on the same device in FIFO

@@ -6,6 +6,7 @@
 
 #include "bounds/bound_problem.h"
 #include "bounds/hd.h"
+#include "model/op_index.h"
 
 namespace optpipe {
 
@@ -33,7 +34,7 @@ struct BoundProblemView {
   const int* token_w_extra = nullptr;      // [s]
   const double* latency = nullptr;         // [s]
 
-  OPTPIPE_HD int op(int type, int s, int j) const { return (type * S + s) * m + j; }
+  OPTPIPE_HD int op(int type, int s, int j) const { return op_index(S, m, type, s, j); }
   OPTPIPE_HD int num_ops() const { return 3 * S * m; }
   OPTPIPE_HD double op_tail(int type, int s, int j) const { return op_tails[op(type, s, j)]; }
 };

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "model/error.h"
+#include "model/op_index.h"
 #include "model/simulator.h"
 #include "model/validator.h"
 #include "heuristics/offload_edit.h"
@@ -332,7 +333,7 @@ class IteratedLocalSearch {
     t.off_end = st.off_end;
   }
 
-  int op(OpType type, int s, int j) const { return (static_cast<int>(type) * S_ + s) * m_ + j; }
+  int op(OpType type, int s, int j) const { return op_index(S_, m_, static_cast<int>(type), s, j); }
 
   // Marks the critical ops of `sol` (see the header) in crit_, the reloads in crit_reload_ and
   // the forwards resident while a forward waits for memory in mem_rel_.

@@ -20,6 +20,7 @@
 
 #include "model/action.h"
 #include "model/error.h"
+#include "model/op_index.h"
 #include "model/simulator.h"
 #include "model/validator.h"
 
@@ -65,7 +66,7 @@ class Builder {
 
  private:
   // ---- ops -----------------------------------------------------------------------------------
-  int op(int t, int s, int j) const { return (t * S_ + s) * m_ + j; }
+  int op(int t, int s, int j) const { return op_index(S_, m_, t, s, j); }
   int type_of(int o) const { return o / (S_ * m_); }
   int stage_of(int o) const { return (o / m_) % S_; }
   int mb_of(int o) const { return o % m_; }

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "model/instance.h"
+#include "model/op_index.h"
 #include "model/schedule.h"
 
 namespace optpipe {
@@ -203,7 +204,7 @@ class Simulator {
   // enough. Only offload ends free memory on a device whose compute stream waits, so no
   // continuation of the lists can start the F (the search cuts such nodes).
   bool forward_wait_never_ends() const;
-  int op_id(OpType type, int s, int j) const { return (static_cast<int>(type) * S_ + s) * m_ + j; }
+  int op_id(OpType type, int s, int j) const { return op_index(S_, m_, static_cast<int>(type), s, j); }
 
  private:
   enum class DeviceStep : std::uint8_t { kNone, kProgress, kNeedsDecision };
