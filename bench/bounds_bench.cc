@@ -3,7 +3,7 @@
 // otherwise). The nodes are decision points of random dives on gpt-8x24-tight (instances/, 576
 // ops), by their times and transfers; a batch of n takes the first n of a pool of 4096 nodes,
 // repeated. The batch computes the heads (with the memory rules) and the whole bound (critical
-// path, one machine, channel, memory energy): evaluate_times.
+// path, one machine, channel, memory energy): compute_bounds.
 // Counters: node_bounds/s; state_bytes, the bytes of one node state in the batch.
 #include <benchmark/benchmark.h>
 
@@ -109,7 +109,7 @@ void BM_NodeBoundsFromTimes(benchmark::State& state, const std::string& backend)
   const NodeTimesBatch batch = take_times(static_cast<int>(state.range(0)));
   std::vector<double> bounds;
   for (auto _ : state) {
-    bb->evaluate_times(batch, bounds);
+    bb->compute_bounds(batch, bounds);
     benchmark::DoNotOptimize(bounds.data());
   }
   state.counters["node_bounds/s"] =

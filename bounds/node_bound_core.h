@@ -1,8 +1,9 @@
 // The whole node bound from a node's times (host and device, hd.h), shared by every backend of
 // batched_bounds.h: the heads (compute_heads_core), then max(critical path, one machine,
-// channel, memory energy) -- the value of the solver's bound() (search/solver.cc) for a
-// node it does not cut. bound() stops early once max(critical path, one machine) reaches the
-// cutoff, which only skips work on a node that is cut anyway; the batch computes all four parts.
+// channel, memory energy) -- the value of node_bound() (node_bound.h, the search's scalar path)
+// for a node it does not cut. node_bound() stops early once max(critical path, one machine)
+// reaches the cutoff, which only skips work on a node that is cut anyway; the batch computes all
+// four parts.
 #pragma once
 
 #include "bounds/bound_view.h"

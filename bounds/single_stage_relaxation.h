@@ -165,7 +165,7 @@ std::vector<double> single_stage_history_key(const Instance& instance, const Bou
 // not started. The relaxation is non-decreasing in each of them (each is a lower bound on a
 // start or an end, or delays an offload's end, and the model is monotone), so of two nodes with
 // the same single_stage_history_key, the one whose params are no larger everywhere has no larger
-// relaxation: a search can answer one node from another's value (solver.cc, node_relaxation).
+// relaxation: a search can answer one node from another's value (search/stage_relaxations.h, StageRelaxations::at_node).
 // single_stage_node_key is the history key plus which listed offloads have started (a started
 // one ends where it ends, one not started where the channel lets it, which is not the same
 // function of the params), so nodes compare only under equal node keys.

@@ -7,11 +7,12 @@
 //           DeviceSelect, a device pool and pinned staging allocated once, and chunked copies
 //           on a copy stream overlapping the kernel on a compute stream (built when nvcc is
 //           there; make_cuda_bounds throws a clear error without a build or a device).
-// evaluate_times() takes the nodes' times (NodeTimes) and transfers (NodeTransfers) and computes
+// compute_bounds() takes the nodes' times (NodeTimes) and transfers (NodeTransfers) and computes
 // the heads inside the batch too (bounds/heads_core.h, with the memory rules), then
 // max(critical path, one machine, channel, memory energy) (bounds/node_bound_core.h): the
-// solver's bound() for every node it does not cut (bound() skips the last two parts once the
-// node is cut; the batch always computes all four).
+// value of node_bound() (bounds/node_bound.h, the search's scalar path) for every node it does
+// not cut (node_bound() skips the last two parts once the node is cut; the batch always
+// computes all four).
 //
 // Layering (batched_bounds_impl.h): per node, the heads and the critical path and channel
 // parts; per (node, device), Jackson's one-machine bound; a segmented maximum over each node's
@@ -65,9 +66,9 @@ class BatchedBounds {
   virtual const char* name() const = 0;
   // bounds[i] = max(critical path, one machine, channel, memory energy) of node i, its heads
   // computed in the batch from its times (bit for bit compute_heads with the node's transfers
-  // and the four std::vector bounds, as the solver's bound() combines them; without transfers
+  // and the four std::vector bounds, as node_bound() combines them; without transfers
   // the channel part is 0 and the memory energy sees none).
-  virtual void evaluate_times(const NodeTimesBatch& batch, std::vector<double>& bounds) = 0;
+  virtual void compute_bounds(const NodeTimesBatch& batch, std::vector<double>& bounds) = 0;
   // The indices i (ascending) with bounds[i] < cutoff.
   virtual void prune(const std::vector<double>& bounds, double cutoff, std::vector<int>& kept) = 0;
 };

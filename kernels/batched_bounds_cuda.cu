@@ -16,7 +16,7 @@
 // an event; the compute stream waits for that event, runs the heads-and-bounds kernel on the
 // chunk and copies the chunk's bounds back into pinned memory. So the copy of chunk c + 1 (and
 // the host's packing of it) overlaps the evaluation of chunk c. One compute stream and one copy
-// stream per evaluator; evaluate_times returns after the compute stream has drained.
+// stream per evaluator; compute_bounds returns after the compute stream has drained.
 //
 // Determinism: one thread per node, the same sequential code as the scalar path (bounds/
 // *_core.h; built with --fmad=false), so the bounds are bit for bit the CPU's; DeviceSelect::If
@@ -150,7 +150,7 @@ class CudaBounds final : public BatchedBounds {
 
   const char* name() const override { return "cuda"; }
 
-  void evaluate_times(const NodeTimesBatch& b, std::vector<double>& bounds) override {
+  void compute_bounds(const NodeTimesBatch& b, std::vector<double>& bounds) override {
     const std::size_t n = static_cast<std::size_t>(b.n);
     bounds.resize(n);
     if (n == 0) return;

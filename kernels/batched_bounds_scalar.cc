@@ -71,7 +71,7 @@ class ScalarBounds final : public BatchedBounds {
     scratch_.resize(static_cast<std::size_t>(node_bound_scratch_doubles(view_)));
   }
   const char* name() const override { return "scalar"; }
-  void evaluate_times(const NodeTimesBatch& b, std::vector<double>& bounds) override {
+  void compute_bounds(const NodeTimesBatch& b, std::vector<double>& bounds) override {
     const std::size_t ops = static_cast<std::size_t>(view_.num_ops());
     const std::size_t sm = static_cast<std::size_t>(view_.S) * static_cast<std::size_t>(view_.m);
     const std::size_t D = static_cast<std::size_t>(view_.D), G = static_cast<std::size_t>(view_.G);

@@ -12,7 +12,7 @@ class TbbBounds final : public BatchedBounds {
  public:
   explicit TbbBounds(const BoundProblem& p) : view_(view_of(p)), device_ops_(max_device_ops(p)) {}
   const char* name() const override { return "tbb"; }
-  void evaluate_times(const NodeTimesBatch& b, std::vector<double>& bounds) override {
+  void compute_bounds(const NodeTimesBatch& b, std::vector<double>& bounds) override {
     bounds.resize(static_cast<std::size_t>(b.n));
     const std::size_t n = static_cast<std::size_t>(b.n);
     const std::size_t ops = static_cast<std::size_t>(view_.num_ops());
@@ -55,7 +55,7 @@ class TbbBounds final : public BatchedBounds {
   int device_ops_;
   std::vector<OneMachineJob> jobs_;  // per-node scratch, kept between batches
   std::vector<JacksonEntry> heap_;
-  std::vector<double> head_, finish_, scratch_;  // evaluate_times: per-node heads, finishes, scratch
+  std::vector<double> head_, finish_, scratch_;  // compute_bounds: per-node heads, finishes, scratch
   std::vector<double> cp_, ch_, om_, om_device_;  // the parts per node, the one-machine part per (node, device)
 
   template <class T>

@@ -74,7 +74,7 @@ void BatchWorker::evaluate_pending() {
   }
   if (w_.nodes.n != static_cast<int>(pending_.size())) throw std::logic_error("batch out of step with its nodes");
   const auto t0 = std::chrono::steady_clock::now();
-  w_.batch->evaluate_times(w_.nodes, w_.batch_bounds);
+  w_.batch->compute_bounds(w_.nodes, w_.batch_bounds);
   ++w_.stats.batches;
   w_.stats.batched_nodes += w_.nodes.n;
   for (std::size_t i = 0; i < pending_.size(); ++i) {

@@ -5,8 +5,9 @@
 // the search branches over that device's next action (the next F of one of its stages with
 // each allowed offload level, the next B, the next W, or the next reload R). Every valid
 // schedule of spec §3 is a path in this tree, so the search space is exactly the spec's; only
-// branches proven dominated are cut (candidates.h and solver.cc document each rule and its
-// proof), and nodes whose state another node dominates (transposition.h). Nodes are
+// branches proven dominated are cut (candidates.h, node_expansion.h and
+// Simulator::forward_wait_never_ends document each rule and its proof), and nodes whose state
+// another node dominates (transposition.h). Nodes are
 // bounded by the maximum of the critical-path bound, a one-machine (Jackson preemptive) bound
 // per device and per PCIe channel, and a memory energy bound per stage, on heads that include
 // the memory and reload precedences (bounds/); a node whose bound reaches the incumbent

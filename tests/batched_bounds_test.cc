@@ -74,7 +74,7 @@ int add_dive_times(const Instance& inst, const BoundProblem& p, std::mt19937& rn
 
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
-// evaluate_times (heads computed in the batch, with the memory rules and the node's transfers)
+// compute_bounds (heads computed in the batch, with the memory rules and the node's transfers)
 // equals compute_heads + the four bounds of the scalar path (the solver's bound()) bit for bit.
 void check_backend_times(const char* which) {
   std::mt19937 rng(57);
@@ -102,7 +102,7 @@ void check_backend_times(const char* which) {
       // Every 8th instance a batch of about a thousand nodes or more (several CUDA chunks).
       const int dives = i % 8 == 0 ? 200 : 4;
       for (int dive = 0; dive < dives; ++dive) offloaded += add_dive_times(inst, p, rng, transfers, batch, expected, parts);
-      bb->evaluate_times(batch, got);
+      bb->compute_bounds(batch, got);
       ASSERT_EQ(got.size(), expected.size());
       for (std::size_t k = 0; k < got.size(); ++k) {
         ASSERT_TRUE(same_bits(got[k], expected[k])) << "instance " << i << " node " << k
@@ -151,7 +151,7 @@ TEST(BatchedBounds, EmptyBatch) {
   } catch (const std::runtime_error& e) {
     GTEST_SKIP() << e.what();
   }
-  bb->evaluate_times(NodeTimesBatch{}, got);
+  bb->compute_bounds(NodeTimesBatch{}, got);
   EXPECT_TRUE(got.empty());
   bb->prune(got, 1.0, kept);
   EXPECT_TRUE(kept.empty());

@@ -626,8 +626,8 @@ struct ValidityCounts {
   int tight_tails = 0;         // ops whose end + static tail = the makespan
 };
 
-// The node bound exactly as solver.cc's bound() computes it, with its parts
-// (bounds/node_bound.h), and what its parts computed on the way.
+// The node bound with every part in full (bounds/node_bound.h, node_bound_parts), and what its
+// parts computed on the way.
 struct NodeBound {
   double cp = 0, om = 0, ch = 0, me = 0;
   double value() const { return std::max({cp, om, ch, me}); }
@@ -686,6 +686,7 @@ bool check_bounds_along(const Instance& inst, const Schedule& sch, ValidityCount
   }
   std::vector<double> head, finish, off_lb, rel_lb;
   NodeTransfers nt;
+  NodeBoundWork search_work;
   Simulator sim(inst);
   bool failed = false;
   drive(sim, sch, [&](const Simulator::Step& step) {
@@ -697,6 +698,24 @@ bool check_bounds_along(const Instance& inst, const Schedule& sch, ValidityCount
     n.channel_nodes += b.ch > 0;
     n.channel_best += b.ch > std::max(b.cp, b.om) + kEps;
     n.energy_best += b.me > std::max({b.cp, b.om, b.ch}) + kEps;
+    // The search's bound (node_bound, with its early exit at a cutoff) against the parts in
+    // full: the same value below the cutoff, at least the cutoff when it cuts, never above. (The
+    // energy part may stop once it cannot beat the others, which rounds differently: 1e-12.)
+    for (double cut : {kInf, b.value(), 0.5 * b.value(), std::max(b.cp, b.om) + 1e-3}) {
+      const NodeBoundParts s = optpipe::node_bound(p, sim.state(), step.time, search_work, cut, true);
+      const double v = s.value(), tol = 1e-12 * std::max(1.0, b.value());
+      const bool bad = v > b.value() + tol || (b.value() < cut && std::abs(v - b.value()) > tol) ||
+                       (b.value() >= cut && v < cut - tol);
+      const double best = s.best() == BoundPart::kCriticalPath ? s.critical_path
+                          : s.best() == BoundPart::kOneMachine ? s.one_machine
+                          : s.best() == BoundPart::kChannel    ? s.channel
+                                                               : s.memory_energy;
+      if (bad || best != v) {
+        ADD_FAILURE() << "node_bound with cutoff " << cut << ": " << v << " (best part " << best
+                      << "), the parts in full give " << b.value() << " at t=" << step.time;
+        failed = true;
+      }
+    }
     if (b.value() > makespan + kEps) {
       ADD_FAILURE() << "at the decision of device " << step.device << " at t=" << step.time << ": critical path "
                     << b.cp << ", one machine " << b.om << ", channel " << b.ch << ", memory energy " << b.me
