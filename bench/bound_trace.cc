@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
                 relaxation ? "1-stage    history   " : "", "best");
     int relax_over = 0;
     while (step.kind == Simulator::Step::Kind::kDecision) {
-      const NodeBoundParts b = node_bound_parts(problem, sim.state(), step.time, work);
+      const NodeBoundParts b = node_bound_parts(problem, sim.snapshot(), step.time, work);
       const double value = b.value();
       if (depth == 0) root = value;
       const int best = best_part(b);

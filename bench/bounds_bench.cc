@@ -44,7 +44,7 @@ const Pool& pool() {
       sim.start_open();
       Simulator::Step step = sim.advance();
       while (step.kind == Simulator::Step::Kind::kDecision && out.times.n < 4096) {
-        const auto& st = sim.state();
+        const auto& st = sim.snapshot();
         NodeTimes t;
         fill_node_times(bp, st, step.time, t);
         NodeTransfers nt;

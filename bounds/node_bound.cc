@@ -20,7 +20,7 @@ BoundPart NodeBoundParts::best() const {
 namespace {
 
 // The node's times, transfers and heads into `w`.
-void prepare(const BoundProblem& p, const Simulator::State& st, double t, NodeBoundWork& w) {
+void prepare(const BoundProblem& p, const Simulator::Snapshot& st, double t, NodeBoundWork& w) {
   fill_node_times(p, st, t, w.times);
   fill_node_transfers(p, st, t, w.transfers);
   compute_heads(p, w.times, w.head, w.finish, &w.transfers, &w.offload_lb, &w.reload_lb);
@@ -28,7 +28,7 @@ void prepare(const BoundProblem& p, const Simulator::State& st, double t, NodeBo
 
 }  // namespace
 
-NodeBoundParts node_bound(const BoundProblem& p, const Simulator::State& st, double t, NodeBoundWork& w,
+NodeBoundParts node_bound(const BoundProblem& p, const Simulator::Snapshot& st, double t, NodeBoundWork& w,
                           double cutoff, bool channels) {
   prepare(p, st, t, w);
   NodeBoundParts b;
@@ -42,7 +42,7 @@ NodeBoundParts node_bound(const BoundProblem& p, const Simulator::State& st, dou
   return b;
 }
 
-NodeBoundParts node_bound_parts(const BoundProblem& p, const Simulator::State& st, double t, NodeBoundWork& w) {
+NodeBoundParts node_bound_parts(const BoundProblem& p, const Simulator::Snapshot& st, double t, NodeBoundWork& w) {
   prepare(p, st, t, w);
   NodeBoundParts b;
   b.critical_path = critical_path_bound(p, w.times, w.finish);

@@ -49,11 +49,11 @@ struct NodeBoundWork {
 // The bound of the node at simulator state `state`, decision time `time`, as the search uses it
 // (see above). `channels`: whether the instance can offload at all (without, the channel part is
 // 0 and skipped).
-NodeBoundParts node_bound(const BoundProblem& problem, const Simulator::State& state, double time,
+NodeBoundParts node_bound(const BoundProblem& problem, const Simulator::Snapshot& state, double time,
                           NodeBoundWork& work, double cutoff, bool channels);
 
 // Every part in full.
-NodeBoundParts node_bound_parts(const BoundProblem& problem, const Simulator::State& state, double time,
+NodeBoundParts node_bound_parts(const BoundProblem& problem, const Simulator::Snapshot& state, double time,
                                 NodeBoundWork& work);
 
 }  // namespace optpipe

@@ -5,7 +5,7 @@
 
 namespace optpipe {
 
-void fill_node_times(const BoundProblem& p, const Simulator::State& st, double t, NodeTimes& out) {
+void fill_node_times(const BoundProblem& p, const Simulator::Snapshot& st, double t, NodeTimes& out) {
   const int n = p.num_ops();
   out.end.resize(static_cast<std::size_t>(n));
   out.makespan_so_far = st.makespan;

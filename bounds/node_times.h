@@ -10,6 +10,6 @@
 
 namespace optpipe {
 
-void fill_node_times(const BoundProblem& problem, const Simulator::State& state, double time, NodeTimes& out);
+void fill_node_times(const BoundProblem& problem, const Simulator::Snapshot& state, double time, NodeTimes& out);
 
 }  // namespace optpipe

@@ -5,7 +5,7 @@
 
 namespace optpipe {
 
-void fill_node_transfers(const BoundProblem& p, const Simulator::State& st, double time, NodeTransfers& out) {
+void fill_node_transfers(const BoundProblem& p, const Simulator::Snapshot& st, double time, NodeTransfers& out) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const int n = p.S * p.m;
   out.now = time;

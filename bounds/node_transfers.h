@@ -38,6 +38,6 @@ inline NodeTransfersView view_of(const NodeTransfers& t) {
 }
 
 // The node at simulator state `state`, decision time `time`.
-void fill_node_transfers(const BoundProblem& problem, const Simulator::State& state, double time, NodeTransfers& out);
+void fill_node_transfers(const BoundProblem& problem, const Simulator::Snapshot& state, double time, NodeTransfers& out);
 
 }  // namespace optpipe

@@ -318,7 +318,7 @@ class IteratedLocalSearch {
     if (!r.feasible) return false;
     key->makespan = r.makespan;
     double tie = 0;
-    for (double e : sim_.state().end) {
+    for (double e : sim_.snapshot().end) {
       if (e == e) tie += e;  // NaN: a W slot of a fused backward
     }
     key->tie = tie;
@@ -326,7 +326,7 @@ class IteratedLocalSearch {
   }
 
   void save_timing(Timing& t) const {
-    const auto& st = sim_.state();
+    const auto& st = sim_.snapshot();
     t.start = st.start;
     t.end = st.end;
     t.rel_end = st.rel_end;

@@ -43,7 +43,7 @@ Simulator::Simulator(const Instance& instance)
 }
 
 void Simulator::reset_state(const SimOptions& options) {
-  s_.opt = options;
+  opt_ = options;
   s_.pc.assign(D_, 0);
   s_.running.assign(D_, 0);
   s_.run_end.assign(D_, 0.0);
@@ -71,7 +71,7 @@ void Simulator::reset_state(const SimOptions& options) {
   while (!s_.events.empty()) s_.events.pop();
   s_.device_dirty.assign(D_, 0);
   s_.dirty_devices.clear();
-  s_.scratch.clear();
+  scratch_.clear();
   s_.d2h_dirty.assign(G_, 0);
   s_.h2d_dirty.assign(G_, 0);
   s_.dirty_d2h.clear();
@@ -115,7 +115,7 @@ void Simulator::reset(const Schedule& schedule, const SimOptions& options) {
 void Simulator::start_open() {
   const SimOptions quiet = SimOptions::quiet();
   sch_ = nullptr;
-  s_.out = nullptr;
+  out_ = nullptr;
   reset_state(quiet);
   s_.open = true;
   s_.owned.devices.assign(D_, {});
@@ -123,6 +123,13 @@ void Simulator::start_open() {
   const int types = inst_.num_compute_types();
   for (int st = 0; st < S_; ++st) s_.unlisted[inst_.stages[st].device] += types * m_;
   for (int d = 0; d < D_; ++d) s_.remaining += s_.unlisted[d];
+}
+
+void Simulator::restore(const Snapshot& snapshot) {
+  s_ = snapshot;
+  opt_ = SimOptions::quiet();
+  out_ = nullptr;
+  sch_ = nullptr;
 }
 
 void Simulator::append(int d, const Action& a) {
@@ -139,7 +146,7 @@ Simulator::Step Simulator::advance() {
     // Settle everything that happens at time t (see the header for the order).
     while (true) {
       while (due()) {
-        const Event e = s_.events.top();
+        const PendingEvent e = s_.events.top();
         s_.events.pop();
         handle(e);
       }
@@ -169,15 +176,15 @@ Simulator::Step Simulator::advance() {
 
 SimResult Simulator::run(const Schedule& schedule, const SimOptions& options) {
   SimResult result;
-  s_.out = &result;
+  out_ = &result;
   reset(schedule, options);
   result.group_of_device = group_of_;
   result.num_groups = G_;
-  if (s_.opt.record_timeline) {
+  if (opt_.record_timeline) {
     result.timeline.resize(D_);
     for (int d = 0; d < D_; ++d) result.timeline[d].assign(schedule.devices[d].size(), ActionTiming{});
   }
-  if (s_.opt.record_memory) {
+  if (opt_.record_memory) {
     result.memory.resize(D_);
     for (int d = 0; d < D_; ++d) result.memory[d].push_back({0.0, s_.mem[d]});
   }
@@ -204,8 +211,8 @@ SimResult Simulator::run(const Schedule& schedule, const SimOptions& options) {
     result.bubble = s_.makespan > 0 ? 1.0 - total_busy / (D_ * s_.makespan) : 0.0;
   }
   result.peak_memory = s_.peak;
-  if (s_.opt.record_timeline) result.transfers = s_.transfers;
-  s_.out = nullptr;
+  if (opt_.record_timeline) result.transfers = s_.transfers;
+  out_ = nullptr;
   return result;
 }
 
@@ -230,15 +237,15 @@ void Simulator::mark_around(int d, int stage) {
   mark_channel(group_of_[d], true);
 }
 
-void Simulator::handle(const Event& e) {
+void Simulator::handle(const PendingEvent& e) {
   switch (e.kind) {
-    case Event::Kind::kCompute: {
+    case PendingEvent::Kind::kCompute: {
       const Action& a = list(e.id)[s_.run_index[e.id]];
       complete_compute(e.id);
       mark_around(e.id, a.stage);
       break;
     }
-    case Event::Kind::kTransfer: {
+    case PendingEvent::Kind::kTransfer: {
       Channel& ch = e.reload ? s_.h2d[e.id] : s_.d2h[e.id];
       const int device = ch.queue[ch.head].device;
       complete_transfer(ch);
@@ -247,7 +254,7 @@ void Simulator::handle(const Event& e) {
       mark_channel(e.id, true);  // an offload's end frees memory and unblocks its reload
       break;
     }
-    case Event::Kind::kWake: mark_device(e.id); break;
+    case PendingEvent::Kind::kWake: mark_device(e.id); break;
   }
 }
 
@@ -257,17 +264,17 @@ bool Simulator::start_dirty_channels(double t, bool reloads) {
   auto& chans = reloads ? s_.h2d : s_.d2h;
   if (list.empty()) return false;
   std::sort(list.begin(), list.end());  // channels are independent; sorted only for a fixed order
-  std::swap(list, s_.scratch);
+  std::swap(list, scratch_);
   list.clear();
   bool progress = false;
-  for (int g : s_.scratch) {
+  for (int g : scratch_) {
     dirty[g] = 0;
     if (try_start_channel(chans[g], t, reloads)) {
       progress = true;
-      s_.events.push({chans[g].busy_end, Event::Kind::kTransfer, g, reloads});
+      s_.events.push({chans[g].busy_end, PendingEvent::Kind::kTransfer, g, reloads});
     }
   }
-  s_.scratch.clear();
+  scratch_.clear();
   return progress;
 }
 
@@ -311,8 +318,8 @@ double Simulator::ready_time(const Action& a, bool* ok, int* waiting_op) const {
 void Simulator::change_memory(int d, double delta, double t) {
   s_.mem[d] += delta;
   if (s_.mem[d] > s_.peak[d]) s_.peak[d] = s_.mem[d];
-  if (s_.opt.record_memory) {
-    auto& curve = s_.out->memory[d];
+  if (opt_.record_memory) {
+    auto& curve = out_->memory[d];
     if (!curve.empty() && std::fabs(curve.back().time - t) <= kTimeEps) {
       curve.back().bytes = s_.mem[d];
     } else {
@@ -330,7 +337,7 @@ bool Simulator::complete_compute(int d) {
   s_.end[op_id(a.type, a.stage, a.mb)] = t;
   s_.makespan = std::max(s_.makespan, t);
   --s_.remaining;
-  if (s_.opt.record_timeline) s_.out->timeline[d][k].end = t;
+  if (opt_.record_timeline) out_->timeline[d][k].end = t;
   if (a.type == OpType::B) {
     change_memory(d, -inst_.freed_by_b(a.stage), t);
   } else if (a.type == OpType::W) {
@@ -386,7 +393,7 @@ Simulator::DeviceStep Simulator::advance_device(int d, double t) {
     enqueue(s_.h2d[group_of_[d]], {s_.now[d], d, s_.pc[d], static_cast<int>(sj), st.reload.value_or(0.0) * r,
                                    s_.transfers[tr].bytes, true, tr});
     mark_channel(group_of_[d], true);
-    if (s_.opt.record_timeline) s_.out->timeline[d][s_.pc[d]] = {s_.now[d], s_.now[d]};
+    if (opt_.record_timeline) out_->timeline[d][s_.pc[d]] = {s_.now[d], s_.now[d]};
     ++s_.pc[d];
     progress = true;
   }
@@ -402,12 +409,12 @@ Simulator::DeviceStep Simulator::advance_device(int d, double t) {
   if (!ok) return progress ? DeviceStep::kProgress : DeviceStep::kNone;
   const double start = std::max({s_.now[d], ready, t});
   if (start > t + kTimeEps) {
-    s_.events.push({start, Event::Kind::kWake, d, false});  // inputs arrive later
+    s_.events.push({start, PendingEvent::Kind::kWake, d, false});  // inputs arrive later
     return progress ? DeviceStep::kProgress : DeviceStep::kNone;
   }
   if (a.type == OpType::F) {
     const double act = inst_.stages[a.stage].activation;
-    if (s_.opt.enforce_memory_limit && s_.mem[d] + act > inst_.devices[d].memory_limit + kMemoryTolerance) {
+    if (opt_.enforce_memory_limit && s_.mem[d] + act > inst_.devices[d].memory_limit + kMemoryTolerance) {
       // Waits for memory; only offload ends can free it.
       return progress ? DeviceStep::kProgress : DeviceStep::kNone;
     }
@@ -418,8 +425,8 @@ Simulator::DeviceStep Simulator::advance_device(int d, double t) {
   s_.running[d] = 1;
   s_.run_index[d] = s_.pc[d];
   s_.run_end[d] = start + dur_[static_cast<int>(a.type) * S_ + a.stage];
-  s_.events.push({s_.run_end[d], Event::Kind::kCompute, d, false});
-  if (s_.opt.record_timeline) s_.out->timeline[d][s_.pc[d]].start = start;
+  s_.events.push({s_.run_end[d], PendingEvent::Kind::kCompute, d, false});
+  if (opt_.record_timeline) out_->timeline[d][s_.pc[d]].start = start;
   ++s_.pc[d];
   return DeviceStep::kProgress;
 }
@@ -433,7 +440,7 @@ bool Simulator::try_start_channel(Channel& ch, double t, bool reloads) {
     const double off = s_.off_end[req.sj];
     if (!known(off) || off > t + kTimeEps) return false;  // waits for its offload
     start = std::max(start, off);
-    if (s_.opt.enforce_memory_limit &&
+    if (opt_.enforce_memory_limit &&
         s_.mem[req.device] + req.bytes > inst_.devices[req.device].memory_limit + kMemoryTolerance) {
       return false;  // waits for memory, holding the channel
     }
@@ -560,7 +567,7 @@ SimResult simulate(const Instance& instance, const Schedule& schedule, const Sim
 }
 
 bool Simulator::forward_wait_never_ends() const {
-  const State& st = s_;
+  const Snapshot& st = s_;
   for (int d = 0; d < D_; ++d) {
     if (st.running[d]) continue;
     const auto& lst = st.owned.devices[d];

@@ -137,22 +137,22 @@ class Simulator {
   // its decision, so restore a decision's state and append to it, as the search does.) An R appended is requested at once, so several Rs and then
   // a compute action may be appended at one decision time. Everything that started before a
   // decision is final: later decisions only add actions after it. The state is a value:
-  // state() and restore() snapshot and resume it (nodes of a search tree). No recording.
+  // snapshot() and restore() save and resume it (nodes of a search tree). No recording.
   struct Request {
     double time;
     int device, list_index, sj;
     double duration, bytes;
     bool reload;
-    int transfer;  // index into State::transfers
+    int transfer;  // index into Snapshot::transfers
   };
   // A pending event: a compute or transfer end, or a device whose inputs arrive at `time`.
-  struct Event {
+  struct PendingEvent {
     enum class Kind : std::uint8_t { kCompute, kTransfer, kWake };
     double time;
     Kind kind;
     int id;       // device (compute, wake) or PCIe group (transfer)
     bool reload;  // transfer: on the H2D channel
-    bool operator>(const Event& o) const { return time > o.time; }
+    bool operator>(const PendingEvent& o) const { return time > o.time; }
   };
   struct Channel {
     std::vector<Request> queue;
@@ -160,9 +160,12 @@ class Simulator {
     bool busy = false;
     double busy_end = 0, free_at = 0;
   };
-  // Everything a run changes. Op arrays are indexed by op_id(type, s, j); sj = s*m + j.
-  struct State {
-    SimOptions opt;
+  // The simulation's state, a value: what a run changes and needs later, and nothing else (the
+  // run's options, its recording target and the settling step's scratch stay in the Simulator).
+  // The search saves one per node and resumes from it (snapshot(), restore()); the bounds and
+  // the search read it through const references. Op arrays are indexed by op_id(type, s, j);
+  // sj = s*m + j.
+  struct Snapshot {
     double t = 0;                            // the instant being settled
     std::vector<int> pc;                     // per device: next list index to process
     std::vector<char> running;               // per device: a compute action is running
@@ -174,12 +177,13 @@ class Simulator {
     std::vector<double> off_end, rel_end;    // per sj; NaN until done
     std::vector<Channel> d2h, h2d;           // per PCIe group
     std::vector<Transfer> transfers;
-    std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
+    std::priority_queue<PendingEvent, std::vector<PendingEvent>, std::greater<PendingEvent>> events;
+    // Devices and channels whose waits an event may have ended, still to be examined (a
+    // decision can interrupt the examination; it resumes from here).
     std::vector<char> device_dirty, d2h_dirty, h2d_dirty;
-    std::vector<int> dirty_devices, dirty_d2h, dirty_h2d, scratch;
+    std::vector<int> dirty_devices, dirty_d2h, dirty_h2d;
     int remaining = 0;                       // compute actions not finished
     double makespan = 0;                     // latest compute end so far
-    SimResult* out = nullptr;                // recording target of run(); null otherwise
     // Open lists (start_open):
     bool open = false;
     Schedule owned;                          // the lists so far
@@ -196,8 +200,11 @@ class Simulator {
   void start_open();
   Step advance();
   void append(int device, const Action& action);
-  const State& state() const { return s_; }
-  void restore(const State& state) { s_ = state; }
+  // The state now, read-only; copy it to keep it.
+  const Snapshot& snapshot() const { return s_; }
+  // Resumes from `snapshot` (taken from a simulation with open lists, by this Simulator or
+  // another one on the same instance): open lists, no recording.
+  void restore(const Snapshot& snapshot);
   // A memory wait that can never end, seen before the open-list simulation gets stuck
   // everywhere: a device whose next action is an F with its inputs done but no room, while the
   // device cannot run anything else (its list is in order) and its pending offloads cannot free
@@ -215,7 +222,7 @@ class Simulator {
   void mark_device(int d);
   void mark_channel(int g, bool reload);
   void mark_around(int d, int stage);
-  void handle(const Event& e);
+  void handle(const PendingEvent& e);
   bool start_dirty_channels(double t, bool reloads);
   bool complete_compute(int d);
   DeviceStep advance_device(int d, double t);
@@ -236,7 +243,10 @@ class Simulator {
   std::vector<double> dur_;                   // [type*S + s]
   std::vector<double> comm_after_;            // [s]
   const Schedule* sch_ = nullptr;             // run(): the closed lists
-  State s_;
+  SimOptions opt_;                            // this run's options
+  SimResult* out_ = nullptr;                  // run()'s recording target; null otherwise
+  std::vector<int> scratch_;                  // start_dirty_channels' list being examined
+  Snapshot s_;
 };
 
 // Convenience: one-shot simulation.

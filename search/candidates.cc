@@ -10,7 +10,7 @@ bool known(double x) { return x == x; }
 
 }  // namespace
 
-void branch_candidates(const Instance& inst, const BoundProblem& p, const Simulator::State& st, int d, double t,
+void branch_candidates(const Instance& inst, const BoundProblem& p, const Simulator::Snapshot& st, int d, double t,
                        const std::vector<double>& head, bool active_rule, std::vector<Candidate>& out,
                        CandidateStats& stats) {
   out.clear();

@@ -47,7 +47,7 @@ struct CandidateStats {
 
 // The candidates of device d at the decision of `state` (rule 1 applied), then rule 2 when
 // `active_rule` is on. `head` holds the node's heads (bounds/heads.h) for ops not started.
-void branch_candidates(const Instance& instance, const BoundProblem& problem, const Simulator::State& state,
+void branch_candidates(const Instance& instance, const BoundProblem& problem, const Simulator::Snapshot& state,
                        int device, double time, const std::vector<double>& head, bool active_rule,
                        std::vector<Candidate>& out, CandidateStats& stats);
 

@@ -29,7 +29,7 @@ Simulator::Step NodeExpander::replay(SearchWorker& w, const SearchNode& n) const
   return step;
 }
 
-double NodeExpander::bound(SearchWorker& w, const Simulator::State& st, double t) const {
+double NodeExpander::bound(SearchWorker& w, const Simulator::Snapshot& st, double t) const {
   ++w.stats.bound_calls;
   const NodeBoundParts parts = node_bound(ctx_.problem, st, t, w.bound, ctx_.shared.cutoff(), ctx_.can_offload);
   switch (parts.best()) {
@@ -41,7 +41,7 @@ double NodeExpander::bound(SearchWorker& w, const Simulator::State& st, double t
   return parts.value();
 }
 
-double NodeExpander::bound_outside_batch(SearchWorker& w, const Simulator::State& st, double t) const {
+double NodeExpander::bound_outside_batch(SearchWorker& w, const Simulator::Snapshot& st, double t) const {
   fill_node_times(ctx_.problem, st, t, w.bound.times);
   fill_node_transfers(ctx_.problem, st, t, w.bound.transfers);
   ++w.stats.bound_calls;
@@ -51,16 +51,16 @@ double NodeExpander::bound_outside_batch(SearchWorker& w, const Simulator::State
 
 void NodeExpander::reach_leaf(SearchWorker& w) const {
   ++w.stats.leaves;
-  const double makespan = w.sim.state().makespan;
+  const double makespan = w.sim.snapshot().makespan;
   if (!(makespan < ctx_.shared.incumbent() - kTimeEps)) return;
   Schedule sch;
   sch.instance = ctx_.inst.name;
-  sch.devices = w.sim.state().owned.devices;
+  sch.devices = w.sim.snapshot().owned.devices;
   if (ctx_.shared.offer_from_tree(std::move(sch), makespan)) ++w.stats.incumbent_updates;
 }
 
 double NodeExpander::bound_child(SearchWorker& w, const SearchNode& parent, double t) const {
-  const Simulator::State& st = w.sim.state();
+  const Simulator::Snapshot& st = w.sim.snapshot();
   if (w.batch) return bound_outside_batch(w, st, t);
   const auto t0 = std::chrono::steady_clock::now();
   double b = bound(w, st, t);
@@ -81,7 +81,7 @@ double NodeExpander::bound_child(SearchWorker& w, const SearchNode& parent, doub
 
 void NodeExpander::expand(SearchWorker& w, const SearchNode& n, const Simulator::Step& step,
                           std::vector<NodePtr>& children, std::vector<Action>& actions) const {
-  w.parent = w.sim.state();
+  w.parent = w.sim.snapshot();
   // Heads of this node (without its transfers) for candidate ordering and rule 2.
   NodeBoundWork& hw = w.bound;
   fill_node_times(ctx_.problem, w.parent, step.time, hw.times);
@@ -109,7 +109,7 @@ void NodeExpander::expand(SearchWorker& w, const SearchNode& n, const Simulator:
     // nothing to add, and the table's test costs less than the bound. A node stored here and
     // then cut by its bound still covers its twins: their subtrees are cut by the same bound.
     if (ctx_.tt) {
-      build_state_key(ctx_.problem, w.sim.state(), ctx_.can_offload, w.key);
+      build_state_key(ctx_.problem, w.sim.snapshot(), ctx_.can_offload, w.key);
       if (ctx_.tt->dominated_or_insert(w.key)) {
         ++w.stats.pruned_transposition;
         continue;
@@ -135,7 +135,7 @@ void NodeExpander::expand(SearchWorker& w, const SearchNode& n, const Simulator:
   }
 }
 
-void NodeExpander::keep_neighbourhood(const Simulator::State& st, int d, std::vector<Candidate>& cands) const {
+void NodeExpander::keep_neighbourhood(const Simulator::Snapshot& st, int d, std::vector<Candidate>& cands) const {
   const auto& free_mb = ctx_.opt.neighbourhood->free_microbatch;
   std::size_t k = 0;
   for (const Action& a : st.owned.devices[d]) k += free_mb[a.mb] ? 0 : 1;

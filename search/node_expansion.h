@@ -41,7 +41,7 @@ class NodeExpander {
 
   // The scalar node bound of the state `st` at decision time `t` (bounds/node_bound.h), counting
   // which part was best; leaves the node's times, transfers and heads in w.bound.
-  double bound(SearchWorker& w, const Simulator::State& st, double t) const;
+  double bound(SearchWorker& w, const Simulator::Snapshot& st, double t) const;
 
  private:
   // A leaf: offers its schedule as the incumbent.
@@ -52,8 +52,8 @@ class NodeExpander {
   double bound_child(SearchWorker& w, const SearchNode& parent, double t) const;
   // Batch modes: adds the child whose state is `st` to the worker's batch by its times and
   // transfers; returns what the CPU has for free: the makespan so far (a valid bound on its own).
-  double bound_outside_batch(SearchWorker& w, const Simulator::State& st, double t) const;
-  void keep_neighbourhood(const Simulator::State& st, int d, std::vector<Candidate>& cands) const;
+  double bound_outside_batch(SearchWorker& w, const Simulator::Snapshot& st, double t) const;
+  void keep_neighbourhood(const Simulator::Snapshot& st, int d, std::vector<Candidate>& cands) const;
 
   const SearchContext& ctx_;
   std::vector<std::vector<Action>> fixed_;  // neighbourhood search: the guide's fixed actions per device

@@ -21,7 +21,7 @@ struct SearchWorker {
   explicit SearchWorker(const Instance& instance) : sim(instance) {}
 
   Simulator sim;
-  Simulator::State parent;  // the state of the node being expanded
+  Simulator::Snapshot parent;  // the state of the node being expanded
   NodeBoundWork bound;      // the node bound's times, transfers, heads and scratch
   std::vector<Candidate> candidates;
   StateKey key;

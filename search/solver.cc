@@ -91,7 +91,7 @@ class BranchAndBound {
     root.sim.start_open();
     const Simulator::Step step = root.sim.advance();
     if (step.kind != Simulator::Step::Kind::kDecision) return out;
-    const double b = expander().bound(root, root.sim.state(), step.time);
+    const double b = expander().bound(root, root.sim.snapshot(), step.time);
     out.relaxation = relaxations_.at_root(root.bound.head, incumbent, std::max(b, shared_.proven_bound()), stats_);
     out.relaxation_ran = relaxations_.ran();
     out.relaxed_stages = relaxations_.stages();
@@ -188,14 +188,14 @@ class BranchAndBound {
     const Simulator::Step step = root_worker.sim.advance();
     if (step.kind != Simulator::Step::Kind::kDecision) return nullptr;
     auto root = std::make_unique<SearchNode>();
-    root->bound = expander().bound(root_worker, root_worker.sim.state(), step.time);
+    root->bound = expander().bound(root_worker, root_worker.sim.snapshot(), step.time);
     const double known = std::max(root->bound, shared_.proven_bound());
     root->bound = std::max(root->bound, relaxations_.at_root(root_worker.bound.head, shared_.incumbent(), known, stats_));
     root_bound_ = root->bound;
     shared_.raise_proven(root_bound_);  // valid for the whole tree, whatever its children say
     // A node costs its path (4 bytes a decision, at most one per action) plus its overhead.
     int actions = 0;
-    for (int d = 0; d < inst_.num_devices(); ++d) actions += root_worker.sim.state().unlisted[d];
+    for (int d = 0; d < inst_.num_devices(); ++d) actions += root_worker.sim.snapshot().unlisted[d];
     const double node_bytes = 96.0 + 4.0 * actions;
     max_open_ = static_cast<std::size_t>(std::clamp(opt_.pool_memory_bytes / node_bytes, 100.0, 1e8));
     ctx_.reset();  // rebuilt with the pool's size

@@ -24,7 +24,7 @@ std::uint64_t bits_of(double x) {
 }
 
 // End of an op that started (known end, or start + duration while it runs).
-double end_of(const BoundProblem& p, const Simulator::State& st, int type, int s, int j) {
+double end_of(const BoundProblem& p, const Simulator::Snapshot& st, int type, int s, int j) {
   const int o = p.op(type, s, j);
   if (known(st.end[o])) return st.end[o];
   return st.start[o] + p.dur[type * p.S + s];
@@ -32,7 +32,7 @@ double end_of(const BoundProblem& p, const Simulator::State& st, int type, int s
 
 }  // namespace
 
-void build_state_key(const BoundProblem& p, const Simulator::State& st, bool exact, StateKey& key) {
+void build_state_key(const BoundProblem& p, const Simulator::Snapshot& st, bool exact, StateKey& key) {
   key.discrete.clear();
   key.times.clear();
   const int S = p.S, m = p.m;

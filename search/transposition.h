@@ -90,7 +90,7 @@ struct StateKey {
 
 // Fills `key` for the simulator state `st` at a decision point. `exact`: the offload form (see
 // above), needed whenever some stage can offload.
-void build_state_key(const BoundProblem& problem, const Simulator::State& st, bool exact, StateKey& key);
+void build_state_key(const BoundProblem& problem, const Simulator::Snapshot& st, bool exact, StateKey& key);
 
 // True when `a` dominates `b` (same discrete part; times of a <= b, or equal when exact).
 bool dominates(const StateKey& a, const StateKey& b, bool exact);

@@ -50,8 +50,8 @@ int add_dive_times(const Instance& inst, const BoundProblem& p, std::mt19937& rn
   while (step.kind == Simulator::Step::Kind::kDecision) {
     NodeTimes times;
     NodeTransfers nt;
-    fill_node_times(p, sim.state(), step.time, times);
-    fill_node_transfers(p, sim.state(), step.time, nt);
+    fill_node_times(p, sim.snapshot(), step.time, times);
+    fill_node_transfers(p, sim.snapshot(), step.time, nt);
     for (double r : nt.level) offloaded += r > 0;
     compute_heads(p, times, head, finish, transfers ? &nt : nullptr, &offload_lb, &reload_lb);
     batch.add(times, transfers ? &nt : nullptr);
@@ -64,7 +64,7 @@ int add_dive_times(const Instance& inst, const BoundProblem& p, std::mt19937& rn
     parts.energy += me > std::max({cp, om, ch});
     expected.push_back(std::max({cp, om, ch, me}));
     compute_heads(p, times, head, finish);  // the branching reads the static heads
-    branch_candidates(inst, p, sim.state(), step.device, step.time, head, false, cands, stats);
+    branch_candidates(inst, p, sim.snapshot(), step.device, step.time, head, false, cands, stats);
     if (cands.empty()) break;
     sim.append(step.device, cands[std::uniform_int_distribution<std::size_t>(0, cands.size() - 1)(rng)].action);
     step = sim.advance();

@@ -68,7 +68,7 @@ bool known(double x) { return x == x; }
 // ---- helpers -------------------------------------------------------------------------------
 
 // The node's times, as the solver builds them.
-NodeTimes node_times(const BoundProblem& p, const Simulator::State& st, double t) {
+NodeTimes node_times(const BoundProblem& p, const Simulator::Snapshot& st, double t) {
   NodeTimes out;
   fill_node_times(p, st, t, out);
   return out;
@@ -558,8 +558,8 @@ TEST_P(HeadsAlongRandomSchedules, MatchNaiveLongestPaths) {
     Simulator sim(inst);
     NodeTransfers nt;
     drive(sim, sch, [&](const Simulator::Step& step) {
-      const NodeTimes times = node_times(p, sim.state(), step.time);
-      fill_node_transfers(p, sim.state(), step.time, nt);
+      const NodeTimes times = node_times(p, sim.snapshot(), step.time);
+      fill_node_transfers(p, sim.snapshot(), step.time, nt);
       // Twice: static (as the branching reads them) and with the node's transfers (as bound() does).
       for (const NodeTransfers* with : {static_cast<const NodeTransfers*>(nullptr), static_cast<const NodeTransfers*>(&nt)}) {
         compute_heads(p, times, head, finish, with);
@@ -633,7 +633,7 @@ struct NodeBound {
   double value() const { return std::max({cp, om, ch, me}); }
 };
 
-NodeBound node_bound(const BoundProblem& p, const Simulator::State& st, double t, std::vector<double>& head,
+NodeBound node_bound(const BoundProblem& p, const Simulator::Snapshot& st, double t, std::vector<double>& head,
                      std::vector<double>& finish, NodeTransfers& nt, std::vector<double>& off_lb,
                      std::vector<double>& rel_lb) {
   NodeBoundWork w;
@@ -662,21 +662,21 @@ bool check_bounds_along(const Instance& inst, const Schedule& sch, ValidityCount
   // First the completed run, for every op's start and every transfer's times.
   Simulator full(inst);
   if (drive(full, sch, [](const Simulator::Step&) {}) != Simulator::Step::Kind::kDone ||
-      full.state().makespan != closed.makespan) {
+      full.snapshot().makespan != closed.makespan) {
     ADD_FAILURE() << "the open run differs from the closed one";
     return false;
   }
-  const std::vector<double> start = full.state().start;
+  const std::vector<double> start = full.snapshot().start;
   const double makespan = closed.makespan;
   std::vector<double> off_end(p.S * p.m, kNaN), rel_end(p.S * p.m, kNaN);
-  for (const Transfer& tr : full.state().transfers) {
+  for (const Transfer& tr : full.snapshot().transfers) {
     (tr.kind == Transfer::Kind::kOffload ? off_end : rel_end)[tr.stage * p.m + tr.mb] = tr.end;
   }
   for (int o = 0; o < p.num_ops(); ++o) {
     const int type = o / (p.S * p.m);
     if (type >= p.types) continue;
     const int s = (o / p.m) % p.S, j = o % p.m;
-    const double end = full.state().end[o];
+    const double end = full.snapshot().end[o];
     n.tight_tails += end + p.op_tail(type, s, j) >= makespan - kEps;
     if (end + p.op_tail(type, s, j) > makespan + kEps) {
       ADD_FAILURE() << "op " << o << " (type " << type << " stage " << s << " mb " << j << "): end " << end
@@ -691,8 +691,8 @@ bool check_bounds_along(const Instance& inst, const Schedule& sch, ValidityCount
   bool failed = false;
   drive(sim, sch, [&](const Simulator::Step& step) {
     if (failed) return;
-    const NodeBound b = node_bound(p, sim.state(), step.time, head, finish, nt, off_lb, rel_lb);
-    const NodeTimes times = node_times(p, sim.state(), step.time);
+    const NodeBound b = node_bound(p, sim.snapshot(), step.time, head, finish, nt, off_lb, rel_lb);
+    const NodeTimes times = node_times(p, sim.snapshot(), step.time);
     ++n.nodes;
     n.tight_nodes += b.value() >= makespan - kEps;
     n.channel_nodes += b.ch > 0;
@@ -702,7 +702,7 @@ bool check_bounds_along(const Instance& inst, const Schedule& sch, ValidityCount
     // full: the same value below the cutoff, at least the cutoff when it cuts, never above. (The
     // energy part may stop once it cannot beat the others, which rounds differently: 1e-12.)
     for (double cut : {kInf, b.value(), 0.5 * b.value(), std::max(b.cp, b.om) + 1e-3}) {
-      const NodeBoundParts s = optpipe::node_bound(p, sim.state(), step.time, search_work, cut, true);
+      const NodeBoundParts s = optpipe::node_bound(p, sim.snapshot(), step.time, search_work, cut, true);
       const double v = s.value(), tol = 1e-12 * std::max(1.0, b.value());
       const bool bad = v > b.value() + tol || (b.value() < cut && std::abs(v - b.value()) > tol) ||
                        (b.value() >= cut && v < cut - tol);
@@ -809,9 +809,9 @@ std::optional<Schedule> random_dive(const Instance& inst, std::mt19937& rng) {
   std::vector<Candidate> cands;
   CandidateStats stats;
   while (step.kind == Simulator::Step::Kind::kDecision) {
-    compute_heads(p, node_times(p, sim.state(), step.time), head, finish);
-    branch_candidates(inst, p, sim.state(), step.device, step.time, head, false, cands, stats);
-    const Simulator::State node = sim.state();
+    compute_heads(p, node_times(p, sim.snapshot(), step.time), head, finish);
+    branch_candidates(inst, p, sim.snapshot(), step.device, step.time, head, false, cands, stats);
+    const Simulator::Snapshot node = sim.snapshot();
     std::vector<double> weight;
     for (const Candidate& c : cands) weight.push_back(c.action.type == OpType::F ? 1.0 : 3.0);
     bool moved = false;
@@ -830,7 +830,7 @@ std::optional<Schedule> random_dive(const Instance& inst, std::mt19937& rng) {
   if (step.kind != Simulator::Step::Kind::kDone) return std::nullopt;
   Schedule sch;
   sch.instance = inst.name;
-  sch.devices = sim.state().owned.devices;
+  sch.devices = sim.snapshot().owned.devices;
   return sch;
 }
 
@@ -880,7 +880,7 @@ TEST(Bounds, RootBoundNeverExceedsTheBruteForceOptimum) {
     Simulator sim(inst);
     bool root = true;
     const auto end = drive(sim, bf.best, [&](const Simulator::Step& step) {
-      const NodeBound b = node_bound(p, sim.state(), step.time, head, finish, nt, off_lb, rel_lb);
+      const NodeBound b = node_bound(p, sim.snapshot(), step.time, head, finish, nt, off_lb, rel_lb);
       EXPECT_LE(b.value(), bf.optimum + kEps)
           << (root ? "root" : "node") << " of device " << step.device << " at t=" << step.time << ": cp " << b.cp
           << " om " << b.om << " channel " << b.ch << " energy " << b.me
@@ -890,7 +890,7 @@ TEST(Bounds, RootBoundNeverExceedsTheBruteForceOptimum) {
       ++nodes;
     });
     EXPECT_EQ(end, Simulator::Step::Kind::kDone);
-    EXPECT_NEAR(sim.state().makespan, bf.optimum, kEps);
+    EXPECT_NEAR(sim.snapshot().makespan, bf.optimum, kEps);
   }
   EXPECT_GT(feasible, 30);
   EXPECT_GT(nodes, 300);
@@ -991,7 +991,7 @@ TEST(Bounds, ChannelBoundBelowTheSequenceOptimumOfItsTransfers) {
     const BoundProblem p(inst);
     Simulator sim(inst);
     drive(sim, sch, [&](const Simulator::Step& step) {
-      node_bound(p, sim.state(), step.time, head, finish, nt, off_lb, rel_lb);
+      node_bound(p, sim.snapshot(), step.time, head, finish, nt, off_lb, rel_lb);
       const double got = channel_bound(p, nt, finish, rel_lb, scratch);
       // The transfers of each channel, listed naively.
       double want = 0, simple = 0;
@@ -1061,7 +1061,7 @@ TEST(Bounds, RootBoundsOfTheShippedTightInstances) {
     sim.start_open();
     const Simulator::Step step = sim.advance();
     ASSERT_EQ(step.kind, Simulator::Step::Kind::kDecision);
-    const NodeBound b = node_bound(p, sim.state(), step.time, head, finish, nt, off_lb, rel_lb);
+    const NodeBound b = node_bound(p, sim.snapshot(), step.time, head, finish, nt, off_lb, rel_lb);
     const BestResult heur = run_all_heuristics(inst, false);
     ASSERT_NE(heur.best_result(), nullptr);
     std::printf("[ bounds   ] %s: root bound %.2f (cp %.2f, one machine %.2f, energy %.2f), best heuristic %.2f\n",
@@ -1126,9 +1126,9 @@ TEST(Bounds, ReloadWaitsForALaterForwardsOffload) {
   ASSERT_EQ(step.kind, Simulator::Step::Kind::kDecision);
   ASSERT_NEAR(step.time, 3.0, kEps);
   NodeTransfers nt;
-  fill_node_transfers(p, sim.state(), step.time, nt);
+  fill_node_transfers(p, sim.snapshot(), step.time, nt);
   std::vector<double> head, finish, off_lb, rel_lb;
-  compute_heads(p, node_times(p, sim.state(), step.time), head, finish, &nt, &off_lb, &rel_lb);
+  compute_heads(p, node_times(p, sim.snapshot(), step.time), head, finish, &nt, &off_lb, &rel_lb);
   EXPECT_NEAR(rel_lb[0], 5.0, kEps);
   EXPECT_NEAR(finish[p.op(1, 0, 0)], 6.0, kEps);  // B0 after the reload
   // The completion R1 B0 B1 confirms it: the reload of microbatch 0 ends at 5.
@@ -1138,7 +1138,7 @@ TEST(Bounds, ReloadWaitsForALaterForwardsOffload) {
     step = sim.advance();
   }
   ASSERT_EQ(step.kind, Simulator::Step::Kind::kDone);
-  EXPECT_NEAR(sim.state().rel_end[0], 5.0, kEps);
+  EXPECT_NEAR(sim.snapshot().rel_end[0], 5.0, kEps);
 }
 
 // ---- 4. branching candidates ---------------------------------------------------------------
@@ -1192,10 +1192,10 @@ std::set<std::string> naive_candidates(const Instance& inst, const std::vector<s
 std::set<std::string> candidate_set(const Instance& inst, const BoundProblem& p, const Simulator& sim,
                                     const Simulator::Step& step, bool active_rule, std::vector<double>& head,
                                     std::vector<double>& finish) {
-  compute_heads(p, node_times(p, sim.state(), step.time), head, finish);
+  compute_heads(p, node_times(p, sim.snapshot(), step.time), head, finish);
   std::vector<Candidate> cands;
   CandidateStats stats;
-  branch_candidates(inst, p, sim.state(), step.device, step.time, head, active_rule, cands, stats);
+  branch_candidates(inst, p, sim.snapshot(), step.device, step.time, head, active_rule, cands, stats);
   std::set<std::string> out;
   for (const Candidate& c : cands) {
     EXPECT_GE(c.earliest_start, step.time - kEps) << to_string(c.action);
@@ -1225,7 +1225,7 @@ TEST(Bounds, RuleOneCandidatesAreExactlyTheAllowedActions) {
       if (failed) return;
       ++nodes;
       const std::set<std::string> got = candidate_set(inst, p, sim, step, false, head, finish);
-      const std::set<std::string> want = naive_candidates(inst, sim.state().owned.devices, step.device);
+      const std::set<std::string> want = naive_candidates(inst, sim.snapshot().owned.devices, step.device);
       if (got != want) {
         ADD_FAILURE() << "device " << step.device << " at t=" << step.time << ": candidates" << set_text(got)
                       << ", allowed minus rule 1:" << set_text(want);
@@ -1266,7 +1266,7 @@ TEST(Bounds, EveryFeasibleScheduleFollowsRuleOneCandidates) {
         drive(sim, sch, [&](const Simulator::Step& step) {
           if (failed) return;
           ++decisions;
-          const Action& next = sch.devices[step.device][sim.state().owned.devices[step.device].size()];
+          const Action& next = sch.devices[step.device][sim.snapshot().owned.devices[step.device].size()];
           const std::set<std::string> got = candidate_set(inst, p, sim, step, false, head, finish);
           if (!got.contains(to_string(next))) {
             ADD_FAILURE() << "device " << step.device << " at t=" << step.time << ": the feasible schedule"

@@ -314,8 +314,8 @@ TEST_P(SimulatorOpenLists, ReproduceTheClosedRun) {
       // A snapshot resumed on another simulator object continues identically.
       if (i % 7 == 0) {
         Simulator copy(inst);
-        copy.restore(open.state());
-        open.restore(copy.state());
+        copy.restore(open.snapshot());
+        open.restore(copy.snapshot());
       }
       step = open.advance();
     }
@@ -324,8 +324,8 @@ TEST_P(SimulatorOpenLists, ReproduceTheClosedRun) {
       ++deadlocks;
       continue;
     }
-    EXPECT_EQ(open.state().makespan, want.makespan) << "case " << i;
-    EXPECT_EQ(open.state().peak, want.peak_memory) << "case " << i;
+    EXPECT_EQ(open.snapshot().makespan, want.makespan) << "case " << i;
+    EXPECT_EQ(open.snapshot().peak, want.peak_memory) << "case " << i;
     for (int d = 0; d < inst.num_devices(); ++d) EXPECT_EQ(next[d], sch.devices[d].size());
   }
   EXPECT_GT(decisions, range.share(1000));

@@ -49,7 +49,7 @@ std::vector<double> root_heads(const Instance& inst, const BoundProblem& p) {
   sim.start_open();
   const Simulator::Step step = sim.advance();
   NodeTimes times;
-  fill_node_times(p, sim.state(), step.time, times);
+  fill_node_times(p, sim.snapshot(), step.time, times);
   std::vector<double> head, finish;
   compute_heads(p, times, head, finish);
   return head;
@@ -223,7 +223,7 @@ void along_path(const Instance& inst, const Schedule& sch, F&& at) {
   std::vector<std::size_t> next(sch.devices.size(), 0);
   int depth = 0;
   while (step.kind == Simulator::Step::Kind::kDecision) {
-    at(sim.state(), step.time, depth++);
+    at(sim.snapshot(), step.time, depth++);
     ASSERT_LT(next[step.device], sch.devices[step.device].size());
     sim.append(step.device, sch.devices[step.device][next[step.device]++]);
     step = sim.advance();
@@ -233,7 +233,7 @@ void along_path(const Instance& inst, const Schedule& sch, F&& at) {
 
 // The relaxation of a node whose state is `st` at decision time `t`: the largest over stages.
 // `history`, if given: the largest history-only value.
-double relax_node(const Instance& inst, const BoundProblem& p, const Simulator::State& st, double t, bool* any,
+double relax_node(const Instance& inst, const BoundProblem& p, const Simulator::Snapshot& st, double t, bool* any,
                   double* history = nullptr) {
   NodeTimes times;
   NodeTransfers transfers;
@@ -272,7 +272,7 @@ TEST(SingleStageRelaxation, AtANodeNeverAboveACompletionAndTightEarlyOnTheWitnes
   const Schedule witness = test_support::offload_slow_witness(slow);
   const double makespan = simulate(slow, witness).makespan;
   int tight_from = -1;
-  along_path(slow, witness, [&](const Simulator::State& st, double t, int depth) {
+  along_path(slow, witness, [&](const Simulator::Snapshot& st, double t, int depth) {
     if (depth % 3 != 0) return;
     bool any = false;
     double history = 0;
@@ -297,7 +297,7 @@ TEST(SingleStageRelaxation, AtANodeNeverAboveACompletionAndTightEarlyOnTheWitnes
     const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.5);
     const SimResult sim = simulate(inst, sch);
     if (!sim.feasible) continue;
-    along_path(inst, sch, [&](const Simulator::State& st, double t, int) {
+    along_path(inst, sch, [&](const Simulator::Snapshot& st, double t, int) {
       bool any = false;
       const double r = relax_node(inst, p, st, t, &any);
       if (!any) return;
@@ -321,7 +321,7 @@ TEST(SingleStageRelaxation, NeverFallsWhenTheNodeParamsRise) {
     const BoundProblem p(inst);
     const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.5);
     if (!simulate(inst, sch).feasible) continue;
-    along_path(inst, sch, [&](const Simulator::State& st, double t, int depth) {
+    along_path(inst, sch, [&](const Simulator::Snapshot& st, double t, int depth) {
       if (depth % 2 != 0) return;
       NodeTimes times;
       NodeTransfers transfers;
@@ -445,7 +445,7 @@ SingleStageRelaxation relax_spec(const Instance& inst, bool prune = true, std::i
 }
 
 // Stage 0's history-only relaxation at a node (what the solver uses), under `rules`.
-SingleStageRelaxation history_at(const Instance& inst, const BoundProblem& p, const Simulator::State& st, double t,
+SingleStageRelaxation history_at(const Instance& inst, const BoundProblem& p, const Simulator::Snapshot& st, double t,
                                  StartRules rules = kSpec, bool pairs = false) {
   NodeTimes times;
   NodeTransfers transfers;
@@ -544,7 +544,7 @@ TEST(SingleStageSpecRules, NeverBelowTheFreeModelNorAboveTheOptimumOrAnySchedule
   EXPECT_GT(schedules, 200);
 }
 
-using Relax = std::function<SingleStageRelaxation(const Instance&, const BoundProblem&, const Simulator::State&, double)>;
+using Relax = std::function<SingleStageRelaxation(const Instance&, const BoundProblem&, const Simulator::Snapshot&, double)>;
 struct AlongPaths {
   int nodes = 0, optimal_paths = 0, above = 0;
 };
@@ -577,7 +577,7 @@ AlongPaths check_along_paths(std::mt19937& rng, const test_support::CaseRange& r
     for (const Schedule& sch : paths) {
       const SimResult sim = simulate(inst, sch);
       if (!sim.feasible) continue;
-      along_path(inst, sch, [&](const Simulator::State& st, double t, int depth) {
+      along_path(inst, sch, [&](const Simulator::Snapshot& st, double t, int depth) {
         if (depth % stride != 0) return;
         const SingleStageRelaxation h = stronger(inst, p, st, t);
         if (!h.finished) return;
@@ -606,7 +606,7 @@ TEST(SingleStageSpecRules, AlongTheWitnessNeverAboveItsMakespan) {
   const BoundProblem ps(slow);
   const Schedule witness = test_support::offload_slow_witness(slow);
   const double makespan = simulate(slow, witness).makespan;
-  along_path(slow, witness, [&](const Simulator::State& st, double t, int depth) {
+  along_path(slow, witness, [&](const Simulator::Snapshot& st, double t, int depth) {
     if (depth % 5 != 0) return;
     const SingleStageRelaxation h = history_at(slow, ps, st, t);
     ASSERT_TRUE(h.finished) << "depth " << depth;
@@ -623,10 +623,10 @@ TEST_P(SpecRulesAlongSchedules, NeverAboveTheirMakespan) {
   std::mt19937 rng(6);
   const AlongPaths n = check_along_paths(
       rng, range, [](std::mt19937& r) { return offload_slow_like(r); }, 1,
-      [](const Instance& inst, const BoundProblem& p, const Simulator::State& st, double t) {
+      [](const Instance& inst, const BoundProblem& p, const Simulator::Snapshot& st, double t) {
         return history_at(inst, p, st, t);
       },
-      [](const Instance& inst, const BoundProblem& p, const Simulator::State& st, double t) {
+      [](const Instance& inst, const BoundProblem& p, const Simulator::Snapshot& st, double t) {
         return history_at(inst, p, st, t, StartRules::kFree);
       });
   std::printf("[ spec     ] %d nodes along %d optimal, some good and some random schedules (above the free model "
@@ -646,7 +646,7 @@ TEST(SingleStageSpecRules, WithPairReleasesAlongTheWitnessNodesAllReachTheOptimu
   const Instance slow = shipped("offload-slow-pcie-4x8");
   const BoundProblem ps(slow);
   const Schedule witness = test_support::offload_slow_witness(slow);
-  along_path(slow, witness, [&](const Simulator::State& st, double t, int depth) {
+  along_path(slow, witness, [&](const Simulator::Snapshot& st, double t, int depth) {
     if (depth % 10 != 0) return;
     const SingleStageRelaxation h = history_at(slow, ps, st, t, kSpec, true);
     ASSERT_TRUE(h.finished) << "depth " << depth;
@@ -662,10 +662,10 @@ TEST_P(SpecRulesWithPairReleasesAlongSchedules, NeverAboveTheirMakespan) {
   std::mt19937 rng(61);
   const AlongPaths n = check_along_paths(
       rng, range, [](std::mt19937& r) { return offload_slow_like(r, 3, 4, 4, 6); }, 2,
-      [](const Instance& inst, const BoundProblem& p, const Simulator::State& st, double t) {
+      [](const Instance& inst, const BoundProblem& p, const Simulator::Snapshot& st, double t) {
         return history_at(inst, p, st, t, kSpec, true);
       },
-      [](const Instance& inst, const BoundProblem& p, const Simulator::State& st, double t) {
+      [](const Instance& inst, const BoundProblem& p, const Simulator::Snapshot& st, double t) {
         return history_at(inst, p, st, t, kSpec, false);
       });
   std::printf("[ pairs    ] %d nodes along %d optimal, some good and some random schedules (above the value "
@@ -703,7 +703,7 @@ TEST(SingleStageSpecRules, TheSolverWithItFindsTheBruteForceOptimum) {
     const SingleStageRelaxation root = relax_spec(inst);
     if (root.finished) EXPECT_LE(root.bound, bf.optimum + 1e-6);
     const BoundProblem p(inst);
-    along_path(inst, bf.best, [&](const Simulator::State& st, double t, int depth) {
+    along_path(inst, bf.best, [&](const Simulator::Snapshot& st, double t, int depth) {
       const SingleStageRelaxation h = history_at(inst, p, st, t);
       if (h.finished) EXPECT_LE(h.bound, bf.optimum + 1e-6) << "depth " << depth;
     });

@@ -24,7 +24,7 @@ namespace {
 // A search node met on a random walk: its key and its simulator state.
 struct Visited {
   StateKey key;
-  Simulator::State state;
+  Simulator::Snapshot state;
   Simulator::Step step;  // the decision the state waits for
 };
 
@@ -40,11 +40,11 @@ bool random_walk(const Instance& inst, const BoundProblem& p, bool exact, std::m
   CandidateStats stats;
   while (step.kind == Simulator::Step::Kind::kDecision) {
     Visited v;
-    build_state_key(p, sim.state(), exact, v.key);
-    v.state = sim.state();
+    build_state_key(p, sim.snapshot(), exact, v.key);
+    v.state = sim.snapshot();
     v.step = step;
     out.push_back(std::move(v));
-    branch_candidates(inst, p, sim.state(), step.device, step.time, no_heads, false, cands, stats);
+    branch_candidates(inst, p, sim.snapshot(), step.device, step.time, no_heads, false, cands, stats);
     if (cands.empty()) return false;
     sim.append(step.device, cands[std::uniform_int_distribution<std::size_t>(0, cands.size() - 1)(rng)].action);
     step = sim.advance();
@@ -64,19 +64,19 @@ std::optional<Schedule> random_completion(const Instance& inst, const BoundProbl
   std::vector<Candidate> cands;
   CandidateStats stats;
   while (step.kind == Simulator::Step::Kind::kDecision) {
-    branch_candidates(inst, p, sim.state(), step.device, step.time, no_heads, false, cands, stats);
+    branch_candidates(inst, p, sim.snapshot(), step.device, step.time, no_heads, false, cands, stats);
     if (cands.empty()) return std::nullopt;
     sim.append(step.device, cands[std::uniform_int_distribution<std::size_t>(0, cands.size() - 1)(rng)].action);
     step = sim.advance();
   }
   if (step.kind != Simulator::Step::Kind::kDone) return std::nullopt;
   Schedule sch;
-  sch.devices = sim.state().owned.devices;
+  sch.devices = sim.snapshot().owned.devices;
   return sch;
 }
 
 // A's lists followed by what `completion` appends after B's lists.
-Schedule graft(const Simulator::State& a, const Simulator::State& b, const Schedule& completion) {
+Schedule graft(const Simulator::Snapshot& a, const Simulator::Snapshot& b, const Schedule& completion) {
   Schedule out;
   out.devices = a.owned.devices;
   for (std::size_t d = 0; d < out.devices.size(); ++d) {
