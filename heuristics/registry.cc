@@ -10,6 +10,7 @@
 #include "heuristics/one_f_one_b.h"
 #include "heuristics/pipe_offload.h"
 #include "heuristics/v_shape.h"
+#include "heuristics/waves.h"
 #include "heuristics/zb_greedy.h"
 #include "heuristics/zb_handcrafted.h"
 #include "heuristics/zb_v.h"
@@ -31,6 +32,7 @@ const std::vector<std::unique_ptr<Heuristic>>& all_heuristics() {
     v.push_back(std::make_unique<VZb>());
     v.push_back(std::make_unique<PipeOffload>());
     v.push_back(std::make_unique<AdaOffload>());
+    v.push_back(std::make_unique<Waves>());
     return v;
   }();
   return list;

@@ -111,6 +111,9 @@ TEST(WarmStarts, TargetStopsTheLocalSearch) {
     double best = std::numeric_limits<double>::infinity();
     for (const ImprovedStart& i : free.improved) best = std::min(best, i.after);
     if (!(best < heur.best_result()->sim.makespan - 1e-6)) continue;  // the runs did not improve on the heuristics
+    // The others stop when one reaches the target: that needs another run to stop. (A lone run
+    // that improves at its last evaluation spends its whole budget either way.)
+    if (free.improved.size() < 2) continue;
     SCOPED_TRACE("instance " + std::to_string(n));
     ++checked;
     EXPECT_FALSE(free.reached_target);
