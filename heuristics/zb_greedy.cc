@@ -99,7 +99,7 @@ class Greedy {
       const int jf = next_[0][s];
       if (jf < m_) {
         const double r = ready(OpType::F, s, jf);
-        const bool fits = mem_[d] + inst_.stages[s].activation <= cap_[d] + kMemoryTolerance;
+        const bool fits = mem_[d] + inst_.stages[s].activation + reserved_after_f(d, s) <= cap_[d] + kMemoryTolerance;
         if (r < kInf && fits &&
             (f.stage < 0 || r < f.start - kTimeEps || (std::fabs(r - f.start) <= kTimeEps && s > f.stage))) {
           f = {OpType::F, s, r};
@@ -129,11 +129,26 @@ class Greedy {
     return {};
   }
 
+  // With round-trip admission: the activations that the microbatches in flight on device d
+  // (F done at an earlier stage of d, not yet at a later one) still need there, once F(s, next)
+  // has run; 0 otherwise.
+  double reserved_after_f(int d, int s) const {
+    if (!opt_.reserve_round_trip) return 0.0;
+    double reserved = 0;
+    int entered = 0;  // microbatches past the stages of d before the one looked at
+    for (int t : stages_[d]) {
+      const int done = next_[0][t] + (t == s ? 1 : 0);
+      if (entered > done) reserved += (entered - done) * inst_.stages[t].activation;
+      entered = std::max(entered, done);
+    }
+    return reserved;
+  }
+
   bool forward_blocked_by_memory(int d) const {
     for (int s : stages_[d]) {
       const int j = next_[0][s];
       if (j < m_ && ready(OpType::F, s, j) < kInf &&
-          mem_[d] + inst_.stages[s].activation > cap_[d] + kMemoryTolerance) {
+          mem_[d] + inst_.stages[s].activation + reserved_after_f(d, s) > cap_[d] + kMemoryTolerance) {
         return true;
       }
     }
@@ -193,7 +208,16 @@ class Greedy {
 std::optional<Schedule> zb_greedy_schedule(const Instance& instance, const ZbGreedyOptions& options,
                                            std::string* why) {
   Greedy g(instance, options);
-  return g.run(why);
+  std::optional<Schedule> sch = g.run(why);
+  if (sch || options.reserve_round_trip) return sch;
+  // Stuck: back off to round-trip admission.
+  ZbGreedyOptions careful = options;
+  careful.reserve_round_trip = true;
+  std::string careful_why;
+  Greedy again(instance, careful);
+  sch = again.run(&careful_why);
+  if (!sch) *why += " (and with round-trip admission: " + careful_why + ")";
+  return sch;
 }
 
 Built ZbGreedy::build(const Instance& inst) const {

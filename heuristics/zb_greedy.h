@@ -14,7 +14,9 @@
 // Remaining Ws run at the end. The cap of device d is min(limit, static + k · largest activation
 // on d): k = p gives ZB-1p's budget, k = 2p ZB-2p's, and "none" the device's full limit. A small
 // grid over k ∈ {p, 2p, none}, prioritize_b and fill_small_gaps (12 variants) keeps the best
-// makespan.
+// makespan. On V and loop placements a run can fill a device with earlier stages' forwards so
+// that no later stage fits anywhere; such a run backs off and is repeated with round-trip
+// admission (ZbGreedyOptions::reserve_round_trip) instead of giving up.
 //
 // Complexity: each variant schedules N = (2 or 3)·S·m ops with O(S) work per decision:
 // O(N·S) per variant.
@@ -35,6 +37,12 @@ struct ZbGreedyOptions {
   // Ignore the devices' memory limits (only the cap, if any, applies): memory-oblivious
   // starting points for the offload heuristics, which then offload what does not fit.
   bool ignore_memory = false;
+  // Admit a microbatch into a device only when its whole round trip there fits: an F must leave
+  // room for the later stages' activations of every microbatch that has entered the device and
+  // not reached them (V and loop placements; nothing changes with one stage per device). Then
+  // every microbatch in flight can always go on, so the run never gets stuck unless one
+  // microbatch alone does not fit. The heuristic backs off to this when a run gets stuck.
+  bool reserve_round_trip = false;
 };
 
 // One greedy run; nullopt (and *why) when it cannot place the ops within memory.

@@ -12,6 +12,7 @@
 
 #include "heuristics/registry.h"
 #include "heuristics/waves.h"
+#include "heuristics/zb_greedy.h"
 #include "model/simulator.h"
 #include "model/validator.h"
 #include "tests/brute_force.h"
@@ -133,6 +134,31 @@ TEST(Waves, OneAtATimeNeedsOneMicrobatchOfActivationsPerDevice) {
       EXPECT_NEAR(r.peak_memory[d], inst.devices[d].static_memory + held, 1.0) << "case " << i << " device " << d;
     }
   }
+}
+
+// zb-greedy backs off to round-trip admission instead of stopping: without offload it returns a
+// schedule that fits on every instance where one microbatch at a time fits (the memory floor),
+// whatever the placement and the variant.
+TEST(ZbGreedy, BacksOffInsteadOfStoppingWheneverOneMicrobatchFits) {
+  const std::vector<TightCase> cases = tight_instances(120);
+  int checked = 0, multi_stage = 0;
+  for (const TightCase& c : cases) {
+    if (c.instance.can_offload()) continue;
+    if (!simulate(c.instance, wave_schedule(c.instance, 1, false), SimOptions::quiet()).feasible) continue;
+    ++checked;
+    multi_stage += c.instance.placement() != Placement::kOnePerDevice;
+    for (bool prioritize_b : {true, false}) {
+      ZbGreedyOptions o;
+      o.prioritize_b = prioritize_b;
+      std::string why;
+      const std::optional<Schedule> sch = zb_greedy_schedule(c.instance, o, &why);
+      ASSERT_TRUE(sch) << c.label << ": " << why;
+      const SimResult r = simulate(c.instance, *sch, SimOptions::quiet());
+      EXPECT_TRUE(r.feasible) << c.label << ": " << r.reason;
+    }
+  }
+  EXPECT_GE(checked, 20);
+  EXPECT_GE(multi_stage, 10);
 }
 
 }  // namespace
