@@ -22,7 +22,23 @@ namespace {
 
 std::atomic<bool> g_interrupted{false};
 
-extern "C" void on_sigint(int) { g_interrupted.store(true); }
+extern "C" void on_stop_signal(int) { g_interrupted.store(true); }
+
+// SIGINT and SIGTERM set g_interrupted while it lives; the previous handlers come back after.
+class SignalGuard {
+ public:
+  SignalGuard() : int_(std::signal(SIGINT, on_stop_signal)), term_(std::signal(SIGTERM, on_stop_signal)) {}
+  ~SignalGuard() {
+    std::signal(SIGINT, int_);
+    std::signal(SIGTERM, term_);
+  }
+  SignalGuard(const SignalGuard&) = delete;
+  SignalGuard& operator=(const SignalGuard&) = delete;
+
+ private:
+  void (*int_)(int);
+  void (*term_)(int);
+};
 
 PipelineOptions pipeline_options(const SolveArgs& a) {
   PipelineOptions o;
@@ -107,6 +123,10 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs& args) {
 }
 
 int run_solve(const SolveArgs& a) {
+  // Ctrl-C and SIGTERM stop every phase from the start (the heuristics, the local search, the
+  // search); the best schedule found so far is still written.
+  g_interrupted.store(false);
+  const SignalGuard signals;
   const PipelineOptions options = pipeline_options(a);
   std::vector<std::string> warnings;
   const Instance inst = load_instance(a.instance, &warnings);
@@ -118,17 +138,7 @@ int run_solve(const SolveArgs& a) {
     reporter = std::make_unique<TextSolveReporter>(std::cout, ro);
   }
   for (const auto& w : warnings) reporter->on_warning(w);
-
-  g_interrupted.store(false);
-  auto previous = std::signal(SIGINT, on_sigint);
-  PipelineResult r;
-  try {
-    r = solve_pipeline(inst, options, *reporter);
-  } catch (...) {
-    std::signal(SIGINT, previous);
-    throw;
-  }
-  std::signal(SIGINT, previous);
+  const PipelineResult r = solve_pipeline(inst, options, *reporter);
 
   // The result, always written when there is one (also after Ctrl-C or a limit).
   SimResult sim;

@@ -100,7 +100,7 @@ struct Repaired {
 
 class Repairer {
  public:
-  explicit Repairer(const Instance& inst) : inst_(inst), sim_(inst) {
+  Repairer(const Instance& inst, const RunLimits& limits) : inst_(inst), limits_(limits), sim_(inst) {
     free_.enforce_memory_limit = false;
     probe_ = SimOptions::quiet(false);
     fast_ = SimOptions::quiet();
@@ -161,6 +161,11 @@ class Repairer {
     const int budget = step_budget();
     SimResult final_run;
     for (int step = 0; step <= budget; ++step) {
+      if (limits_.expired()) {
+        fit.reason = "AdaOffload on " + base.origin + ": stopped (time limit or interrupt) after " +
+                     std::to_string(offloaded.size()) + " offloads";
+        return fit;
+      }
       // With the limits enforced, waits for memory may already make the schedule fit.
       final_run = sim_.run(sch, fast_);
       if (final_run.feasible) break;
@@ -338,6 +343,7 @@ class Repairer {
   }
 
   const Instance& inst_;
+  const RunLimits& limits_;
   Simulator sim_;
   SimOptions free_, probe_, fast_;
 };
@@ -345,20 +351,21 @@ class Repairer {
 }  // namespace
 
 Built ada_offload_from(const Instance& inst, const Schedule& base, const std::string& origin) {
-  Repairer repair(inst);
+  const RunLimits none;
+  Repairer repair(inst, none);
   Repaired r = repair.run(BaseSchedule{origin, base, 0.0});
   if (!r.schedule) return Built::fail(r.reason);
   return Built::ok(std::move(*r.schedule), std::to_string(r.offloads) + " offloads");
 }
 
-Built AdaOffload::build(const Instance& inst) const {
+Built AdaOffload::build(const Instance& inst, const RunLimits& limits) const {
   const auto bases = memory_oblivious_bases(inst);
   if (bases.empty()) return Built::fail("AdaOffload: no memory-oblivious base schedule applies to this instance");
   // Bases are independent: repair them in parallel, then keep the fastest (ties: the earlier
   // base), so the result does not depend on the thread count.
   std::vector<Repaired> repaired(bases.size());
   tbb::parallel_for(std::size_t{0}, bases.size(), [&](std::size_t i) {
-    Repairer repair(inst);
+    Repairer repair(inst, limits);
     repaired[i] = repair.run(bases[i]);
   });
   Repaired best;

@@ -39,7 +39,8 @@ class AdaOffload final : public Heuristic {
   std::string description() const override {
     return "best memory-oblivious schedule plus only the offloads needed to fit, placed by simulation (OptPipe's AdaOffload, reconstructed)";
   }
-  Built build(const Instance& instance) const override;
+  Built build(const Instance& instance, const RunLimits& limits) const override;
+  using Heuristic::build;
   bool memory_aware() const override { return true; }
 };
 

@@ -4,7 +4,7 @@
 
 namespace optpipe {
 
-Built GPipe::build(const Instance& inst) const {
+Built GPipe::build(const Instance& inst, const RunLimits& /*limits*/) const {
   Schedule sch = empty_schedule(inst);
   const auto stages = inst.stages_by_device();
   for (int d = 0; d < inst.num_devices(); ++d) {

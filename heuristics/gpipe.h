@@ -17,7 +17,8 @@ class GPipe final : public Heuristic {
   std::string description() const override {
     return "all forwards then all backwards (Huang et al. 2019, arXiv 1811.06965); any placement";
   }
-  Built build(const Instance& instance) const override;
+  Built build(const Instance& instance, const RunLimits& limits) const override;
+  using Heuristic::build;
 };
 
 }  // namespace optpipe

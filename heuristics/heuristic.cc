@@ -1,5 +1,6 @@
 #include "heuristics/heuristic.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <sstream>
@@ -47,12 +48,23 @@ std::string memory_shortfall(const std::string& title, const Instance& inst, con
   return out.str();
 }
 
-HeuristicResult run_heuristic(const Heuristic& h, const Instance& inst) {
+RunLimits RunLimits::within(double seconds, const std::atomic<bool>* stop) {
+  RunLimits l;
+  l.stop = stop;
+  if (seconds < 365.0 * 24 * 3600) {
+    l.deadline = std::chrono::steady_clock::now() +
+                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                     std::chrono::duration<double>(std::max(0.0, seconds)));
+  }
+  return l;
+}
+
+HeuristicResult run_heuristic(const Heuristic& h, const Instance& inst, const RunLimits& limits) {
   const auto t0 = std::chrono::steady_clock::now();
   HeuristicResult res;
   res.name = h.name();
   res.title = h.title();
-  Built built = h.build(inst);
+  Built built = h.build(inst, limits);
   res.detail = built.detail;
   auto finish = [&]() {
     res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -7,6 +7,8 @@
 // Heuristics are stateless and thread-safe; statistics of one run come back in the result.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,13 +30,28 @@ struct Built {
   static Built ok(Schedule s, std::string detail = {}) { return Built{std::move(s), {}, std::move(detail)}; }
 };
 
+// How long a heuristic may run and an outside request to stop (e.g. Ctrl-C). A heuristic that
+// loops over candidates checks expired() between them and returns the best it has, or fails
+// saying it was stopped; the quick fixed patterns ignore it.
+struct RunLimits {
+  const std::atomic<bool>* stop = nullptr;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+
+  bool expired() const {
+    return (stop && stop->load(std::memory_order_relaxed)) || std::chrono::steady_clock::now() >= deadline;
+  }
+  // The limits with a deadline `seconds` from now (infinity or more than a year: none).
+  static RunLimits within(double seconds, const std::atomic<bool>* stop = nullptr);
+};
+
 class Heuristic {
  public:
   virtual ~Heuristic() = default;
   virtual std::string name() const = 0;         // CLI name, e.g. "1f1b"
   virtual std::string title() const = 0;        // display name, e.g. "1F1B"
   virtual std::string description() const = 0;  // one line with the source it implements
-  virtual Built build(const Instance& instance) const = 0;
+  virtual Built build(const Instance& instance, const RunLimits& limits) const = 0;
+  Built build(const Instance& instance) const { return build(instance, RunLimits{}); }
   // True for heuristics that plan around the memory limit (greedy, offload); false for fixed
   // patterns, whose lists also serve as memory-oblivious starting points.
   virtual bool memory_aware() const { return false; }
@@ -54,7 +71,7 @@ struct HeuristicResult {
 
 // Builds, validates and simulates. The returned schedule carries makespan, bubble, peak memory,
 // status "feasible" and solver "heuristic <title>".
-HeuristicResult run_heuristic(const Heuristic& heuristic, const Instance& instance);
+HeuristicResult run_heuristic(const Heuristic& heuristic, const Instance& instance, const RunLimits& limits = {});
 
 // Why `schedule` (valid lists that deadlock for memory) does not fit, in the form above: it is
 // re-simulated without memory limits to find what each device would need.

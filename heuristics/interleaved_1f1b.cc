@@ -8,7 +8,7 @@
 
 namespace optpipe {
 
-Built Interleaved1F1B::build(const Instance& inst) const {
+Built Interleaved1F1B::build(const Instance& inst, const RunLimits& /*limits*/) const {
   const int p = inst.num_devices(), S = inst.num_stages(), m = inst.microbatches;
   std::string why;
   // With one device the loop and the V placement coincide (Instance::placement() says V).

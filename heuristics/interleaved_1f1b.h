@@ -39,7 +39,8 @@ class Interleaved1F1B final : public Heuristic {
     return "Megatron's interleaved 1F1B over virtual microbatches (Narayanan et al. 2021, arXiv 2104.04473); "
            "loop placement";
   }
-  Built build(const Instance& instance) const override;
+  Built build(const Instance& instance, const RunLimits& limits) const override;
+  using Heuristic::build;
 };
 
 }  // namespace optpipe

@@ -6,7 +6,7 @@
 
 namespace optpipe {
 
-Built OneFOneB::build(const Instance& inst) const {
+Built OneFOneB::build(const Instance& inst, const RunLimits& /*limits*/) const {
   std::string why;
   if (!require_one_stage_per_device(inst, title(), &why)) return Built::fail(why);
   Schedule sch = empty_schedule(inst);

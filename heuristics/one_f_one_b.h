@@ -17,7 +17,8 @@ class OneFOneB final : public Heuristic {
   std::string description() const override {
     return "warm-up forwards, then one forward / one backward (PipeDream-flush, arXiv 2104.04473); one stage per device";
   }
-  Built build(const Instance& instance) const override;
+  Built build(const Instance& instance, const RunLimits& limits) const override;
+  using Heuristic::build;
 };
 
 }  // namespace optpipe

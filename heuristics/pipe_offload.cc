@@ -34,7 +34,7 @@ std::vector<Lifespan> lifespans(const Instance& inst, const Schedule& sch, const
 
 }  // namespace
 
-Built PipeOffload::build(const Instance& inst) const {
+Built PipeOffload::build(const Instance& inst, const RunLimits& limits) const {
   const double level = inst.offload_levels.back();
   if (level <= 0) return Built::fail("PipeOffload: the instance allows no offload level above 0");
   bool any = false;
@@ -52,6 +52,10 @@ Built PipeOffload::build(const Instance& inst) const {
   std::string best_detail;
   std::string last_reason = "no memory-oblivious base schedule applies";
   for (const BaseSchedule& base : memory_oblivious_bases(inst)) {
+    if (limits.expired()) {
+      if (!best) last_reason = "PipeOffload: stopped (time limit or interrupt) before a schedule fit";
+      break;
+    }
     const SimResult timing = sim.run(base.schedule, free_run);
     std::vector<Lifespan> spans = lifespans(inst, base.schedule, timing);
     std::stable_sort(spans.begin(), spans.end(),

@@ -25,7 +25,8 @@ class PipeOffload final : public Heuristic {
   std::string description() const override {
     return "offload long-lived activations, reload as late as hidden (PipeOffload, arXiv 2503.01328, §2, §4.2)";
   }
-  Built build(const Instance& instance) const override;
+  Built build(const Instance& instance, const RunLimits& limits) const override;
+  using Heuristic::build;
   bool memory_aware() const override { return true; }
 };
 

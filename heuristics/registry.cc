@@ -52,13 +52,13 @@ std::string heuristic_names() {
 }
 
 BestResult run_all_heuristics(const Instance& instance, bool parallel,
-                              const std::function<void(const HeuristicResult&)>& progress) {
+                              const std::function<void(const HeuristicResult&)>& progress, const RunLimits& limits) {
   const auto& hs = all_heuristics();
   BestResult best;
   best.results.resize(hs.size());
   std::mutex mu;
   auto one = [&](std::size_t i) {
-    best.results[i] = run_heuristic(*hs[i], instance);
+    best.results[i] = run_heuristic(*hs[i], instance, limits);
     if (progress) {
       std::lock_guard<std::mutex> lock(mu);
       progress(best.results[i]);

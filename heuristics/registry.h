@@ -27,7 +27,9 @@ struct BestResult {
 
 // Runs every heuristic (in parallel when `parallel`), picks the smallest makespan among the
 // feasible ones (ties: the earlier in the list). `progress` is called after each heuristic.
+// `limits`: every heuristic stops looking at the deadline or the stop request (RunLimits).
 BestResult run_all_heuristics(const Instance& instance, bool parallel = true,
-                              const std::function<void(const HeuristicResult&)>& progress = {});
+                              const std::function<void(const HeuristicResult&)>& progress = {},
+                              const RunLimits& limits = {});
 
 }  // namespace optpipe

@@ -230,7 +230,7 @@ std::optional<Schedule> v_shape_schedule(const Instance& inst, VShape shape, boo
   return sch;
 }
 
-Built VShapeHeuristic::build(const Instance& inst) const {
+Built VShapeHeuristic::build(const Instance& inst, const RunLimits& /*limits*/) const {
   std::string why;
   if (!require_v_placement(inst, title(), &why)) return Built::fail(why);
   std::optional<Schedule> sch = v_shape_schedule(inst, shape_, /*reordered=*/true, &why);

@@ -63,7 +63,8 @@ std::optional<Schedule> v_shape_schedule(const Instance& instance, VShape shape,
 class VShapeHeuristic : public Heuristic {
  public:
   explicit VShapeHeuristic(VShape shape) : shape_(shape) {}
-  Built build(const Instance& instance) const override;
+  Built build(const Instance& instance, const RunLimits& limits) const override;
+  using Heuristic::build;
 
  private:
   VShape shape_;

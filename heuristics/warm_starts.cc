@@ -56,15 +56,26 @@ bool guided_hybrid(const Instance& inst, const std::vector<const HeuristicResult
   return false;
 }
 
-// Sets `stop` once `seconds` have passed (never for infinity), unless it is destroyed first.
+// Sets `stop` once `seconds` have passed (never for infinity) or `outside` is set (polled every
+// 20 ms; null: none), unless it is destroyed first.
 class Watchdog {
  public:
-  Watchdog(double seconds, std::atomic<bool>& stop) {
-    if (!std::isfinite(seconds)) return;
-    thread_ = std::thread([this, seconds, &stop] {
+  Watchdog(double seconds, std::atomic<bool>& stop, const std::atomic<bool>* outside) {
+    if (!std::isfinite(seconds) && !outside) return;
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point end =
+        std::isfinite(seconds) ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                    std::chrono::duration<double>(std::max(0.0, seconds)))
+                               : Clock::time_point::max();
+    thread_ = std::thread([this, end, outside, &stop] {
       std::unique_lock<std::mutex> lock(mu_);
-      if (!cv_.wait_for(lock, std::chrono::duration<double>(std::max(0.0, seconds)), [&] { return done_; })) {
-        stop.store(true);
+      while (!done_) {
+        if ((outside && outside->load()) || Clock::now() >= end) {
+          stop.store(true);
+          return;
+        }
+        const auto next = std::min(end, Clock::now() + std::chrono::milliseconds(20));
+        cv_.wait_until(lock, next, [&] { return done_; });
       }
     });
   }
@@ -95,7 +106,7 @@ std::vector<Schedule> improve_all(const Instance& inst, const std::vector<Start>
   std::vector<Schedule> improved(starts.size());
   runs.resize(starts.size());
   std::atomic<bool> stop{false};
-  const Watchdog watchdog(opt.time_limit, stop);
+  const Watchdog watchdog(opt.time_limit, stop, opt.stop);
   tbb::parallel_for(std::size_t{0}, starts.size(), [&](std::size_t i) {
     const auto t0 = std::chrono::steady_clock::now();
     LocalSearchOptions lo;

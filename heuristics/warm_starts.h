@@ -7,6 +7,7 @@
 // the result does not depend on the number of threads. Complexity: k x evaluations simulations.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -37,6 +38,8 @@ struct WarmStartOptions {
   int guide_device = -1;
   std::vector<Action> guide;
   std::string guide_name = "guide";  // what the improved start is called: "<heuristic> + <guide_name>"
+  // Set from outside (e.g. Ctrl-C): the local searches stop and return what they have.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // The local search budget `optpipe solve` uses for a time limit of `seconds`: 2000 simulations a

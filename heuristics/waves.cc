@@ -30,7 +30,7 @@ Schedule wave_schedule(const Instance& inst, int k, bool offload) {
   return sch;
 }
 
-Built Waves::build(const Instance& inst) const {
+Built Waves::build(const Instance& inst, const RunLimits& limits) const {
   const int m = inst.microbatches;
   std::vector<int> sizes;
   for (int k = 1; k <= std::min(m, 8); ++k) sizes.push_back(k);
@@ -45,6 +45,7 @@ Built Waves::build(const Instance& inst) const {
   for (bool offload : {false, true}) {
     if (offload && !inst.can_offload()) break;
     for (int k : sizes) {
+      if (k > 1 && limits.expired()) break;  // one microbatch at a time is always tried: the fallback
       Schedule sch = wave_schedule(inst, k, offload);
       ++tried;
       const SimResult r = sim.run(sch, quiet);

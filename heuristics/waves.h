@@ -33,7 +33,8 @@ class Waves final : public Heuristic {
     return "GPipe in waves of k microbatches, the fastest k that fits, with full offload if needed; the memory "
            "floor at k = 1; any placement";
   }
-  Built build(const Instance& instance) const override;
+  Built build(const Instance& instance, const RunLimits& limits) const override;
+  using Heuristic::build;
   bool memory_aware() const override { return true; }
 };
 

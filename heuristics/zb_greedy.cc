@@ -220,7 +220,7 @@ std::optional<Schedule> zb_greedy_schedule(const Instance& instance, const ZbGre
   return sch;
 }
 
-Built ZbGreedy::build(const Instance& inst) const {
+Built ZbGreedy::build(const Instance& inst, const RunLimits& limits) const {
   const double p = inst.num_devices();
   const std::optional<double> caps[] = {p, 2 * p, std::nullopt};
   std::optional<Schedule> best;
@@ -232,6 +232,7 @@ Built ZbGreedy::build(const Instance& inst) const {
   for (const auto& cap : caps) {
     for (bool prioritize_b : {true, false}) {
       for (bool fill : {false, true}) {
+        if (tried > 0 && limits.expired()) break;  // stopped: the best of the variants run so far
         ZbGreedyOptions o;
         o.cap_activations = cap;
         o.prioritize_b = prioritize_b;

@@ -56,7 +56,8 @@ class ZbGreedy final : public Heuristic {
   std::string description() const override {
     return "memory-aware greedy list scheduler, ZB-1p/2p style (Zero Bubble, arXiv 2401.10241, §3.1); any placement";
   }
-  Built build(const Instance& instance) const override;
+  Built build(const Instance& instance, const RunLimits& limits) const override;
+  using Heuristic::build;
   bool memory_aware() const override { return true; }
 };
 

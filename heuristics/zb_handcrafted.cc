@@ -25,7 +25,7 @@ Schedule delayed_w_schedule(const Instance& inst, int (*warmup)(int p, int s), i
   return sch;
 }
 
-Built ZbH1::build(const Instance& inst) const {
+Built ZbH1::build(const Instance& inst, const RunLimits& /*limits*/) const {
   std::string why;
   if (!require_one_stage_per_device(inst, title(), &why)) return Built::fail(why);
   if (!require_split_backward(inst, title(), &why)) return Built::fail(why);
@@ -33,7 +33,7 @@ Built ZbH1::build(const Instance& inst) const {
       inst, [](int p, int s) { return p - s; }, [](int, int s) { return s; }));
 }
 
-Built ZbH2::build(const Instance& inst) const {
+Built ZbH2::build(const Instance& inst, const RunLimits& /*limits*/) const {
   std::string why;
   if (!require_one_stage_per_device(inst, title(), &why)) return Built::fail(why);
   if (!require_split_backward(inst, title(), &why)) return Built::fail(why);

@@ -27,7 +27,8 @@ class ZbH1 final : public Heuristic {
   std::string description() const override {
     return "1F1B with W delayed by the stage index (Zero Bubble, arXiv 2401.10241, §2.1); 1F1B's memory";
   }
-  Built build(const Instance& instance) const override;
+  Built build(const Instance& instance, const RunLimits& limits) const override;
+  using Heuristic::build;
 };
 
 class ZbH2 final : public Heuristic {
@@ -37,7 +38,8 @@ class ZbH2 final : public Heuristic {
   std::string description() const override {
     return "extra warm-up forwards and late Ws, zero bubble at equal times (Zero Bubble, arXiv 2401.10241, §2.2)";
   }
-  Built build(const Instance& instance) const override;
+  Built build(const Instance& instance, const RunLimits& limits) const override;
+  using Heuristic::build;
 };
 
 }  // namespace optpipe

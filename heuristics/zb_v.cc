@@ -6,7 +6,7 @@
 
 namespace optpipe {
 
-Built ZbV::build(const Instance& inst) const {
+Built ZbV::build(const Instance& inst, const RunLimits& /*limits*/) const {
   std::string why;
   if (!require_v_placement(inst, title(), &why)) return Built::fail(why);
   if (!require_split_backward(inst, title(), &why)) return Built::fail(why);

@@ -29,7 +29,8 @@ class ZbV final : public Heuristic {
     return "zero-bubble V schedule in PyTorch's ScheduleZBVZeroBubble order (Zero Bubble, arXiv 2401.10241, "
            "§6); V placement, split backward";
   }
-  Built build(const Instance& instance) const override;
+  Built build(const Instance& instance, const RunLimits& limits) const override;
+  using Heuristic::build;
 };
 
 }  // namespace optpipe

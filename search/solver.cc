@@ -118,6 +118,7 @@ class BranchAndBound {
     pool_.push(std::move(root));
 
     if (opt_.time_limit <= 0) shared_.request_stop(kTimeLimit);
+    if (opt_.stop && opt_.stop->load()) shared_.request_stop(kInterrupted);  // before the monitor's first look
     // Proven before the search (a known bound that meets the incumbent): nothing to expand.
     if (shared_.incumbent() < kInf && shared_.proven_bound() >= shared_.incumbent() - kTimeEps) {
       shared_.request_stop(kProven);

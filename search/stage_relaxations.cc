@@ -54,7 +54,8 @@ double StageRelaxations::at_root(const std::vector<double>& head, double cutoff,
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   double best = 0.0;
-  for (int s = 0; s < problem_.S && elapsed() < budget; ++s) {
+  auto stopped = [&] { return opt_.stop && opt_.stop->load(); };
+  for (int s = 0; s < problem_.S && elapsed() < budget && !stopped(); ++s) {
     // The first stage under the spec's start rules where they apply (stronger, and its search
     // is no larger on offload-slow-pcie-4x8: 68k nodes against 99k).
     const SingleStageRelaxation r = single_stage_relaxation(inst_, problem_, s, head, cutoff, kSingleStageNodes,

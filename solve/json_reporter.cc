@@ -36,6 +36,16 @@ void JsonSolveReporter::on_cache_lookup(const cache::LookupResult& hit, const st
   print(out_, ev);
 }
 
+// Only the slow ones (a second or more), as in the text report.
+void JsonSolveReporter::on_heuristic(const HeuristicResult& h, double seconds) {
+  if (opt_.quiet || h.seconds < 1.0) return;
+  print(out_, {{"event", "heuristic"},
+               {"name", h.name},
+               {"makespan", h.ok() ? nlohmann::json(h.sim.makespan) : nlohmann::json(nullptr)},
+               {"heuristic_seconds", h.seconds},
+               {"seconds", seconds}});
+}
+
 void JsonSolveReporter::on_warm_starts(const WarmStartReport& r) {
   if (opt_.quiet) return;
   const Instance& inst = r.instance;

@@ -35,6 +35,8 @@ class SolveObserver {
   virtual void on_warning(const std::string& /*message*/) {}
   // The cache was asked (`file`: the cache file).
   virtual void on_cache_lookup(const cache::LookupResult& /*hit*/, const std::string& /*file*/) {}
+  // A heuristic finished (`seconds` since the solve began); the heuristics run in parallel.
+  virtual void on_heuristic(const HeuristicResult& /*result*/, double /*seconds*/) {}
   virtual void on_warm_starts(const WarmStartReport& /*report*/) {}
   virtual void on_root_bound(double /*bound*/) {}
   virtual void on_lns(double /*seconds*/, double /*before*/, double /*after*/, int /*improvements*/) {}

@@ -17,6 +17,9 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// The heuristics' share of the time limit (the local search gets up to 40% in all).
+constexpr double kHeuristicsShare = 0.25;
+
 // The cache's part of a solve. Never a reason to fail: every problem becomes a warning and the
 // solve goes on without the cache.
 struct CacheSession {
@@ -123,10 +126,14 @@ PipelineResult solve_pipeline(const Instance& inst, const PipelineOptions& o, So
     return out;
   }
 
-  // Warm starts, against the root's bounds (the thorough one is kept: the search reuses its
-  // relaxation).
-  const BestResult heur = run_all_heuristics(inst);
+  // The heuristics, within a quarter of the time limit (each stops looking at its deadline or
+  // the stop request and keeps what it has); then warm starts against the root's bounds (the
+  // thorough one is kept: the search reuses its relaxation).
+  const BestResult heur = run_all_heuristics(
+      inst, true, [&](const HeuristicResult& h) { obs.on_heuristic(h, since(started)); },
+      RunLimits::within(kHeuristicsShare * o.time_limit - since(started), o.stop));
   WarmStartOptions wo;
+  wo.stop = o.stop;
   wo.evaluations = o.local_search >= 0 ? o.local_search : local_search_budget(o.time_limit);
   wo.target = cached.exact() ? cached.hit.bound : 0.0;
   wo.guide_name = "relaxed order";
@@ -136,6 +143,7 @@ PipelineResult solve_pipeline(const Instance& inst, const PipelineOptions& o, So
     SolveOptions ro;
     ro.time_limit = std::max(0.0, o.time_limit - since(started));
     ro.stage_relaxation = thorough && o.stage_relaxation;
+    ro.stop = o.stop;
     if (cached.hit.schedule) incumbent = std::min(incumbent, cached.hit.makespan);
     const RootBound r = root_lower_bound(inst, incumbent, ro);
     if (thorough) relaxed = r;

@@ -14,7 +14,8 @@
 //   4. the cache keeps the result (better-only).
 //
 // The time limit covers all of it: the heuristics and the local search count against it (the
-// local search gets at most 40% of it). Nothing here prints or writes files: the caller writes
+// heuristics stop looking at a quarter of it, the local search at 40%), and the stop flag
+// (Ctrl-C) ends every phase with the best schedule found so far. Nothing here prints or writes files: the caller writes
 // the schedule and reports (the CLI's reporters: text_reporter.h, json_reporter.h).
 #pragma once
 

@@ -40,6 +40,15 @@ void TextSolveReporter::on_cache_lookup(const cache::LookupResult& hit, const st
   out_ << "cache: " << hit.message << "; file " << file << "\n";
 }
 
+// Only the slow ones (a second or more), so that a long heuristics phase shows progress and a
+// quick one prints nothing.
+void TextSolveReporter::on_heuristic(const HeuristicResult& h, double seconds) {
+  if (opt_.quiet || h.seconds < 1.0) return;
+  out_ << "heuristic " << h.name << ": " << (h.ok() ? num(h.sim.makespan) + " ms" : std::string("no schedule"))
+       << " after " << num(h.seconds, 1) << " s (" << num(seconds, 1) << " s into the solve)\n"
+       << std::flush;
+}
+
 void TextSolveReporter::on_warm_starts(const WarmStartReport& r) {
   if (opt_.quiet) return;
   out_ << describe_instance(r.instance) << "\n" << r.ops << " compute ops\n";

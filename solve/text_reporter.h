@@ -16,6 +16,7 @@ class TextSolveReporter final : public SolveReporter {
   TextSolveReporter(std::ostream& out, ReportOptions options) : out_(out), opt_(options) {}
 
   void on_cache_lookup(const cache::LookupResult& hit, const std::string& file) override;
+  void on_heuristic(const HeuristicResult& result, double seconds) override;
   void on_warm_starts(const WarmStartReport& report) override;
   void on_root_bound(double bound) override;
   void on_lns(double seconds, double before, double after, int improvements) override;

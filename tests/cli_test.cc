@@ -15,6 +15,7 @@
 #include "model/error.h"
 #include "model/instance_io.h"
 #include "model/schedule_io.h"
+#include "model/validator.h"
 #include "heuristics/registry.h"
 #include "kernels/cuda_devices.h"
 #include "tests/test_paths.h"
@@ -326,6 +327,24 @@ TEST(Cli, SolveBoundsBackends) {
   const CliRun gpu = run_cli("solve " + quote(instance_path("tiny-2x3")) + " --bounds gpu");
   EXPECT_EQ(gpu.status, 2) << gpu.output;
   EXPECT_CONTAINS(gpu.output, "--bounds gpu:");
+}
+
+// SIGINT and SIGTERM stop a solve in any phase (here during the heuristics and warm starts of
+// a 32 x 128 instance, whose heuristics alone take seconds) and the best schedule found so far
+// is written: the process exits normally (0), not by the signal.
+TEST(Cli, StopSignalsEndTheSolveWithTheBestScheduleWritten) {
+  const std::string instance =
+      std::string(OPTPIPE_SOURCE_DIR) + "/instances/generated/scale-llama2-7b-32x128-2act.json";
+  for (const char* signal : {"INT", "TERM"}) {
+    const std::string out = temp_path(std::string("stopped-") + signal + ".json");
+    const CliRun r = test_support::run_shell("(" + quote(kCli) + " solve " + quote(instance) +
+                                             " --time-limit 120 --no-cache -q -o " + quote(out) +
+                                             " & pid=$!; sleep 1.5; kill -" + signal + " $pid; wait $pid; echo \"exit=$?\")");
+    EXPECT_CONTAINS(r.output, "exit=0");
+    EXPECT_CONTAINS(r.output, "stopped: interrupted");
+    const Validation v = validate(load_instance(instance), load_schedule(out));
+    EXPECT_TRUE(v.valid()) << signal;
+  }
 }
 
 }  // namespace

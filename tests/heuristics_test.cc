@@ -357,7 +357,7 @@ class SilentFailure final : public Heuristic {
   std::string name() const override { return "silent"; }
   std::string title() const override { return "Silent"; }
   std::string description() const override { return "fails without a reason"; }
-  Built build(const Instance&) const override { return Built::fail(""); }
+  Built build(const Instance&, const RunLimits&) const override { return Built::fail(""); }
 };
 
 class BrokenLists final : public Heuristic {
@@ -365,7 +365,7 @@ class BrokenLists final : public Heuristic {
   std::string name() const override { return "broken"; }
   std::string title() const override { return "Broken"; }
   std::string description() const override { return "forgets every backward"; }
-  Built build(const Instance& inst) const override {
+  Built build(const Instance& inst, const RunLimits&) const override {
     Schedule s;
     s.devices.assign(inst.num_devices(), {});
     for (int st = 0; st < inst.num_stages(); ++st) {

@@ -1,6 +1,7 @@
 // The solve pipeline (solve/solve_pipeline.h) against the parts it sequences: the same optimum
 // as the search given the same warm starts, its phases reported in order, an exact proven cache
 // hit answered without a search, the caller's warm starts used, and the reporters' output.
+#include <atomic>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "heuristics/registry.h"
+#include "heuristics/warm_starts.h"
 #include "model/error.h"
 #include "model/instance_io.h"
 #include "model/simulator.h"
@@ -128,6 +130,34 @@ TEST(SolvePipeline, BoundsOnAMissingGpuAreRefusedBeforeAnyWork) {
     EXPECT_NE(std::string(e.what()).find("--bounds gpu:"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(rec.calls.empty());
+}
+
+// A stop requested before the solve: every phase ends at once and the best schedule found so far
+// is still the result (the heuristics' fallback gives one at least).
+TEST(SolvePipeline, AStopRequestEndsEveryPhaseWithASchedule) {
+  std::atomic<bool> stop{true};
+  PipelineOptions o = quick(60);
+  o.stop = &stop;
+  const Instance inst = shipped("gpt-8x24-tight");
+  const PipelineResult r = solve_pipeline(inst, o);
+  ASSERT_TRUE(r.result.schedule);
+  EXPECT_EQ(r.result.status, SolveResult::Status::kFeasible);
+  EXPECT_NE(r.result.reason.find("interrupted"), std::string::npos) << r.result.reason;
+  EXPECT_EQ(r.result.stats.nodes, 0);
+  EXPECT_TRUE(simulate(inst, *r.result.schedule).feasible);
+}
+
+// The warm starts' local searches stop on the request too.
+TEST(SolvePipeline, AStopRequestStopsTheLocalSearch) {
+  const Instance inst = shipped("gpt-8x24-tight");
+  const BestResult heur = run_all_heuristics(inst);
+  std::atomic<bool> stop{true};
+  WarmStartOptions wo;
+  wo.evaluations = 100000;
+  wo.stop = &stop;
+  const WarmStarts w = build_warm_starts(inst, heur, wo);
+  ASSERT_FALSE(w.improved.empty());
+  for (const ImprovedStart& i : w.improved) EXPECT_LT(i.evaluations, 1000) << i.heuristic;
 }
 
 // The reporters: the text summary's status and makespan lines, and a JSON 'done' object whose

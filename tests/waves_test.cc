@@ -3,6 +3,7 @@
 // placement; waves never deadlock on their own; k = 1 is the memory floor without offload.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -159,6 +160,35 @@ TEST(ZbGreedy, BacksOffInsteadOfStoppingWheneverOneMicrobatchFits) {
   }
   EXPECT_GE(checked, 20);
   EXPECT_GE(multi_stage, 10);
+}
+
+// A stop request reaches the heuristics that loop: AdaOffload stops repairing and says so,
+// zb-greedy keeps the variants it ran (at least one), and waves still tries one microbatch at
+// a time, so `best` still answers.
+TEST(RunLimits, StoppedHeuristicsKeepWhatTheyHaveAndWavesStillAnswers) {
+  const Instance inst = test_support::uniform_instance(4, 8, 1, 2, 1, 0.1, test_support::GiB, test_support::GiB / 2,
+                                                       2.5 * test_support::GiB);
+  std::atomic<bool> stop{true};
+  const RunLimits stopped{&stop};
+  EXPECT_TRUE(stopped.expired());
+  EXPECT_FALSE(RunLimits{}.expired());
+  EXPECT_TRUE(RunLimits::within(0.0).expired());
+  EXPECT_FALSE(RunLimits::within(1e30).expired());
+  const BestResult best = run_all_heuristics(inst, true, {}, stopped);
+  ASSERT_TRUE(best.best_result());
+  for (const HeuristicResult& r : best.results) {
+    if (r.name == "zb-greedy" && r.ok()) EXPECT_NE(r.detail.find("best of 1 variants"), std::string::npos) << r.detail;
+    if (r.name == "waves") EXPECT_TRUE(r.ok()) << r.reason;
+  }
+  // An instance AdaOffload repairs when it may run, and stops repairing when it may not.
+  Instance offload = test_support::uniform_instance(4, 8, 1, 2, 1, 0.1, test_support::GiB, test_support::GiB / 4,
+                                                    3.5 * test_support::GiB);
+  for (Stage& st : offload.stages) st.offload = 0.5, st.reload = 0.5;
+  const Heuristic& ada = *find_heuristic("ada-offload");
+  ASSERT_TRUE(run_heuristic(ada, offload).ok()) << run_heuristic(ada, offload).reason;
+  const HeuristicResult cut = run_heuristic(ada, offload, stopped);
+  EXPECT_FALSE(cut.ok());
+  EXPECT_NE(cut.reason.find("stopped"), std::string::npos) << cut.reason;
 }
 
 }  // namespace
