@@ -13,6 +13,15 @@
 #define OPTPIPE_HD
 #endif
 
+// For the helpers a core is split into that it calls once (e.g. the steps of
+// memory_energy_bound_core.h's per-stage struct): OPTPIPE_HD, and always inlined into the core,
+// so that the state they share stays in registers as the core's own locals would. Kept out of
+// line (the compiler's choice for a large one), a helper reads that state through a pointer:
+// memory_energy_bound_core ran 10% more instructions so (callgrind). Small helpers called in
+// several places stay plain OPTPIPE_HD (the compiler inlines them anyway). GCC, Clang and nvcc
+// (whose __forceinline__ is this attribute) accept it.
+#define OPTPIPE_HD_INLINE OPTPIPE_HD inline __attribute__((always_inline))
+
 namespace optpipe::hd {
 
 // Same results as std::max / std::min of two doubles (the first argument on ties).
