@@ -22,15 +22,15 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::size_t kEntriesPerKey = 32;
 
 // A change of the stage's memory at time t (bytes; removals are negative).
-struct Event {
+struct MemoryEvent {
   double t, delta;
   bool history = false;  // an addition of the node's history (a forward or a reload that started)
-  bool operator<(const Event& o) const { return t < o.t || (t == o.t && delta < o.delta); }
+  bool operator<(const MemoryEvent& o) const { return t < o.t || (t == o.t && delta < o.delta); }
 };
-using Profile = std::vector<Event>;  // sorted by time
+using Profile = std::vector<MemoryEvent>;  // the stage's memory over time, sorted by time
 
 void add_event(Profile& p, double t, double delta, bool history = false) {
-  const Event e{t, delta, history};
+  const MemoryEvent e{t, delta, history};
   p.insert(std::upper_bound(p.begin(), p.end(), e), e);
 }
 
@@ -49,7 +49,7 @@ void remove_event(Profile& p, double t, double delta) {
 // started with it, so it counts.)
 double memory_for_forward(const Profile& p, double t) {
   double m = 0;
-  for (const Event& e : p) {
+  for (const MemoryEvent& e : p) {
     if (e.t > t + kEps) break;
     if (e.t < t - kEps || e.delta < 0 || e.history) m += e.delta;
   }
@@ -175,7 +175,7 @@ class Search {
     for (;;) {
       if (memory_for_forward(mem, t) + p_.act <= p_.cap + kEps) return t;
       double next = kInf;
-      for (const Event& e : mem) {
+      for (const MemoryEvent& e : mem) {
         if (e.t > t + kEps) {
           next = e.t;
           break;
@@ -442,7 +442,7 @@ class Search {
         if (t0 == t0) {
           std::vector<double>& starts = children.starts;
           starts.assign(1, t0);
-          for (const Event& e : s.memory) {
+          for (const MemoryEvent& e : s.memory) {
             if (e.t > t0 + kEps && e.delta < 0 && e.t > starts.back() + kEps) starts.push_back(e.t);
           }
           for (double t : starts) push_forward(s, t, children);
@@ -545,7 +545,7 @@ class Search {
       return true;
     };
     if (!at(t0)) return 0;
-    for (const Event& e : c.memory) {
+    for (const MemoryEvent& e : c.memory) {
       if (e.t > t0 + kEps && e.t < tau - kEps && e.delta < 0 && !at(e.t)) return 0;
     }
     if (most == 0) return 1;
@@ -572,7 +572,7 @@ class Search {
     Profile mem = c.memory;
     for (std::size_t q = 0; q < most; ++q) {
       double before = 0;
-      for (const Event& ev : mem) {
+      for (const MemoryEvent& ev : mem) {
         if (ev.t >= start[q] - kEps) break;
         before += ev.delta;
       }
@@ -604,7 +604,7 @@ class Search {
     bases.size = 0;
     bases.add(s);
     if (s.block_w >= 0) {
-      for (const Event& e : s.memory) {
+      for (const MemoryEvent& e : s.memory) {
         if (e.t > s.free + kEps && e.delta < 0 && e.t > bases.states[bases.size - 1].free + kEps) {
           shift_block(s, e.t - s.free, bases.add(s));
         }
@@ -616,7 +616,7 @@ class Search {
       if (!(t0 == t0)) continue;
       push_forward(b, t0, children);
       double last = t0;
-      for (const Event& e : b.memory) {
+      for (const MemoryEvent& e : b.memory) {
         if (!(e.t > last + kEps && e.delta < 0)) continue;
         last = e.t;
         State& c = tmp_;
@@ -854,7 +854,7 @@ std::vector<double> single_stage_history_key(const Instance& inst, const BoundPr
   const Params q = params(inst, p, s, {});
   const State st = node_state(p, q, s, node, nt, true);
   std::vector<double> key{static_cast<double>(st.nf), static_cast<double>(st.nb), static_cast<double>(st.nw)};
-  for (const Event& e : st.memory) {
+  for (const MemoryEvent& e : st.memory) {
     key.push_back(e.t);
     key.push_back(e.delta);
   }
