@@ -71,8 +71,10 @@ bool no_fuller_from(const Profile& a, const Profile& b, double from) {
   }
 }
 
-struct State {
-  explicit State(int microbatches = 0)
+// A node of the relaxation's search: the stage's schedule so far in the relaxed model (its ops
+// placed in order, their transfers and the memory profile they make).
+struct PartialSchedule {
+  explicit PartialSchedule(int microbatches = 0)
       : m(microbatches), per_mb(static_cast<std::size_t>(8 * microbatches), std::nan("")) {}
   int m;
   int nf = 0, nb = 0, nw = 0;  // F, B, W done (in microbatch order)
@@ -125,11 +127,11 @@ struct Params {
 // copied into a slot reuses the slot's capacity, so the search allocates almost nothing once
 // it has warmed up.
 struct Children {
-  std::vector<State> states;
+  std::vector<PartialSchedule> states;
   std::size_t size = 0;
   std::vector<std::pair<double, std::size_t>> order;
   std::vector<double> starts;
-  State& add(const State& s) {
+  PartialSchedule& add(const PartialSchedule& s) {
     if (size < states.size()) {
       states[size] = s;
     } else {
@@ -146,7 +148,7 @@ class Search {
         start_(std::chrono::steady_clock::now()) {}
 
   // False when the node limit stopped it.
-  bool run(const State& root) {
+  bool run(const PartialSchedule& root) {
     try {
       dfs(root);
     } catch (const Stop&) {
@@ -156,7 +158,7 @@ class Search {
   }
   double best() const { return best_; }
   // The last leaf that improved the best (record: on), else the empty state.
-  const State& best_leaf() const { return best_leaf_; }
+  const PartialSchedule& best_leaf() const { return best_leaf_; }
   std::int64_t nodes() const { return nodes_; }
 
  private:
@@ -218,7 +220,7 @@ class Search {
   // decision only falls), so each step to the least t that clears the earliest overfull
   // interval of one of the moved activations skips no feasible t.
   using Pulls = std::vector<std::pair<int, double>>;
-  double earliest_chain(const State& s, int j, double t0, Pulls& pulls) const {
+  double earliest_chain(const PartialSchedule& s, int j, double t0, Pulls& pulls) const {
     double t = t0;
     for (int guard = 0; guard < 64; ++guard) {
       pulls.clear();
@@ -272,7 +274,7 @@ class Search {
   // F is followed by its B and W), so its tail follows. For each remaining B(j): it waits for its
   // F (the remaining forwards run one at a time, not before their heads) and the latency, for its
   // head, and, offloaded, for its reload; B(j..m-1) and W(j..m-1) all come after it. O(m).
-  double lower_bound(const State& s) const {
+  double lower_bound(const PartialSchedule& s) const {
     const double tail = std::min(p_.tail_b, p_.tail_w);
     double lb = std::max(s.makespan, s.free + (p_.m - s.nf) * p_.f + (p_.m - s.nb) * p_.b + (p_.m - s.nw) * p_.w +
                                          (s.nw < p_.m ? tail : 0.0));
@@ -297,7 +299,7 @@ class Search {
     return lb;
   }
 
-  bool dominated(const State& s) {
+  bool dominated(const PartialSchedule& s) {
     std::vector<std::int64_t>& key = key_;  // scratch: no allocation per call once grown
     std::vector<double>& times = times_;
     key.assign({s.nf, s.nb, s.nw, s.block_w});
@@ -358,7 +360,7 @@ class Search {
     return false;
   }
 
-  void dfs(const State& s, std::size_t depth = 0) {
+  void dfs(const PartialSchedule& s, std::size_t depth = 0) {
     if (++nodes_ > limit_) throw Stop{};
     if (seconds_ > 0 && nodes_ % 1024 == 0 &&
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() > seconds_) {
@@ -379,7 +381,7 @@ class Search {
     if (s.nb < s.nf) {
       const int j = s.nb;
       double t = std::max({s.free, s.b_release(j), head_b(j)});
-      State& c = children.add(s);
+      PartialSchedule& c = children.add(s);
       const bool offloaded = s.offload_end(j) == s.offload_end(j);
       if (offloaded && s.reload_end(j) == s.reload_end(j)) {
         t = std::max(t, s.reload_end(j));  // its reload started before the node: it is in memory
@@ -425,7 +427,7 @@ class Search {
     // W(nw): after its B.
     if (s.nw < s.nb) {
       const double end = std::max(s.free, s.b_end(s.nw)) + p_.w;
-      State& c = children.add(s);
+      PartialSchedule& c = children.add(s);
       add_event(c.memory, end, -p_.mw);
       c.w_end(c.nw) = end;
       c.nw += 1;
@@ -461,7 +463,7 @@ class Search {
 
   // The reload of j placed to end at `end`, with the earlier reloads moved as earliest_chain
   // said (`pulls`).
-  void place_reload(State& c, int j, double end, const Pulls& pulls) const {
+  void place_reload(PartialSchedule& c, int j, double end, const Pulls& pulls) const {
     for (const auto& [k, start] : pulls) {
       remove_event(c.memory, c.placed(k), p_.act);
       add_event(c.memory, start, p_.act);
@@ -473,7 +475,7 @@ class Search {
 
   // Appends F(nf) starting at t, at level 0 and (offloadable) at level 1; with pair releases,
   // while B(nf - 1) has not started, once per release pair of (nf - 1, nf) (pair_releases.h).
-  void push_forward(const State& s, double t, Children& children) {
+  void push_forward(const PartialSchedule& s, double t, Children& children) {
     const double end = t + p_.f;
     const int k = s.nf, j = k - 1;
     std::vector<PairRelease>& releases = releases_;
@@ -483,7 +485,7 @@ class Search {
       releases.assign(1, {std::nan(""), end + p_.lat});
     }
     for (const PairRelease& r : releases) {
-      auto start = [&](State& c) {
+      auto start = [&](PartialSchedule& c) {
         add_event(c.memory, t, p_.act);
         c.f_end(k) = end;
         c.b_release(k) = r.k;
@@ -493,7 +495,7 @@ class Search {
         c.block_w = -1;
       };
       if (p_.offloadable) {
-        State& o = children.add(s);
+        PartialSchedule& o = children.add(s);
         start(o);
         const double oe = std::max(end, s.d2h) + p_.off;
         add_event(o.memory, oe, -p_.act);
@@ -506,7 +508,7 @@ class Search {
 
   // The block of the last B and the W's after it, moved later by delta (its B waited longer
   // for its input): their memory releases and the device's free time move with it.
-  void shift_block(const State& s, double delta, State& c) const {
+  void shift_block(const PartialSchedule& s, double delta, PartialSchedule& c) const {
     const int jb = s.nb - 1;
     double t = s.b_end(jb);
     remove_event(c.memory, t, -(p_.act - p_.mw));
@@ -526,7 +528,7 @@ class Search {
   // Reloads that must have started by the instants in [t0, tau) for a forward to wait there:
   // 1 placed in c (forced), 0 no forward waits so, -1 nothing to force can be proven (the
   // forward may wait, unforced).
-  int force_blocked(State& c, double t0, double tau) const {
+  int force_blocked(PartialSchedule& c, double t0, double tau) const {
     std::vector<int> pend;
     for (int k = c.nb; k < c.nf; ++k) {
       const bool offloaded = c.offload_end(k) == c.offload_end(k);
@@ -598,7 +600,7 @@ class Search {
   // when the op before it ends, unless memory holds it back (then until an offload ends, with
   // enough reloads started to fill memory), or unless the last B waited longer for its input
   // (the block of that B and its W's moves later, releases included).
-  void spec_forwards(const State& s, std::size_t depth, Children& children) {
+  void spec_forwards(const PartialSchedule& s, std::size_t depth, Children& children) {
     if (bases_.size() <= depth) bases_.emplace_back();
     Children& bases = bases_[depth];
     bases.size = 0;
@@ -611,7 +613,7 @@ class Search {
       }
     }
     for (std::size_t k = 0; k < bases.size; ++k) {
-      const State& b = bases.states[k];
+      const PartialSchedule& b = bases.states[k];
       const double t0 = earliest_fit(b.memory, std::max(b.free, head_f(b.nf)));
       if (!(t0 == t0)) continue;
       push_forward(b, t0, children);
@@ -619,7 +621,7 @@ class Search {
       for (const MemoryEvent& e : b.memory) {
         if (!(e.t > last + kEps && e.delta < 0)) continue;
         last = e.t;
-        State& c = tmp_;
+        PartialSchedule& c = tmp_;
         c = b;
         const int r = force_blocked(c, t0, e.t);
         if (r == 0) continue;
@@ -638,7 +640,7 @@ class Search {
   double seconds_;
   bool prune_;
   bool record_;
-  State best_leaf_;
+  PartialSchedule best_leaf_;
   std::chrono::steady_clock::time_point start_;
   std::int64_t nodes_ = 0;
   std::size_t next_slot_ = 0;
@@ -654,7 +656,7 @@ class Search {
   std::unordered_map<std::vector<std::int64_t>, std::vector<Entry>, KeyHash> memo_;
   std::deque<Children> levels_;  // dfs's children per depth
   std::deque<Children> bases_;   // spec_forwards' bases per depth
-  State tmp_;                    // spec_forwards' scratch state, used before any recursion
+  PartialSchedule tmp_;          // spec_forwards' scratch state, used before any recursion
   std::vector<PairRelease> releases_;  // push_forward's scratch, used before any recursion
   Pulls pulls_;                  // dfs's scratch for earliest_chain's moves
   mutable Profile chain_mem_;    // earliest_chain's scratch
@@ -714,7 +716,7 @@ Params params(const Instance& inst, const BoundProblem& p, int s, const std::vec
 // start (placed just before the op that starts after it, the request would wait for that op's
 // predecessor to end and start late: on offload-slow-pcie-4x8 the local search then never got
 // from the order to the optimum, where with this placement it takes about 300 simulations).
-std::vector<Action> leaf_order(const Params& q, const State& leaf, int s) {
+std::vector<Action> leaf_order(const Params& q, const PartialSchedule& leaf, int s) {
   struct Timed {
     double start;
     int rank;  // at equal starts: W, B, F (a W or B that ended its predecessor's block first)
@@ -747,7 +749,7 @@ std::vector<Action> leaf_order(const Params& q, const State& leaf, int s) {
   return out;
 }
 
-SingleStageRelaxation run_search(const Params& q, const State& start, double cutoff, std::int64_t node_limit,
+SingleStageRelaxation run_search(const Params& q, const PartialSchedule& start, double cutoff, std::int64_t node_limit,
                                  double seconds, bool prune, int s = -1) {
   SingleStageRelaxation out;
   out.applicable = true;
@@ -776,7 +778,8 @@ SingleStageRelaxation single_stage_relaxation(const Instance& inst, const BoundP
                                               const std::vector<double>& head, double cutoff, std::int64_t node_limit,
                                               double seconds, bool prune, StartRules rules, bool pairs) {
   if (!single_stage_relaxation_applies(inst, p, s, rules)) return {};
-  return run_search(params(inst, p, s, head, rules, pairs), State(p.m), cutoff, node_limit, seconds, prune, s);
+  const Params q = params(inst, p, s, head, rules, pairs);
+  return run_search(q, PartialSchedule(p.m), cutoff, node_limit, seconds, prune, s);
 }
 
 namespace {
@@ -785,9 +788,9 @@ namespace {
 // started and their transfers); the node's time, the device's and channels' free times beyond
 // the stage's own, its heads and the makespan so far are dropped, which only weakens the bound,
 // so that every node with the same history shares one value.
-State node_state(const BoundProblem& p, const Params& q, int s, const NodeTimes& node, const NodeTransfers& nt,
-                 bool history_only) {
-  State st(p.m);
+PartialSchedule node_state(const BoundProblem& p, const Params& q, int s, const NodeTimes& node,
+                           const NodeTransfers& nt, bool history_only) {
+  PartialSchedule st(p.m);
   const int m = p.m;
   const int d = p.device_of[s], g = p.group_of_device[d];
   auto end_of = [&](int type, int j) { return node.end[p.op(type, s, j)]; };
@@ -852,7 +855,7 @@ SingleStageRelaxation single_stage_relaxation_at_node(const Instance& inst, cons
 std::vector<double> single_stage_history_key(const Instance& inst, const BoundProblem& p, int s, const NodeTimes& node,
                                              const NodeTransfers& nt) {
   const Params q = params(inst, p, s, {});
-  const State st = node_state(p, q, s, node, nt, true);
+  const PartialSchedule st = node_state(p, q, s, node, nt, true);
   std::vector<double> key{static_cast<double>(st.nf), static_cast<double>(st.nb), static_cast<double>(st.nw)};
   for (const MemoryEvent& e : st.memory) {
     key.push_back(e.t);
