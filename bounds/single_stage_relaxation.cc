@@ -141,9 +141,11 @@ struct Children {
   }
 };
 
-class Search {
+// The depth-first search over the relaxed stage's schedules (the header's "Search"), with its
+// bound, its dominance memo and the best makespan found (below the cutoff).
+class RelaxationSearch {
  public:
-  Search(const Params& p, double cutoff, std::int64_t limit, double seconds, bool prune, bool record = false)
+  RelaxationSearch(const Params& p, double cutoff, std::int64_t limit, double seconds, bool prune, bool record = false)
       : p_(p), best_(cutoff), limit_(limit), seconds_(seconds), prune_(prune), record_(record),
         start_(std::chrono::steady_clock::now()) {}
 
@@ -753,7 +755,7 @@ SingleStageRelaxation run_search(const Params& q, const PartialSchedule& start, 
                                  double seconds, bool prune, int s = -1) {
   SingleStageRelaxation out;
   out.applicable = true;
-  Search search(q, cutoff, node_limit, seconds, prune, s >= 0);
+  RelaxationSearch search(q, cutoff, node_limit, seconds, prune, s >= 0);
   out.finished = search.run(start);
   out.nodes = search.nodes();
   // Less a hair, so that the pruning tolerance inside the search can never make it too large.
