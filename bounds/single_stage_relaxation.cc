@@ -362,97 +362,50 @@ class RelaxationSearch {
     return false;
   }
 
+  // One node: a leaf updates the best; otherwise, unless pruned, its children (the next B, the
+  // next W, the next F at each start and level) are searched, best bound first.
   void dfs(const PartialSchedule& s, std::size_t depth = 0) {
-    if (++nodes_ > limit_) throw Stop{};
-    if (seconds_ > 0 && nodes_ % 1024 == 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() > seconds_) {
-      throw Stop{};
-    }
+    count_node();
     if (s.nw == p_.m) {
-      if (s.makespan < best_) {
-        best_ = s.makespan;
-        if (record_) best_leaf_ = s;
-      }
+      record_leaf(s);
       return;
     }
     if (prune_ && (lower_bound(s) >= best_ - kEps || dominated(s))) return;
     if (levels_.size() <= depth) levels_.emplace_back();  // a deque: deeper levels never move it
     Children& children = levels_[depth];
     children.size = 0;
-    // B(nb): after its F and the latency, and, offloaded, after a reload that fits just in time.
-    if (s.nb < s.nf) {
-      const int j = s.nb;
-      double t = std::max({s.free, s.b_release(j), head_b(j)});
-      PartialSchedule& c = children.add(s);
-      const bool offloaded = s.offload_end(j) == s.offload_end(j);
-      if (offloaded && s.reload_end(j) == s.reload_end(j)) {
-        t = std::max(t, s.reload_end(j));  // its reload started before the node: it is in memory
-      } else if (offloaded && s.forced(j)) {
-        // Forced by a waiting forward to start by its deadline (spec rules): it may also start
-        // earlier, from its earliest start on, if memory holds it there (and the reloads before
-        // it, pulled back down the chain), so that its B starts earlier.
-        const double deadline = s.placed(j);
-        remove_event(c.memory, deadline, p_.act);
-        c.placed(j) = std::nan("");
-        Pulls& pulls = pulls_;
-        const double early = earliest_chain(c, j, std::max(t, s.forced_from(j) + p_.rel), pulls);
-        if (early == early && early - p_.rel <= deadline + kEps) {
-          place_reload(c, j, early, pulls);
-          t = early;
-        } else {  // it stays at its deadline
-          add_event(c.memory, deadline, p_.act);
-          c.placed(j) = deadline;
-          t = std::max(t, deadline + p_.rel);
-        }
-        c.forced_from(j) = std::nan("");
-      } else if (offloaded) {
-        const double reload_from = std::max(s.offload_end(j), s.h2d);
-        Pulls& pulls = pulls_;
-        t = earliest_chain(s, j, std::max(t, reload_from + p_.rel), pulls);
-        if (t == t) {
-          place_reload(c, j, t, pulls);
-          c.h2d = reload_from + p_.rel;
-        }
-      }
-      if (t == t) {
-        const double end = t + p_.b;
-        add_event(c.memory, end, -(p_.act - p_.mw));
-        c.b_end(c.nb) = end;
-        c.nb += 1;
-        c.block_w = 0;
-        c.free = end;
-        c.makespan = std::max(c.makespan, end + p_.tail_b);
-      } else {
-        --children.size;  // no room for its reload, ever
-      }
-    }
-    // W(nw): after its B.
-    if (s.nw < s.nb) {
-      const double end = std::max(s.free, s.b_end(s.nw)) + p_.w;
-      PartialSchedule& c = children.add(s);
-      add_event(c.memory, end, -p_.mw);
-      c.w_end(c.nw) = end;
-      c.nw += 1;
-      if (c.block_w >= 0) ++c.block_w;
-      c.free = end;
-      c.makespan = std::max(c.makespan, end + p_.tail_w);
-    }
-    // F(nf) at level 0 or 1, as early as memory allows or at any later offload end.
+    if (s.nb < s.nf) push_backward(s, children);
+    if (s.nw < s.nb) push_weight_grad(s, children);
     if (s.nf < p_.m) {
       if (p_.spec_first) {
         spec_forwards(s, depth, children);
       } else {
-        const double t0 = earliest_fit(s.memory, std::max(s.free, head_f(s.nf)));
-        if (t0 == t0) {
-          std::vector<double>& starts = children.starts;
-          starts.assign(1, t0);
-          for (const MemoryEvent& e : s.memory) {
-            if (e.t > t0 + kEps && e.delta < 0 && e.t > starts.back() + kEps) starts.push_back(e.t);
-          }
-          for (double t : starts) push_forward(s, t, children);
-        }
+        free_forwards(s, children);
       }
     }
+    search_children(children, depth);
+  }
+
+  // Counts a node; throws Stop at the node limit or, checked every 1024 nodes, the time limit.
+  void count_node() {
+    if (++nodes_ > limit_) throw Stop{};
+    if (seconds_ > 0 && nodes_ % 1024 == 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() > seconds_) {
+      throw Stop{};
+    }
+  }
+
+  // A complete relaxed schedule: the best so far if its makespan is below it.
+  void record_leaf(const PartialSchedule& s) {
+    if (s.makespan < best_) {
+      best_ = s.makespan;
+      if (record_) best_leaf_ = s;
+    }
+  }
+
+  // The children in the order of their lower bounds, each searched unless the bound prunes it
+  // (and then all later ones).
+  void search_children(Children& children, std::size_t depth) {
     std::vector<std::pair<double, std::size_t>>& order = children.order;
     order.clear();
     for (std::size_t k = 0; k < children.size; ++k) order.emplace_back(lower_bound(children.states[k]), k);
@@ -461,6 +414,89 @@ class RelaxationSearch {
       if (prune_ && lb >= best_ - kEps) break;
       dfs(children.states[k], depth + 1);
     }
+  }
+
+  // B(nb): after its F and the latency, and, offloaded, after a reload that fits just in time.
+  void push_backward(const PartialSchedule& s, Children& children) {
+    const int j = s.nb;
+    double t = std::max({s.free, s.b_release(j), head_b(j)});
+    PartialSchedule& c = children.add(s);
+    const bool offloaded = s.offload_end(j) == s.offload_end(j);
+    if (offloaded) t = reload_for_backward(s, j, t, c);
+    if (t == t) {
+      const double end = t + p_.b;
+      add_event(c.memory, end, -(p_.act - p_.mw));
+      c.b_end(c.nb) = end;
+      c.nb += 1;
+      c.block_w = 0;
+      c.free = end;
+      c.makespan = std::max(c.makespan, end + p_.tail_b);
+    } else {
+      --children.size;  // no room for its reload, ever
+    }
+  }
+
+  // The start of B(j), offloaded, not before t: after its reload, which c gets placed (with the
+  // earlier reloads it pulls back). NaN: no room for the reload, ever.
+  double reload_for_backward(const PartialSchedule& s, int j, double t, PartialSchedule& c) {
+    if (s.reload_end(j) == s.reload_end(j)) {
+      return std::max(t, s.reload_end(j));  // its reload started before the node: it is in memory
+    }
+    if (s.forced(j)) return pull_forced_reload(s, j, t, c);
+    const double reload_from = std::max(s.offload_end(j), s.h2d);
+    Pulls& pulls = pulls_;
+    t = earliest_chain(s, j, std::max(t, reload_from + p_.rel), pulls);
+    if (t == t) {
+      place_reload(c, j, t, pulls);
+      c.h2d = reload_from + p_.rel;
+    }
+    return t;
+  }
+
+  // The start of B(j), not before t, whose reload a waiting forward forced to start by its
+  // deadline (spec rules): it may also start earlier, from its earliest start on, if memory holds
+  // it there (and the reloads before it, pulled back down the chain), so that its B starts
+  // earlier. Placed in c either way.
+  double pull_forced_reload(const PartialSchedule& s, int j, double t, PartialSchedule& c) {
+    const double deadline = s.placed(j);
+    remove_event(c.memory, deadline, p_.act);
+    c.placed(j) = std::nan("");
+    Pulls& pulls = pulls_;
+    const double early = earliest_chain(c, j, std::max(t, s.forced_from(j) + p_.rel), pulls);
+    if (early == early && early - p_.rel <= deadline + kEps) {
+      place_reload(c, j, early, pulls);
+      t = early;
+    } else {  // it stays at its deadline
+      add_event(c.memory, deadline, p_.act);
+      c.placed(j) = deadline;
+      t = std::max(t, deadline + p_.rel);
+    }
+    c.forced_from(j) = std::nan("");
+    return t;
+  }
+
+  // W(nw): after its B.
+  void push_weight_grad(const PartialSchedule& s, Children& children) {
+    const double end = std::max(s.free, s.b_end(s.nw)) + p_.w;
+    PartialSchedule& c = children.add(s);
+    add_event(c.memory, end, -p_.mw);
+    c.w_end(c.nw) = end;
+    c.nw += 1;
+    if (c.block_w >= 0) ++c.block_w;
+    c.free = end;
+    c.makespan = std::max(c.makespan, end + p_.tail_w);
+  }
+
+  // The free model: F(nf) at level 0 or 1, as early as memory allows or at any later offload end.
+  void free_forwards(const PartialSchedule& s, Children& children) {
+    const double t0 = earliest_fit(s.memory, std::max(s.free, head_f(s.nf)));
+    if (!(t0 == t0)) return;
+    std::vector<double>& starts = children.starts;
+    starts.assign(1, t0);
+    for (const MemoryEvent& e : s.memory) {
+      if (e.t > t0 + kEps && e.delta < 0 && e.t > starts.back() + kEps) starts.push_back(e.t);
+    }
+    for (double t : starts) push_forward(s, t, children);
   }
 
   // The reload of j placed to end at `end`, with the earlier reloads moved as earliest_chain
@@ -660,7 +696,7 @@ class RelaxationSearch {
   std::deque<Children> bases_;   // spec_forwards' bases per depth
   PartialSchedule tmp_;          // spec_forwards' scratch state, used before any recursion
   std::vector<PairRelease> releases_;  // push_forward's scratch, used before any recursion
-  Pulls pulls_;                  // dfs's scratch for earliest_chain's moves
+  Pulls pulls_;                  // push_backward's scratch for earliest_chain's moves
   mutable Profile chain_mem_;    // earliest_chain's scratch
 };
 
