@@ -13,13 +13,13 @@
 #define OPTPIPE_HD
 #endif
 
-// For the helpers a core is split into that it calls once (e.g. the steps of
-// memory_energy_bound_core.h's per-stage struct): OPTPIPE_HD, and always inlined into the core,
-// so that the state they share stays in registers as the core's own locals would. Kept out of
-// line (the compiler's choice for a large one), a helper reads that state through a pointer:
-// memory_energy_bound_core ran 10% more instructions so (callgrind). Small helpers called in
-// several places stay plain OPTPIPE_HD (the compiler inlines them anyway). GCC, Clang and nvcc
-// (whose __forceinline__ is this attribute) accept it.
+// OPTPIPE_HD, and always inlined: for a large helper a core is split into (e.g. the window loops
+// of memory_energy_bound_core.h), which the compiler would keep out of line. Inlined, the state
+// the helpers share (a struct of the core's locals) stays in registers as the core's own locals
+// would; out of line, the helper reads it through a pointer, and memory_energy_bound_core ran
+// 10% more instructions so (callgrind). Helpers the compiler inlines anyway stay plain
+// OPTPIPE_HD inline (forcing those measured no better). GCC, Clang and nvcc (whose
+// __forceinline__ is this attribute) accept it.
 #define OPTPIPE_HD_INLINE OPTPIPE_HD inline __attribute__((always_inline))
 
 namespace optpipe::hd {

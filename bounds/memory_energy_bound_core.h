@@ -55,7 +55,7 @@ struct MemoryEnergyStage {
   double gamma, W;
   int extra;
 
-  OPTPIPE_HD_INLINE MemoryEnergyStage(const BoundProblemView& problem, const double* ends, const double* device_free,
+  OPTPIPE_HD MemoryEnergyStage(const BoundProblemView& problem, const double* ends, const double* device_free,
                                const NodeTransfersView* transfers, const double* heads, const double* finishes,
                                const double* offload_lbs, int stage)
       : p(problem), end(ends), nt(transfers), head(heads), finish(finishes), offload_lb(offload_lbs), s(stage),
@@ -105,7 +105,7 @@ struct MemoryEnergyStage {
 
   // An optimistic value of every window below (no deduction, the latest start, the largest
   // right tail, the largest deficits): when it cannot beat the best so far, the stage is skipped.
-  OPTPIPE_HD_INLINE double optimistic_value() const {
+  OPTPIPE_HD double optimistic_value() const {
     double t1_max = now, all = 0;
     for (int j = first_active; j < m; ++j) {
       if (j >= first_unstarted) {
@@ -130,7 +130,7 @@ struct MemoryEnergyStage {
 
   // Left deficit: on [t1, h_left), fewer than c tokens can be in use (the active microbatches
   // at t1 and the forwards not started whose head has passed).
-  OPTPIPE_HD_INLINE MemoryEnergyLeftDeficit left_deficit(double t1) const {
+  OPTPIPE_HD MemoryEnergyLeftDeficit left_deficit(double t1) const {
     int active = 0;
     for (int j = first_active; j < first_unstarted; ++j) active += !closed_by(j, t1);
     // T >= t_left: the region ends at the head of F(s, i), and T >= its finish + its tail.
@@ -171,14 +171,14 @@ struct MemoryEnergyStage {
 
   // Each microbatch's part in token units before the right deduction, as prefix sums: the
   // deduction only touches the last microbatches (tails fall with j, FIFO).
-  OPTPIPE_HD_INLINE void fill_prefix(double t1, double* prefix) const {
+  OPTPIPE_HD void fill_prefix(double t1, double* prefix) const {
     prefix[first_active] = 0;
     for (int j = first_active; j < m; ++j) prefix[j + 1] = prefix[j] + part(j, t1, 0.0);
   }
 
   // The window [t1, T - q] in token units: Σ occupancy / c + gamma · Σ W executions; the parts
   // of the microbatches whose tails are at least q come from `prefix` (fill_prefix at t1).
-  OPTPIPE_HD_INLINE double window_energy(double t1, double q, const double* prefix) const {
+  OPTPIPE_HD double window_energy(double t1, double q, const double* prefix) const {
     int js = m;
     while (js > first_active && (q > p.op_tail(1, s, js - 1) || (gamma > 0 && q > p.op_tail(2, s, js - 1)))) {
       --js;
@@ -190,7 +190,7 @@ struct MemoryEnergyStage {
 
   // Right deficit: with u = T - t, microbatch j is active at t only if u > tail of its last op
   // (its end is at most T - that tail); on u in [q, u_right) fewer than c.
-  OPTPIPE_HD_INLINE MemoryEnergyRightDeficit right_deficit(double t1, double q) const {
+  OPTPIPE_HD MemoryEnergyRightDeficit right_deficit(double t1, double q) const {
     int act_r = 0, j = m - 1;
     for (; j >= first_active && p.op_tail(last_type, s, j) <= q; --j) act_r += !closed_by(j, t1);
     // The region starts at T - the tail of the last op of microbatch j, and T - that tail
@@ -210,7 +210,7 @@ struct MemoryEnergyStage {
 
   // The bound of the window [t1, T - q] holding `energy`, with its deficits where they count,
   // given the best value so far.
-  OPTPIPE_HD_INLINE double window_value(double t1, double q, double energy, const MemoryEnergyLeftDeficit& left,
+  OPTPIPE_HD double window_value(double t1, double q, double energy, const MemoryEnergyLeftDeficit& left,
                                  const MemoryEnergyRightDeficit& right, double best) const {
     // A deficit counts only when its region lies in the window [t1, T - q], and both only
     // when the regions do not overlap; T >= known, t_left and f_right + u_right show it.
