@@ -22,15 +22,15 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::size_t kEntriesPerKey = 32;
 
 // A change of the stage's memory at time t (bytes; removals are negative).
-struct Event {
+struct MemoryEvent {
   double t, delta;
   bool history = false;  // an addition of the node's history (a forward or a reload that started)
-  bool operator<(const Event& o) const { return t < o.t || (t == o.t && delta < o.delta); }
+  bool operator<(const MemoryEvent& o) const { return t < o.t || (t == o.t && delta < o.delta); }
 };
-using Profile = std::vector<Event>;  // sorted by time
+using Profile = std::vector<MemoryEvent>;  // the stage's memory over time, sorted by time
 
 void add_event(Profile& p, double t, double delta, bool history = false) {
-  const Event e{t, delta, history};
+  const MemoryEvent e{t, delta, history};
   p.insert(std::upper_bound(p.begin(), p.end(), e), e);
 }
 
@@ -49,7 +49,7 @@ void remove_event(Profile& p, double t, double delta) {
 // started with it, so it counts.)
 double memory_for_forward(const Profile& p, double t) {
   double m = 0;
-  for (const Event& e : p) {
+  for (const MemoryEvent& e : p) {
     if (e.t > t + kEps) break;
     if (e.t < t - kEps || e.delta < 0 || e.history) m += e.delta;
   }
@@ -71,8 +71,10 @@ bool no_fuller_from(const Profile& a, const Profile& b, double from) {
   }
 }
 
-struct State {
-  explicit State(int microbatches = 0)
+// A node of the relaxation's search: the stage's schedule so far in the relaxed model (its ops
+// placed in order, their transfers and the memory profile they make).
+struct PartialSchedule {
+  explicit PartialSchedule(int microbatches = 0)
       : m(microbatches), per_mb(static_cast<std::size_t>(8 * microbatches), std::nan("")) {}
   int m;
   int nf = 0, nb = 0, nw = 0;  // F, B, W done (in microbatch order)
@@ -125,11 +127,11 @@ struct Params {
 // copied into a slot reuses the slot's capacity, so the search allocates almost nothing once
 // it has warmed up.
 struct Children {
-  std::vector<State> states;
+  std::vector<PartialSchedule> states;
   std::size_t size = 0;
   std::vector<std::pair<double, std::size_t>> order;
   std::vector<double> starts;
-  State& add(const State& s) {
+  PartialSchedule& add(const PartialSchedule& s) {
     if (size < states.size()) {
       states[size] = s;
     } else {
@@ -139,14 +141,16 @@ struct Children {
   }
 };
 
-class Search {
+// The depth-first search over the relaxed stage's schedules (the header's "Search"), with its
+// bound, its dominance memo and the best makespan found (below the cutoff).
+class RelaxationSearch {
  public:
-  Search(const Params& p, double cutoff, std::int64_t limit, double seconds, bool prune, bool record = false)
+  RelaxationSearch(const Params& p, double cutoff, std::int64_t limit, double seconds, bool prune, bool record = false)
       : p_(p), best_(cutoff), limit_(limit), seconds_(seconds), prune_(prune), record_(record),
         start_(std::chrono::steady_clock::now()) {}
 
   // False when the node limit stopped it.
-  bool run(const State& root) {
+  bool run(const PartialSchedule& root) {
     try {
       dfs(root);
     } catch (const Stop&) {
@@ -156,7 +160,7 @@ class Search {
   }
   double best() const { return best_; }
   // The last leaf that improved the best (record: on), else the empty state.
-  const State& best_leaf() const { return best_leaf_; }
+  const PartialSchedule& best_leaf() const { return best_leaf_; }
   std::int64_t nodes() const { return nodes_; }
 
  private:
@@ -175,7 +179,7 @@ class Search {
     for (;;) {
       if (memory_for_forward(mem, t) + p_.act <= p_.cap + kEps) return t;
       double next = kInf;
-      for (const Event& e : mem) {
+      for (const MemoryEvent& e : mem) {
         if (e.t > t + kEps) {
           next = e.t;
           break;
@@ -218,7 +222,7 @@ class Search {
   // decision only falls), so each step to the least t that clears the earliest overfull
   // interval of one of the moved activations skips no feasible t.
   using Pulls = std::vector<std::pair<int, double>>;
-  double earliest_chain(const State& s, int j, double t0, Pulls& pulls) const {
+  double earliest_chain(const PartialSchedule& s, int j, double t0, Pulls& pulls) const {
     double t = t0;
     for (int guard = 0; guard < 64; ++guard) {
       pulls.clear();
@@ -272,7 +276,7 @@ class Search {
   // F is followed by its B and W), so its tail follows. For each remaining B(j): it waits for its
   // F (the remaining forwards run one at a time, not before their heads) and the latency, for its
   // head, and, offloaded, for its reload; B(j..m-1) and W(j..m-1) all come after it. O(m).
-  double lower_bound(const State& s) const {
+  double lower_bound(const PartialSchedule& s) const {
     const double tail = std::min(p_.tail_b, p_.tail_w);
     double lb = std::max(s.makespan, s.free + (p_.m - s.nf) * p_.f + (p_.m - s.nb) * p_.b + (p_.m - s.nw) * p_.w +
                                          (s.nw < p_.m ? tail : 0.0));
@@ -297,7 +301,7 @@ class Search {
     return lb;
   }
 
-  bool dominated(const State& s) {
+  bool dominated(const PartialSchedule& s) {
     std::vector<std::int64_t>& key = key_;  // scratch: no allocation per call once grown
     std::vector<double>& times = times_;
     key.assign({s.nf, s.nb, s.nw, s.block_w});
@@ -358,97 +362,50 @@ class Search {
     return false;
   }
 
-  void dfs(const State& s, std::size_t depth = 0) {
-    if (++nodes_ > limit_) throw Stop{};
-    if (seconds_ > 0 && nodes_ % 1024 == 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() > seconds_) {
-      throw Stop{};
-    }
+  // One node: a leaf updates the best; otherwise, unless pruned, its children (the next B, the
+  // next W, the next F at each start and level) are searched, best bound first.
+  void dfs(const PartialSchedule& s, std::size_t depth = 0) {
+    count_node();
     if (s.nw == p_.m) {
-      if (s.makespan < best_) {
-        best_ = s.makespan;
-        if (record_) best_leaf_ = s;
-      }
+      record_leaf(s);
       return;
     }
     if (prune_ && (lower_bound(s) >= best_ - kEps || dominated(s))) return;
     if (levels_.size() <= depth) levels_.emplace_back();  // a deque: deeper levels never move it
     Children& children = levels_[depth];
     children.size = 0;
-    // B(nb): after its F and the latency, and, offloaded, after a reload that fits just in time.
-    if (s.nb < s.nf) {
-      const int j = s.nb;
-      double t = std::max({s.free, s.b_release(j), head_b(j)});
-      State& c = children.add(s);
-      const bool offloaded = s.offload_end(j) == s.offload_end(j);
-      if (offloaded && s.reload_end(j) == s.reload_end(j)) {
-        t = std::max(t, s.reload_end(j));  // its reload started before the node: it is in memory
-      } else if (offloaded && s.forced(j)) {
-        // Forced by a waiting forward to start by its deadline (spec rules): it may also start
-        // earlier, from its earliest start on, if memory holds it there (and the reloads before
-        // it, pulled back down the chain), so that its B starts earlier.
-        const double deadline = s.placed(j);
-        remove_event(c.memory, deadline, p_.act);
-        c.placed(j) = std::nan("");
-        Pulls& pulls = pulls_;
-        const double early = earliest_chain(c, j, std::max(t, s.forced_from(j) + p_.rel), pulls);
-        if (early == early && early - p_.rel <= deadline + kEps) {
-          place_reload(c, j, early, pulls);
-          t = early;
-        } else {  // it stays at its deadline
-          add_event(c.memory, deadline, p_.act);
-          c.placed(j) = deadline;
-          t = std::max(t, deadline + p_.rel);
-        }
-        c.forced_from(j) = std::nan("");
-      } else if (offloaded) {
-        const double reload_from = std::max(s.offload_end(j), s.h2d);
-        Pulls& pulls = pulls_;
-        t = earliest_chain(s, j, std::max(t, reload_from + p_.rel), pulls);
-        if (t == t) {
-          place_reload(c, j, t, pulls);
-          c.h2d = reload_from + p_.rel;
-        }
-      }
-      if (t == t) {
-        const double end = t + p_.b;
-        add_event(c.memory, end, -(p_.act - p_.mw));
-        c.b_end(c.nb) = end;
-        c.nb += 1;
-        c.block_w = 0;
-        c.free = end;
-        c.makespan = std::max(c.makespan, end + p_.tail_b);
-      } else {
-        --children.size;  // no room for its reload, ever
-      }
-    }
-    // W(nw): after its B.
-    if (s.nw < s.nb) {
-      const double end = std::max(s.free, s.b_end(s.nw)) + p_.w;
-      State& c = children.add(s);
-      add_event(c.memory, end, -p_.mw);
-      c.w_end(c.nw) = end;
-      c.nw += 1;
-      if (c.block_w >= 0) ++c.block_w;
-      c.free = end;
-      c.makespan = std::max(c.makespan, end + p_.tail_w);
-    }
-    // F(nf) at level 0 or 1, as early as memory allows or at any later offload end.
+    if (s.nb < s.nf) push_backward(s, children);
+    if (s.nw < s.nb) push_weight_grad(s, children);
     if (s.nf < p_.m) {
       if (p_.spec_first) {
         spec_forwards(s, depth, children);
       } else {
-        const double t0 = earliest_fit(s.memory, std::max(s.free, head_f(s.nf)));
-        if (t0 == t0) {
-          std::vector<double>& starts = children.starts;
-          starts.assign(1, t0);
-          for (const Event& e : s.memory) {
-            if (e.t > t0 + kEps && e.delta < 0 && e.t > starts.back() + kEps) starts.push_back(e.t);
-          }
-          for (double t : starts) push_forward(s, t, children);
-        }
+        free_forwards(s, children);
       }
     }
+    search_children(children, depth);
+  }
+
+  // Counts a node; throws Stop at the node limit or, checked every 1024 nodes, the time limit.
+  void count_node() {
+    if (++nodes_ > limit_) throw Stop{};
+    if (seconds_ > 0 && nodes_ % 1024 == 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() > seconds_) {
+      throw Stop{};
+    }
+  }
+
+  // A complete relaxed schedule: the best so far if its makespan is below it.
+  void record_leaf(const PartialSchedule& s) {
+    if (s.makespan < best_) {
+      best_ = s.makespan;
+      if (record_) best_leaf_ = s;
+    }
+  }
+
+  // The children in the order of their lower bounds, each searched unless the bound prunes it
+  // (and then all later ones).
+  void search_children(Children& children, std::size_t depth) {
     std::vector<std::pair<double, std::size_t>>& order = children.order;
     order.clear();
     for (std::size_t k = 0; k < children.size; ++k) order.emplace_back(lower_bound(children.states[k]), k);
@@ -459,9 +416,92 @@ class Search {
     }
   }
 
+  // B(nb): after its F and the latency, and, offloaded, after a reload that fits just in time.
+  void push_backward(const PartialSchedule& s, Children& children) {
+    const int j = s.nb;
+    double t = std::max({s.free, s.b_release(j), head_b(j)});
+    PartialSchedule& c = children.add(s);
+    const bool offloaded = s.offload_end(j) == s.offload_end(j);
+    if (offloaded) t = reload_for_backward(s, j, t, c);
+    if (t == t) {
+      const double end = t + p_.b;
+      add_event(c.memory, end, -(p_.act - p_.mw));
+      c.b_end(c.nb) = end;
+      c.nb += 1;
+      c.block_w = 0;
+      c.free = end;
+      c.makespan = std::max(c.makespan, end + p_.tail_b);
+    } else {
+      --children.size;  // no room for its reload, ever
+    }
+  }
+
+  // The start of B(j), offloaded, not before t: after its reload, which c gets placed (with the
+  // earlier reloads it pulls back). NaN: no room for the reload, ever.
+  double reload_for_backward(const PartialSchedule& s, int j, double t, PartialSchedule& c) {
+    if (s.reload_end(j) == s.reload_end(j)) {
+      return std::max(t, s.reload_end(j));  // its reload started before the node: it is in memory
+    }
+    if (s.forced(j)) return pull_forced_reload(s, j, t, c);
+    const double reload_from = std::max(s.offload_end(j), s.h2d);
+    Pulls& pulls = pulls_;
+    t = earliest_chain(s, j, std::max(t, reload_from + p_.rel), pulls);
+    if (t == t) {
+      place_reload(c, j, t, pulls);
+      c.h2d = reload_from + p_.rel;
+    }
+    return t;
+  }
+
+  // The start of B(j), not before t, whose reload a waiting forward forced to start by its
+  // deadline (spec rules): it may also start earlier, from its earliest start on, if memory holds
+  // it there (and the reloads before it, pulled back down the chain), so that its B starts
+  // earlier. Placed in c either way.
+  double pull_forced_reload(const PartialSchedule& s, int j, double t, PartialSchedule& c) {
+    const double deadline = s.placed(j);
+    remove_event(c.memory, deadline, p_.act);
+    c.placed(j) = std::nan("");
+    Pulls& pulls = pulls_;
+    const double early = earliest_chain(c, j, std::max(t, s.forced_from(j) + p_.rel), pulls);
+    if (early == early && early - p_.rel <= deadline + kEps) {
+      place_reload(c, j, early, pulls);
+      t = early;
+    } else {  // it stays at its deadline
+      add_event(c.memory, deadline, p_.act);
+      c.placed(j) = deadline;
+      t = std::max(t, deadline + p_.rel);
+    }
+    c.forced_from(j) = std::nan("");
+    return t;
+  }
+
+  // W(nw): after its B.
+  void push_weight_grad(const PartialSchedule& s, Children& children) {
+    const double end = std::max(s.free, s.b_end(s.nw)) + p_.w;
+    PartialSchedule& c = children.add(s);
+    add_event(c.memory, end, -p_.mw);
+    c.w_end(c.nw) = end;
+    c.nw += 1;
+    if (c.block_w >= 0) ++c.block_w;
+    c.free = end;
+    c.makespan = std::max(c.makespan, end + p_.tail_w);
+  }
+
+  // The free model: F(nf) at level 0 or 1, as early as memory allows or at any later offload end.
+  void free_forwards(const PartialSchedule& s, Children& children) {
+    const double t0 = earliest_fit(s.memory, std::max(s.free, head_f(s.nf)));
+    if (!(t0 == t0)) return;
+    std::vector<double>& starts = children.starts;
+    starts.assign(1, t0);
+    for (const MemoryEvent& e : s.memory) {
+      if (e.t > t0 + kEps && e.delta < 0 && e.t > starts.back() + kEps) starts.push_back(e.t);
+    }
+    for (double t : starts) push_forward(s, t, children);
+  }
+
   // The reload of j placed to end at `end`, with the earlier reloads moved as earliest_chain
   // said (`pulls`).
-  void place_reload(State& c, int j, double end, const Pulls& pulls) const {
+  void place_reload(PartialSchedule& c, int j, double end, const Pulls& pulls) const {
     for (const auto& [k, start] : pulls) {
       remove_event(c.memory, c.placed(k), p_.act);
       add_event(c.memory, start, p_.act);
@@ -473,7 +513,7 @@ class Search {
 
   // Appends F(nf) starting at t, at level 0 and (offloadable) at level 1; with pair releases,
   // while B(nf - 1) has not started, once per release pair of (nf - 1, nf) (pair_releases.h).
-  void push_forward(const State& s, double t, Children& children) {
+  void push_forward(const PartialSchedule& s, double t, Children& children) {
     const double end = t + p_.f;
     const int k = s.nf, j = k - 1;
     std::vector<PairRelease>& releases = releases_;
@@ -483,7 +523,7 @@ class Search {
       releases.assign(1, {std::nan(""), end + p_.lat});
     }
     for (const PairRelease& r : releases) {
-      auto start = [&](State& c) {
+      auto start = [&](PartialSchedule& c) {
         add_event(c.memory, t, p_.act);
         c.f_end(k) = end;
         c.b_release(k) = r.k;
@@ -493,7 +533,7 @@ class Search {
         c.block_w = -1;
       };
       if (p_.offloadable) {
-        State& o = children.add(s);
+        PartialSchedule& o = children.add(s);
         start(o);
         const double oe = std::max(end, s.d2h) + p_.off;
         add_event(o.memory, oe, -p_.act);
@@ -506,7 +546,7 @@ class Search {
 
   // The block of the last B and the W's after it, moved later by delta (its B waited longer
   // for its input): their memory releases and the device's free time move with it.
-  void shift_block(const State& s, double delta, State& c) const {
+  void shift_block(const PartialSchedule& s, double delta, PartialSchedule& c) const {
     const int jb = s.nb - 1;
     double t = s.b_end(jb);
     remove_event(c.memory, t, -(p_.act - p_.mw));
@@ -526,7 +566,7 @@ class Search {
   // Reloads that must have started by the instants in [t0, tau) for a forward to wait there:
   // 1 placed in c (forced), 0 no forward waits so, -1 nothing to force can be proven (the
   // forward may wait, unforced).
-  int force_blocked(State& c, double t0, double tau) const {
+  int force_blocked(PartialSchedule& c, double t0, double tau) const {
     std::vector<int> pend;
     for (int k = c.nb; k < c.nf; ++k) {
       const bool offloaded = c.offload_end(k) == c.offload_end(k);
@@ -545,7 +585,7 @@ class Search {
       return true;
     };
     if (!at(t0)) return 0;
-    for (const Event& e : c.memory) {
+    for (const MemoryEvent& e : c.memory) {
       if (e.t > t0 + kEps && e.t < tau - kEps && e.delta < 0 && !at(e.t)) return 0;
     }
     if (most == 0) return 1;
@@ -572,7 +612,7 @@ class Search {
     Profile mem = c.memory;
     for (std::size_t q = 0; q < most; ++q) {
       double before = 0;
-      for (const Event& ev : mem) {
+      for (const MemoryEvent& ev : mem) {
         if (ev.t >= start[q] - kEps) break;
         before += ev.delta;
       }
@@ -598,28 +638,28 @@ class Search {
   // when the op before it ends, unless memory holds it back (then until an offload ends, with
   // enough reloads started to fill memory), or unless the last B waited longer for its input
   // (the block of that B and its W's moves later, releases included).
-  void spec_forwards(const State& s, std::size_t depth, Children& children) {
+  void spec_forwards(const PartialSchedule& s, std::size_t depth, Children& children) {
     if (bases_.size() <= depth) bases_.emplace_back();
     Children& bases = bases_[depth];
     bases.size = 0;
     bases.add(s);
     if (s.block_w >= 0) {
-      for (const Event& e : s.memory) {
+      for (const MemoryEvent& e : s.memory) {
         if (e.t > s.free + kEps && e.delta < 0 && e.t > bases.states[bases.size - 1].free + kEps) {
           shift_block(s, e.t - s.free, bases.add(s));
         }
       }
     }
     for (std::size_t k = 0; k < bases.size; ++k) {
-      const State& b = bases.states[k];
+      const PartialSchedule& b = bases.states[k];
       const double t0 = earliest_fit(b.memory, std::max(b.free, head_f(b.nf)));
       if (!(t0 == t0)) continue;
       push_forward(b, t0, children);
       double last = t0;
-      for (const Event& e : b.memory) {
+      for (const MemoryEvent& e : b.memory) {
         if (!(e.t > last + kEps && e.delta < 0)) continue;
         last = e.t;
-        State& c = tmp_;
+        PartialSchedule& c = tmp_;
         c = b;
         const int r = force_blocked(c, t0, e.t);
         if (r == 0) continue;
@@ -638,7 +678,7 @@ class Search {
   double seconds_;
   bool prune_;
   bool record_;
-  State best_leaf_;
+  PartialSchedule best_leaf_;
   std::chrono::steady_clock::time_point start_;
   std::int64_t nodes_ = 0;
   std::size_t next_slot_ = 0;
@@ -654,9 +694,9 @@ class Search {
   std::unordered_map<std::vector<std::int64_t>, std::vector<Entry>, KeyHash> memo_;
   std::deque<Children> levels_;  // dfs's children per depth
   std::deque<Children> bases_;   // spec_forwards' bases per depth
-  State tmp_;                    // spec_forwards' scratch state, used before any recursion
+  PartialSchedule tmp_;          // spec_forwards' scratch state, used before any recursion
   std::vector<PairRelease> releases_;  // push_forward's scratch, used before any recursion
-  Pulls pulls_;                  // dfs's scratch for earliest_chain's moves
+  Pulls pulls_;                  // push_backward's scratch for earliest_chain's moves
   mutable Profile chain_mem_;    // earliest_chain's scratch
 };
 
@@ -714,7 +754,7 @@ Params params(const Instance& inst, const BoundProblem& p, int s, const std::vec
 // start (placed just before the op that starts after it, the request would wait for that op's
 // predecessor to end and start late: on offload-slow-pcie-4x8 the local search then never got
 // from the order to the optimum, where with this placement it takes about 300 simulations).
-std::vector<Action> leaf_order(const Params& q, const State& leaf, int s) {
+std::vector<Action> leaf_order(const Params& q, const PartialSchedule& leaf, int s) {
   struct Timed {
     double start;
     int rank;  // at equal starts: W, B, F (a W or B that ended its predecessor's block first)
@@ -747,11 +787,11 @@ std::vector<Action> leaf_order(const Params& q, const State& leaf, int s) {
   return out;
 }
 
-SingleStageRelaxation run_search(const Params& q, const State& start, double cutoff, std::int64_t node_limit,
+SingleStageRelaxation run_search(const Params& q, const PartialSchedule& start, double cutoff, std::int64_t node_limit,
                                  double seconds, bool prune, int s = -1) {
   SingleStageRelaxation out;
   out.applicable = true;
-  Search search(q, cutoff, node_limit, seconds, prune, s >= 0);
+  RelaxationSearch search(q, cutoff, node_limit, seconds, prune, s >= 0);
   out.finished = search.run(start);
   out.nodes = search.nodes();
   // Less a hair, so that the pruning tolerance inside the search can never make it too large.
@@ -776,7 +816,8 @@ SingleStageRelaxation single_stage_relaxation(const Instance& inst, const BoundP
                                               const std::vector<double>& head, double cutoff, std::int64_t node_limit,
                                               double seconds, bool prune, StartRules rules, bool pairs) {
   if (!single_stage_relaxation_applies(inst, p, s, rules)) return {};
-  return run_search(params(inst, p, s, head, rules, pairs), State(p.m), cutoff, node_limit, seconds, prune, s);
+  const Params q = params(inst, p, s, head, rules, pairs);
+  return run_search(q, PartialSchedule(p.m), cutoff, node_limit, seconds, prune, s);
 }
 
 namespace {
@@ -785,9 +826,9 @@ namespace {
 // started and their transfers); the node's time, the device's and channels' free times beyond
 // the stage's own, its heads and the makespan so far are dropped, which only weakens the bound,
 // so that every node with the same history shares one value.
-State node_state(const BoundProblem& p, const Params& q, int s, const NodeTimes& node, const NodeTransfers& nt,
-                 bool history_only) {
-  State st(p.m);
+PartialSchedule node_state(const BoundProblem& p, const Params& q, int s, const NodeTimes& node,
+                           const NodeTransfers& nt, bool history_only) {
+  PartialSchedule st(p.m);
   const int m = p.m;
   const int d = p.device_of[s], g = p.group_of_device[d];
   auto end_of = [&](int type, int j) { return node.end[p.op(type, s, j)]; };
@@ -852,9 +893,9 @@ SingleStageRelaxation single_stage_relaxation_at_node(const Instance& inst, cons
 std::vector<double> single_stage_history_key(const Instance& inst, const BoundProblem& p, int s, const NodeTimes& node,
                                              const NodeTransfers& nt) {
   const Params q = params(inst, p, s, {});
-  const State st = node_state(p, q, s, node, nt, true);
+  const PartialSchedule st = node_state(p, q, s, node, nt, true);
   std::vector<double> key{static_cast<double>(st.nf), static_cast<double>(st.nb), static_cast<double>(st.nw)};
-  for (const Event& e : st.memory) {
+  for (const MemoryEvent& e : st.memory) {
     key.push_back(e.t);
     key.push_back(e.delta);
   }

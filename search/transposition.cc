@@ -30,39 +30,47 @@ double end_of(const BoundProblem& p, const Simulator::Snapshot& st, int type, in
   return st.start[o] + p.dur[type * p.S + s];
 }
 
-}  // namespace
-
-void build_state_key(const BoundProblem& p, const Simulator::Snapshot& st, bool exact, StateKey& key) {
-  key.discrete.clear();
-  key.times.clear();
-  const int S = p.S, m = p.m;
+// What the parts of a key read: the problem, the state at its decision point, the form, and the
+// node's time.
+struct KeyInput {
+  const BoundProblem& p;
+  const Simulator::Snapshot& st;
+  bool exact;
+  double now;
   // With offload (exact), a time in the past that the future only reads through max(it, now)
   // is the same as now, so it is written as now (or as a marker): see "Exact keys" above.
-  const double now = st.t;
-  auto past = [&](double x) { return exact && x < now - 1e-6; };
-  std::vector<double> free(static_cast<std::size_t>(p.D));
-  for (int d = 0; d < p.D; ++d) {
-    free[d] = st.running[d] ? st.run_end[d] : st.now[d];
-    if (past(free[d])) free[d] = now;
-  }
-
-  // Started counts per type and stage (FIFO: the started ops are a prefix of the microbatches).
-  auto started = [&](int type, int s) {
+  bool past(double x) const { return exact && x < now - 1e-6; }
+  // Started count of (type, s) (FIFO: the started ops are a prefix of the microbatches).
+  int started(int type, int s) const {
     int k = 0;
-    while (k < m && known(st.start[p.op(type, s, k)])) ++k;
+    while (k < p.m && known(st.start[p.op(type, s, k)])) ++k;
     return k;
-  };
-  std::vector<int> started_f(S), started_b(S);
+  }
+};
+
+// Per device, the time it is free (end of its running or last op); with offload, now if past.
+void device_free_times(const KeyInput& in, std::vector<double>& free) {
+  for (int d = 0; d < in.p.D; ++d) {
+    free[d] = in.st.running[d] ? in.st.run_end[d] : in.st.now[d];
+    if (in.past(free[d])) free[d] = in.now;
+  }
+}
+
+// Discrete: per stage and type the actions appended and started; with offload the Rs still to
+// append. Fills the started counts of F and B per stage for the frontier.
+void add_stage_counts(const KeyInput& in, StateKey& key, std::vector<int>& started_f, std::vector<int>& started_b) {
+  const Simulator::Snapshot& st = in.st;
+  const int S = in.p.S, m = in.p.m;
   for (int s = 0; s < S; ++s) {
-    started_f[s] = started(0, s);
-    started_b[s] = started(1, s);
+    started_f[s] = in.started(0, s);
+    started_b[s] = in.started(1, s);
     key.discrete.push_back(st.next_mb[0 * S + s]);
     key.discrete.push_back(st.next_mb[1 * S + s]);
     key.discrete.push_back(st.next_mb[2 * S + s]);
     key.discrete.push_back(started_f[s]);
     key.discrete.push_back(started_b[s]);
-    key.discrete.push_back(p.types == 3 ? started(2, s) : 0);
-    if (exact) {
+    key.discrete.push_back(in.p.types == 3 ? in.started(2, s) : 0);
+    if (in.exact) {
       // The Rs still to append: from the first listed forward at a level above 0 whose R is not
       // listed (R is FIFO per stage), so a microbatch whose reload is over counts as never
       // offloaded (below).
@@ -71,24 +79,34 @@ void build_state_key(const BoundProblem& p, const Simulator::Snapshot& st, bool 
       key.discrete.push_back(next_r);
     }
   }
-  // Appended, not started: the rest of each list, in order.
-  for (int d = 0; d < p.D; ++d) {
-    const auto& list = st.owned.devices[d];
+}
+
+// Appended, not started: the rest of each list, in order (with offload, each action's level in
+// the times).
+void add_unstarted_lists(const KeyInput& in, StateKey& key) {
+  for (int d = 0; d < in.p.D; ++d) {
+    const auto& list = in.st.owned.devices[d];
     key.discrete.push_back(-1 - d);  // separator
-    for (std::size_t k = static_cast<std::size_t>(st.pc[d]); k < list.size(); ++k) {
+    for (std::size_t k = static_cast<std::size_t>(in.st.pc[d]); k < list.size(); ++k) {
       const Action& a = list[k];
       key.discrete.push_back((static_cast<std::int64_t>(a.type) << 40) | (static_cast<std::int64_t>(a.stage) << 20) | a.mb);
-      if (exact) key.times.push_back(a.r);
+      if (in.exact) key.times.push_back(a.r);
     }
   }
+}
 
-  // Times: device clocks, the makespan so far, and the frontier.
+// Times: device clocks, the makespan so far, and the frontier.
+void add_clocks_and_frontier(const KeyInput& in, const std::vector<double>& free, const std::vector<int>& started_f,
+                             const std::vector<int>& started_b, StateKey& key) {
+  const BoundProblem& p = in.p;
+  const Simulator::Snapshot& st = in.st;
+  const int S = p.S;
   for (int d = 0; d < p.D; ++d) key.times.push_back(free[d]);
   double makespan = st.makespan;
   for (int d = 0; d < p.D; ++d) {
     if (st.running[d]) makespan = std::max(makespan, st.run_end[d]);
   }
-  if (past(makespan)) makespan = now;
+  if (in.past(makespan)) makespan = in.now;
   key.times.push_back(makespan);
   for (int s = 0; s + 1 < S; ++s) {  // F(s, j) started, F(s+1, j) not
     const double f = free[p.device_of[s + 1]];
@@ -102,49 +120,78 @@ void build_state_key(const BoundProblem& p, const Simulator::Snapshot& st, bool 
       key.times.push_back(std::max(end_of(p, st, 1, s, j) + p.comm_after[s - 1], f));
     }
   }
+}
 
-  if (exact) {
-    key.times.push_back(now);
-    // Memory, live microbatches (forward appended, backward not started): offload level and
-    // transfer ends; the channels: clocks and queued requests.
-    for (int d = 0; d < p.D; ++d) key.times.push_back(st.mem[d]);
-    for (int s = 0; s < S; ++s) {
-      for (int j = started_b[s]; j < st.next_mb[0 * S + s]; ++j) {
-        const std::size_t sj = static_cast<std::size_t>(s) * m + j;
-        // Reloaded before now: it holds its whole activation and its B waits for nothing more,
-        // as if it had never been offloaded.
-        if (st.level[sj] > 0 && known(st.rel_end[sj]) && past(st.rel_end[sj])) {
-          key.times.insert(key.times.end(), {0.0, -1.0, -1.0});
-          continue;
-        }
-        key.times.push_back(st.level[sj]);
-        for (double e : {st.off_end[sj], st.rel_end[sj]}) key.times.push_back(!known(e) ? -1.0 : past(e) ? -2.0 : e);
+// With offload: the node's time, memory, and the live microbatches (forward appended, backward
+// not started): offload level and transfer ends.
+void add_memory_and_live(const KeyInput& in, const std::vector<int>& started_b, StateKey& key) {
+  const Simulator::Snapshot& st = in.st;
+  const int S = in.p.S, m = in.p.m;
+  key.times.push_back(in.now);
+  for (int d = 0; d < in.p.D; ++d) key.times.push_back(st.mem[d]);
+  for (int s = 0; s < S; ++s) {
+    for (int j = started_b[s]; j < st.next_mb[0 * S + s]; ++j) {
+      const std::size_t sj = static_cast<std::size_t>(s) * m + j;
+      // Reloaded before now: it holds its whole activation and its B waits for nothing more,
+      // as if it had never been offloaded.
+      if (st.level[sj] > 0 && known(st.rel_end[sj]) && in.past(st.rel_end[sj])) {
+        key.times.insert(key.times.end(), {0.0, -1.0, -1.0});
+        continue;
       }
+      key.times.push_back(st.level[sj]);
+      for (double e : {st.off_end[sj], st.rel_end[sj]}) key.times.push_back(!known(e) ? -1.0 : in.past(e) ? -2.0 : e);
     }
-    for (const auto* chans : {&st.d2h, &st.h2d}) {
-      for (const Simulator::Channel& ch : *chans) {
-        key.discrete.push_back(-1000000 - static_cast<std::int64_t>(ch.queue.size() - ch.head));
-        key.times.push_back(ch.busy ? ch.busy_end : -1.0);
-        key.times.push_back(past(ch.free_at) ? -2.0 : ch.free_at);
-        for (std::size_t k = ch.head; k < ch.queue.size(); ++k) {
-          const Simulator::Request& r = ch.queue[k];
-          key.discrete.push_back(r.sj);
-          // (A request made from now on goes behind it either way; ties within kTimeEps would
-          // go by device id, hence the margin of past().)
-          key.times.push_back(past(r.time) ? -2.0 : r.time);
-          key.times.push_back(r.bytes);
-          key.times.push_back(r.duration);
-        }
+  }
+}
+
+// With offload: the channels' clocks and queued requests.
+void add_channels(const KeyInput& in, StateKey& key) {
+  for (const auto* chans : {&in.st.d2h, &in.st.h2d}) {
+    for (const Simulator::Channel& ch : *chans) {
+      key.discrete.push_back(-1000000 - static_cast<std::int64_t>(ch.queue.size() - ch.head));
+      key.times.push_back(ch.busy ? ch.busy_end : -1.0);
+      key.times.push_back(in.past(ch.free_at) ? -2.0 : ch.free_at);
+      for (std::size_t k = ch.head; k < ch.queue.size(); ++k) {
+        const Simulator::Request& r = ch.queue[k];
+        key.discrete.push_back(r.sj);
+        // (A request made from now on goes behind it either way; ties within kTimeEps would
+        // go by device id, hence the margin of past().)
+        key.times.push_back(in.past(r.time) ? -2.0 : r.time);
+        key.times.push_back(r.bytes);
+        key.times.push_back(r.duration);
       }
     }
   }
+}
 
+// The hash of the discrete part (and with offload of the times' bits, which must then be equal).
+std::uint64_t key_hash(const StateKey& key, bool exact) {
   std::uint64_t h = 0x12345678ULL + key.times.size();
   for (std::int64_t v : key.discrete) h = mix(h, static_cast<std::uint64_t>(v));
   if (exact) {
     for (double v : key.times) h = mix(h, bits_of(v));
   }
-  key.hash = h;
+  return h;
+}
+
+}  // namespace
+
+// The parts in a fixed order (dominates compares them position by position).
+void build_state_key(const BoundProblem& p, const Simulator::Snapshot& st, bool exact, StateKey& key) {
+  key.discrete.clear();
+  key.times.clear();
+  const KeyInput in{p, st, exact, st.t};
+  std::vector<double> free(static_cast<std::size_t>(p.D));
+  device_free_times(in, free);
+  std::vector<int> started_f(p.S), started_b(p.S);
+  add_stage_counts(in, key, started_f, started_b);
+  add_unstarted_lists(in, key);
+  add_clocks_and_frontier(in, free, started_f, started_b, key);
+  if (exact) {
+    add_memory_and_live(in, started_b, key);
+    add_channels(in, key);
+  }
+  key.hash = key_hash(key, exact);
 }
 
 bool dominates(const StateKey& a, const StateKey& b, bool exact) {
