@@ -128,6 +128,9 @@ int run_solve(const SolveArgs& a) {
   g_interrupted.store(false);
   const SignalGuard signals;
   const PipelineOptions options = pipeline_options(a);
+  // Refuse an output that cannot be written now, not after a long solve.
+  if (!a.output.empty()) check_writable(a.output);
+  if (!a.svg.empty()) check_writable(a.svg);
   std::vector<std::string> warnings;
   const Instance inst = load_instance(a.instance, &warnings);
   std::unique_ptr<SolveReporter> reporter;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -225,6 +227,33 @@ std::string read_text_file(const std::string& path) {
   ss << in.rdbuf();
   if (in.bad()) throw InputError(path + ": read error");
   return ss.str();
+}
+
+void check_writable(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path == "-") return;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (!ec && fs::is_directory(st)) throw InputError(path + ": is a directory, not a file to write");
+  if (!ec && fs::exists(st) && !fs::is_regular_file(st)) {
+    std::ofstream out(path, std::ios::binary | std::ios::app);
+    if (!out) throw InputError(path + ": cannot be opened for writing");
+    return;
+  }
+  const std::string tmp = path + ".tmp";
+  errno = 0;
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      const fs::path folder = fs::path(path).parent_path();
+      const std::string why = errno ? std::strerror(errno) : "cannot create a file there";
+      if (!folder.empty() && !fs::exists(folder, ec)) {
+        throw InputError(path + ": cannot be written: the folder " + folder.string() + " does not exist");
+      }
+      throw InputError(path + ": cannot be written: " + why);
+    }
+  }
+  std::remove(tmp.c_str());
 }
 
 void write_text_file(const std::string& path, const std::string& text) {

@@ -32,5 +32,10 @@ std::string read_text_file(const std::string& path);
 // Writes a whole file: a regular file via a temporary and a rename, so a failed write never
 // leaves half a file; "-" means standard output; devices and pipes are written in place.
 void write_text_file(const std::string& path, const std::string& text);
+// Throws InputError, saying why, when write_text_file(path, ...) could not write there (a
+// folder that does not exist or may not be written, a directory given as the file, ...): for
+// commands that work a long time before they write, so that they refuse at once. Creates and
+// removes the temporary file write_text_file would use; "-" (standard output) always passes.
+void check_writable(const std::string& path);
 
 }  // namespace optpipe

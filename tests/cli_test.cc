@@ -347,5 +347,19 @@ TEST(Cli, StopSignalsEndTheSolveWithTheBestScheduleWritten) {
   }
 }
 
+// An output that cannot be written is refused before the solve starts (no heuristics, no
+// search), with the path and the reason, and nothing is left behind.
+TEST(Cli, SolveRefusesAnUnwritableOutputBeforeSolving) {
+  const std::string missing = temp_path("no-such-folder/out.json");
+  const CliRun r = run_cli("solve " + quote(instance_path("gpt-8x24-tight")) + " --no-cache -o " + quote(missing));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_CONTAINS(r.output, missing + ": cannot be written: the folder ");
+  EXPECT_FALSE(contains(r.output, "warm starts:")) << r.output;
+  const CliRun dir = run_cli("solve " + quote(instance_path("tiny-2x3")) + " --no-cache --svg " +
+                             quote(optpipe::test_support::temp_dir()));
+  EXPECT_EQ(dir.status, 2) << dir.output;
+  EXPECT_CONTAINS(dir.output, "is a directory");
+}
+
 }  // namespace
 }  // namespace optpipe
