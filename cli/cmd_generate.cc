@@ -6,9 +6,9 @@
 #include <string>
 
 #include "model/bytes.h"
-#include "model/error.h"
 #include "model/instance_io.h"
 #include "instances/generator/generate.h"
+#include "instances/generator/generate_request.h"
 #include "instances/generator/summary.h"
 
 namespace optpipe::cli {
@@ -46,69 +46,36 @@ void print_presets() {
   }
 }
 
+// The flags as a generator request (instances/generator/generate_request.h): a flag counts as
+// given when it is on the command line; resolve() combines it with the preset.
 gen::GenerateOptions to_options(const GenerateArgs& a, const CLI::App& cmd) {
-  gen::GenerateOptions o;
+  gen::GenerateRequest r;
   auto given = [&](const char* flag) { return cmd.count(flag) > 0; };
-  if (!a.model.empty()) {
-    const gen::ModelPreset* p = gen::find_model_preset(a.model);
-    if (!p) throw InputError("model: unknown preset \"" + a.model + "\" (choose one of: " + gen::model_preset_names() + ")");
-    o.model = p->shape;
-  } else {
-    for (const char* f : {"--layers", "--hidden", "--heads", "--vocab", "--seq"}) {
-      if (!given(f)) {
-        throw InputError(std::string("model: give --model PRESET or an explicit shape (") + f +
-                         " is missing; --layers --hidden --heads --vocab --seq are needed)");
-      }
-    }
-    o.model.micro_batch = 1;
-  }
-  if (given("--layers")) o.model.layers = a.layers;
-  if (given("--hidden")) o.model.hidden = a.hidden;
-  if (given("--heads")) o.model.heads = a.heads;
-  if (given("--vocab")) o.model.vocab = a.vocab;
-  if (given("--seq")) o.model.seq = a.seq;
-  if (given("--micro-batch")) o.model.micro_batch = a.micro_batch;
-  if (given("--mlp")) {
-    o.model.mlp = a.mlp == "swiglu" ? gen::Mlp::kSwiGlu : gen::Mlp::kGelu;
-    o.model.dropout = o.model.mlp == gen::Mlp::kGelu;
-    o.model.learned_positions = o.model.mlp == gen::Mlp::kGelu;
-  }
-  if (given("--ffn")) {
-    o.model.ffn = a.ffn;
-  } else if (a.model.empty()) {
-    o.model.ffn = 4 * o.model.hidden;
-  }
-  if (given("--dtype")) o.model.dtype = gen::parse_dtype(a.dtype);
-  if (!a.model.empty() && (given("--layers") || given("--hidden") || given("--heads") || given("--ffn") ||
-                           given("--vocab") || given("--mlp"))) {
-    o.model.name = a.model + "-custom";
-  }
-
-  const gen::GpuPreset* gpu = gen::find_gpu_preset(a.gpu);
-  if (!gpu) throw InputError("gpu: unknown preset \"" + a.gpu + "\" (choose one of: " + gen::gpu_preset_names() + ")");
-  o.gpu = *gpu;
-  if (given("--utilization")) o.gpu.utilization = a.utilization;
-
-  if (!given("--devices")) throw InputError("devices: required (--devices N)");
-  if (!given("--microbatches")) throw InputError("microbatches: required (--microbatches M)");
-  o.devices = a.devices;
-  o.microbatches = a.microbatches;
-  o.placement = gen::parse_placement(a.placement);
-  o.memory = gen::parse_memory_limit(a.memory);
-  o.cost.recompute = gen::parse_recompute(a.recompute);
-  o.cost.flash_attention = !a.no_flash;
-  o.cost.bytes_per_param = a.bytes_per_param;
-  if (!a.workspace.empty()) {
-    std::string why;
-    const auto b = parse_bytes(a.workspace, &why);
-    if (!b || *b < 0) throw InputError("workspace: " + (b ? std::string("must be >= 0") : why));
-    o.cost.workspace_bytes = *b;
-  }
-  o.offload_levels = gen::parse_offload_levels(a.offload_levels);
-  if (!a.split.empty()) o.split = gen::parse_split(a.split);
-  o.split_backward = !a.unsplit;
-  o.name = a.name;
-  return o;
+  r.model = a.model;
+  if (given("--layers")) r.layers = a.layers;
+  if (given("--hidden")) r.hidden = a.hidden;
+  if (given("--heads")) r.heads = a.heads;
+  if (given("--ffn")) r.ffn = a.ffn;
+  if (given("--vocab")) r.vocab = a.vocab;
+  if (given("--seq")) r.seq = a.seq;
+  if (given("--micro-batch")) r.micro_batch = a.micro_batch;
+  if (given("--mlp")) r.mlp = a.mlp;
+  if (given("--dtype")) r.dtype = a.dtype;
+  r.gpu = a.gpu;
+  if (given("--utilization")) r.utilization = a.utilization;
+  if (given("--devices")) r.devices = a.devices;
+  if (given("--microbatches")) r.microbatches = a.microbatches;
+  r.placement = a.placement;
+  r.memory_limit = a.memory;
+  r.recompute = a.recompute;
+  r.flash_attention = !a.no_flash;
+  r.bytes_per_param = a.bytes_per_param;
+  r.workspace = a.workspace;
+  r.offload_levels = gen::parse_offload_levels(a.offload_levels);
+  if (!a.split.empty()) r.split = gen::parse_split(a.split);
+  r.split_backward = !a.unsplit;
+  r.name = a.name;
+  return gen::resolve(r);
 }
 
 }  // namespace

@@ -68,6 +68,23 @@ Schedule load_schedule(const std::string& path) {
   }
 }
 
+json schedule_to_json(const Schedule& sch) {
+  json doc = {{"format", kScheduleFormat}, {"instance", sch.instance}, {"devices", json::array()}};
+  for (const auto& list : sch.devices) {
+    json actions = json::array();
+    for (const Action& a : list) actions.push_back(to_string(a));
+    doc["devices"].push_back(std::move(actions));
+  }
+  if (sch.makespan) doc["makespan"] = *sch.makespan;
+  if (sch.bubble) doc["bubble"] = *sch.bubble;
+  if (!sch.peak_memory.empty()) doc["peak_memory"] = sch.peak_memory;
+  if (!sch.status.empty()) doc["status"] = sch.status;
+  if (sch.bound) doc["bound"] = *sch.bound;
+  if (sch.gap) doc["gap"] = *sch.gap;
+  if (!sch.solver.empty()) doc["solver"] = sch.solver;
+  return doc;
+}
+
 std::string schedule_to_text(const Schedule& sch) {
   std::ostringstream out;
   out << "{\n";

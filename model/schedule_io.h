@@ -19,7 +19,11 @@ Schedule schedule_from_json(const nlohmann::json& doc);
 Schedule parse_schedule(const std::string& text);
 Schedule load_schedule(const std::string& path);  // errors prefixed with the file name
 
-// JSON text with one device list per line, so that a schedule file stays readable and diffable.
+// The schedule document: format, instance, devices (action strings) and the informational
+// fields that are set. schedule_from_json() of it gives back `schedule`.
+nlohmann::json schedule_to_json(const Schedule& schedule);
+// The same document as JSON text with one device list per line, so that a schedule file stays
+// readable and diffable.
 std::string schedule_to_text(const Schedule& schedule);
 void save_schedule(const Schedule& schedule, const std::string& path);
 

@@ -48,9 +48,11 @@ struct Seen {
 class Findings {
  public:
   explicit Findings(std::size_t limit) : limit_(limit) {}
-  void add(Rule rule, std::string message) {
-    if (out_.size() < limit_) out_.push_back({rule, std::move(message)});
+  void add(Rule rule, std::string message, int device = -1, std::size_t position = kNowhere) {
+    if (out_.size() >= limit_) return;
+    out_.push_back({rule, std::move(message), device, position == kNowhere ? -1 : static_cast<int>(position)});
   }
+  static constexpr std::size_t kNowhere = static_cast<std::size_t>(-1);
   std::vector<Violation> take() { return std::move(out_); }
 
  private:
@@ -79,17 +81,20 @@ bool names_an_op(const Instance& inst, int d, std::size_t k, const Action& a, co
   const int S = inst.num_stages(), m = inst.microbatches;
   if (a.stage >= S) {
     found.add(Rule::kUnknownStage, where(d, k) + ": " + name + ": stage " + std::to_string(a.stage) +
-                                       " does not exist (the instance has " + std::to_string(S) + " stages)");
+                                       " does not exist (the instance has " + std::to_string(S) + " stages)",
+              d, k);
     return false;
   }
   if (a.mb >= m) {
     found.add(Rule::kUnknownMicrobatch, where(d, k) + ": " + name + ": microbatch " + std::to_string(a.mb) +
-                                            " does not exist (the instance has " + std::to_string(m) + " microbatches)");
+                                            " does not exist (the instance has " + std::to_string(m) + " microbatches)",
+              d, k);
     return false;
   }
   if (a.type == OpType::W && !inst.split_backward) {
     found.add(Rule::kNoWeightOps, where(d, k) + ": " + name +
-                                      ": the instance has no W ops (split_backward is false; B is the fused backward)");
+                                      ": the instance has no W ops (split_backward is false; B is the fused backward)",
+              d, k);
     return false;
   }
   return true;
@@ -103,10 +108,12 @@ void check_offload_level(const Instance& inst, int d, std::size_t k, const Actio
     std::ostringstream r;
     r << a.r;
     found.add(Rule::kBadLevel, where(d, k) + ": " + name + ": " + r.str() +
-                                   " is not an offload level of the instance (levels: " + levels_text(inst) + ")");
+                                   " is not an offload level of the instance (levels: " + levels_text(inst) + ")",
+              d, k);
   } else if (!inst.stages[a.stage].offloadable()) {
     found.add(Rule::kNotOffloadable, where(d, k) + ": " + name + ": stage " + std::to_string(a.stage) +
-                                         " cannot be offloaded (it has no offload/reload times)");
+                                         " cannot be offloaded (it has no offload/reload times)",
+              d, k);
   }
 }
 
@@ -127,12 +134,14 @@ Places check_lists(const Instance& inst, const Schedule& sch, Findings& found) {
       if (home != d) {
         found.add(Rule::kWrongDevice, where(d, k) + ": " + name + " is on device " + std::to_string(d) +
                                           " but stage " + std::to_string(a.stage) + " is placed on device " +
-                                          std::to_string(home));
+                                          std::to_string(home),
+                d, k);
       }
       Seen& s = places.at(t, a.stage, a.mb);
       if (s.device >= 0) {
         found.add(Rule::kDuplicate,
-                  where(d, k) + ": " + name + " appears twice (first at " + where(s.device, s.position) + ")");
+                  where(d, k) + ": " + name + " appears twice (first at " + where(s.device, s.position) + ")",
+                d, k);
         continue;
       }
       s = {d, k};
@@ -142,7 +151,8 @@ Places check_lists(const Instance& inst, const Schedule& sch, Findings& found) {
         if (a.mb < last_mb[t][a.stage]) {
           found.add(Rule::kFifo, where(d, k) + ": " + name + " comes after " + std::string(1, type_letter(a.type)) +
                                      std::to_string(a.stage) + "." + std::to_string(last_mb[t][a.stage]) +
-                                     " (microbatches of one stage and type must be in increasing order)");
+                                     " (microbatches of one stage and type must be in increasing order)",
+                    d, k);
         }
         last_mb[t][a.stage] = std::max(last_mb[t][a.stage], a.mb);
       }
@@ -180,19 +190,23 @@ void check_reloads(const Instance& inst, const Schedule& sch, const Places& plac
       const bool offloaded = f.device >= 0 && sch.devices[f.device][f.position].r > 0;
       if (r.device >= 0 && !offloaded) {
         found.add(Rule::kReloadWithoutOffload,
-                  where(r.device, r.position) + ": R" + sjs + " but F" + sjs + " is not offloaded (no @r > 0)");
+                  where(r.device, r.position) + ": R" + sjs + " but F" + sjs + " is not offloaded (no @r > 0)",
+                  r.device, r.position);
       } else if (offloaded && r.device < 0) {
         found.add(Rule::kOffloadWithoutReload, "F" + sjs + " offloads (at " + where(f.device, f.position) +
-                                                   ") but R" + sjs + " is missing");
+                                                   ") but R" + sjs + " is missing",
+                  f.device, f.position);
       } else if (offloaded) {
         if (r.device != f.device || r.position < f.position) {
           found.add(Rule::kReloadOrder, where(r.device, r.position) + ": R" + sjs + " must come after F" + sjs +
                                             " in the same list (F" + sjs + " is at " + where(f.device, f.position) +
-                                            ")");
+                                            ")",
+                    r.device, r.position);
         } else if (b.device >= 0 && (b.device != r.device || b.position < r.position)) {
           found.add(Rule::kReloadOrder, where(r.device, r.position) + ": R" + sjs + " must come before B" + sjs +
                                             " in the same list (B" + sjs + " is at " + where(b.device, b.position) +
-                                            ")");
+                                            ")",
+                    r.device, r.position);
         }
       }
     }
@@ -220,7 +234,14 @@ Validation validate(const Instance& inst, const Schedule& sch, const SimOptions&
   v.violations = check_structure(inst, sch);
   if (!v.violations.empty()) return v;
   v.sim = simulate(inst, sch, options);
-  if (!v.sim->feasible) v.violations.push_back({Rule::kDeadlock, "the timing does not complete: " + v.sim->reason});
+  if (!v.sim->feasible) {
+    Violation deadlock{Rule::kDeadlock, "the timing does not complete: " + v.sim->reason};
+    if (!v.sim->stalls.empty()) {
+      deadlock.device = v.sim->stalls.front().device;
+      deadlock.position = v.sim->stalls.front().list_index;
+    }
+    v.violations.push_back(std::move(deadlock));
+  }
   return v;
 }
 

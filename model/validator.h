@@ -38,6 +38,11 @@ const char* to_string(Rule rule);
 struct Violation {
   Rule rule;
   std::string message;  // one line, names the device and position
+  // Where it is, for callers that point at it (an editor, the Python package): the device and
+  // the position in its list; -1 when the rule is about no single entry (a missing op, the
+  // device count). A deadlock points at the first waiting action the simulator reports.
+  int device = -1;
+  int position = -1;
 };
 
 // All structural violations (empty when the lists are well formed). Lists at most `limit`.

@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-cbc
   openmpi-bin libopenmpi-dev
+  python3-dev python3-venv ninja-build
 )
 
 missing=()

@@ -20,6 +20,7 @@
 #include "heuristics/registry.h"
 #include "instances/generator/cost_model.h"
 #include "instances/generator/generate.h"
+#include "instances/generator/generate_request.h"
 #include "instances/generator/gpu_preset.h"
 #include "instances/generator/model_shape.h"
 #include "instances/generator/summary.h"
@@ -240,6 +241,87 @@ TEST(GeneratorErrors, BadShapesAndOptionsNameTheField) {
   EXPECT_NE(error_of([] { parse_dtype("int8"); }).find("model.dtype"), std::string::npos);
   EXPECT_NE(error_of([] { parse_recompute("half"); }).find("recompute"), std::string::npos);
   EXPECT_EQ(parse_offload_levels("1, 0.5"), (std::vector<double>{0, 0.5, 1}));
+}
+
+// A request (generate_request.h): a preset with overrides, an explicit shape with its defaults,
+// and each missing or bad field named.
+TEST(GeneratorRequest, PresetsOverridesDefaultsAndErrors) {
+  GenerateRequest r;
+  r.model = "gpt3-1.5b";
+  r.devices = 8;
+  r.microbatches = 24;
+  GenerateOptions o = resolve(r);
+  EXPECT_EQ(o.model.name, "gpt3-1.5b");
+  EXPECT_EQ(o.model.layers, find_model_preset("gpt3-1.5b")->shape.layers);
+  EXPECT_EQ(o.gpu.name, "h100-sxm");
+  EXPECT_EQ(o.placement, Placement::kOnePerDevice);
+  EXPECT_EQ(o.memory.kind, MemoryLimit::Kind::kGpu);
+  EXPECT_EQ(o.offload_levels, (std::vector<double>{0, 1}));
+  // The same as the options spelled out by hand: the same file.
+  EXPECT_EQ(generated_instance_json(generate(o).instance),
+            generated_instance_json(generate(options_for(find_model_preset("gpt3-1.5b")->shape, 8, 24)).instance));
+
+  // A micro-batch override keeps the preset's name; an architecture change renames it.
+  r.micro_batch = 4;
+  EXPECT_EQ(resolve(r).model.name, "gpt3-1.5b");
+  EXPECT_EQ(resolve(r).model.micro_batch, 4);
+  r.layers = 12;
+  EXPECT_EQ(resolve(r).model.name, "gpt3-1.5b-custom");
+  EXPECT_EQ(resolve(r).model.layers, 12);
+  r.mlp = "swiglu";
+  o = resolve(r);
+  EXPECT_EQ(o.model.mlp, Mlp::kSwiGlu);
+  EXPECT_FALSE(o.model.dropout);
+  EXPECT_FALSE(o.model.learned_positions);
+
+  // Text fields are parsed; levels normalised.
+  r.placement = "v";
+  r.memory_limit = "3act";
+  r.offload_levels = {1, 0.5, 1};
+  r.workspace = "2GiB";
+  o = resolve(r);
+  EXPECT_EQ(o.placement, Placement::kV);
+  EXPECT_EQ(o.memory.kind, MemoryLimit::Kind::kActivations);
+  EXPECT_EQ(o.memory.value, 3);
+  EXPECT_EQ(o.offload_levels, (std::vector<double>{0, 0.5, 1}));
+  EXPECT_EQ(o.cost.workspace_bytes, 2 * kGiB);
+
+  // An explicit shape: ffn 4 x hidden, micro-batch 1.
+  GenerateRequest e;
+  e.layers = 4;
+  e.hidden = 64;
+  e.heads = 4;
+  e.vocab = 1000;
+  e.seq = 128;
+  e.devices = 2;
+  e.microbatches = 4;
+  o = resolve(e);
+  EXPECT_EQ(o.model.ffn, 256);
+  EXPECT_EQ(o.model.micro_batch, 1);
+  EXPECT_EQ(o.model.name, "custom");
+
+  auto error_for = [&](auto edit) {
+    return error_of([&] {
+      GenerateRequest x = e;
+      edit(x);
+      resolve(x);
+    });
+  };
+  EXPECT_NE(error_for([](GenerateRequest& x) { x.seq.reset(); }).find("model: give a preset or an explicit shape (seq is missing"),
+            std::string::npos);
+  EXPECT_NE(error_for([](GenerateRequest& x) { x.model = "gpt3-99b"; }).find("model: unknown preset"), std::string::npos);
+  EXPECT_NE(error_for([](GenerateRequest& x) { x.devices.reset(); }).find("devices: required"), std::string::npos);
+  EXPECT_NE(error_for([](GenerateRequest& x) { x.microbatches.reset(); }).find("microbatches: required"),
+            std::string::npos);
+  EXPECT_NE(error_for([](GenerateRequest& x) { x.gpu = "tpu"; }).find("gpu: unknown preset"), std::string::npos);
+  EXPECT_NE(error_for([](GenerateRequest& x) { x.mlp = "relu"; }).find("model.mlp"), std::string::npos);
+  EXPECT_NE(error_for([](GenerateRequest& x) { x.dtype = "int8"; }).find("model.dtype"), std::string::npos);
+  EXPECT_NE(error_for([](GenerateRequest& x) { x.placement = "zigzag"; }).find("placement"), std::string::npos);
+  EXPECT_NE(error_for([](GenerateRequest& x) { x.memory_limit = "lots"; }).find("memory_limit"), std::string::npos);
+  EXPECT_NE(error_for([](GenerateRequest& x) { x.workspace = "much"; }).find("workspace"), std::string::npos);
+  EXPECT_NE(error_for([](GenerateRequest& x) { x.offload_levels = {0, 1.5}; }).find("offload_levels: 1.5"),
+            std::string::npos);
+  EXPECT_EQ(error_for([](GenerateRequest&) {}), "");
 }
 
 // The instance read back from the generated file is the generated instance, field for field.

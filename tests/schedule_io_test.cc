@@ -203,6 +203,24 @@ TEST(ScheduleIo, TextRoundTrip) {
   expect_same(bare, parse_schedule(bare_text));
 }
 
+// The document form (schedule_to_json) reads back to the schedule and is what the text says.
+TEST(ScheduleIo, JsonRoundTrip) {
+  const Schedule sch = full_schedule();
+  const json doc = schedule_to_json(sch);
+  expect_same(sch, schedule_from_json(doc));
+  EXPECT_EQ(doc, json::parse(schedule_to_text(sch)));
+  EXPECT_EQ(doc["devices"][0][1], "F0.1@0.3333333333333333");
+
+  Schedule bare;
+  bare.instance = "x";
+  bare.devices = {{make_f(0, 0), make_b(0, 0)}};
+  const json bare_doc = schedule_to_json(bare);
+  EXPECT_FALSE(bare_doc.contains("makespan"));
+  EXPECT_FALSE(bare_doc.contains("status"));
+  EXPECT_EQ(bare_doc, json::parse(schedule_to_text(bare)));
+  expect_same(bare, schedule_from_json(bare_doc));
+}
+
 TEST(ScheduleIo, SaveAndLoad) {
   const std::string path = test_support::temp_dir() + "schedule-io-test.json";
   const Schedule sch = full_schedule();

@@ -211,6 +211,49 @@ TEST(Validator, DeadlockFromMemory) {
   EXPECT_TRUE(validate(inst, lists(inst, {{"F0.0", "B0.0", "W0.0", "F0.1", "B0.1", "W0.1"}})).valid());
 }
 
+// Each violation also carries the device and list position its message names (for callers that
+// point at the entry, such as the Python package), or -1 for rules about no single entry.
+TEST(Validator, ViolationsCarryTheirPlace) {
+  const Instance inst = two_by_two();
+  auto only = [](const std::vector<Violation>& v) {
+    EXPECT_EQ(v.size(), 1u);
+    return v.empty() ? Violation{Rule::kDeviceCount, "", -2, -2} : v[0];
+  };
+  // FIFO: W0.0 after W0.1 at device 0, position 5.
+  Violation fifo = only(check_structure(inst, lists(inst, {{"F0.0", "F0.1", "B0.0", "B0.1", "W0.1", "W0.0"},
+                                                           {"F1.0", "B1.0", "W1.0", "F1.1", "B1.1", "W1.1"}})));
+  EXPECT_EQ(fifo.rule, Rule::kFifo);
+  EXPECT_EQ(fifo.device, 0);
+  EXPECT_EQ(fifo.position, 5);
+  // A duplicate on device 1, position 6.
+  Violation dup = only(check_structure(inst, lists(inst, {{"F0.0", "F0.1", "B0.0", "W0.0", "B0.1", "W0.1"},
+                                                          {"F1.0", "B1.0", "W1.0", "F1.1", "B1.1", "W1.1", "B1.1"}})));
+  EXPECT_EQ(dup.rule, Rule::kDuplicate);
+  EXPECT_EQ(dup.device, 1);
+  EXPECT_EQ(dup.position, 6);
+  // A missing op and a wrong device count are about no single entry.
+  Violation missing = only(check_structure(inst, lists(inst, {{"F0.0", "F0.1", "B0.0", "W0.0", "B0.1", "W0.1"},
+                                                              {"F1.0", "B1.0", "W1.0", "F1.1", "B1.1"}})));
+  EXPECT_EQ(missing.rule, Rule::kMissing);
+  EXPECT_EQ(missing.device, -1);
+  EXPECT_EQ(missing.position, -1);
+  Violation count = only(check_structure(inst, lists(inst, {{"F0.0"}})));
+  EXPECT_EQ(count.rule, Rule::kDeviceCount);
+  EXPECT_EQ(count.device, -1);
+  // R after B: the R's place (device 0, position 3).
+  const Instance off = offloadable();
+  Violation reload = only(check_structure(off, lists(off, {{"F0.0@1", "F0.1", "B0.0", "R0.0", "W0.0", "B0.1", "W0.1"}})));
+  EXPECT_EQ(reload.rule, Rule::kReloadOrder);
+  EXPECT_EQ(reload.device, 0);
+  EXPECT_EQ(reload.position, 3);
+  // A memory deadlock points at the F that waits (F0.1 at position 1).
+  const Instance tight = uniform_instance(1, 2, 1, 1, 1, 0, GiB, GiB / 2, 1.5 * GiB);
+  Violation stuck = only(validate(tight, lists(tight, {{"F0.0", "F0.1", "B0.0", "W0.0", "B0.1", "W0.1"}})).violations);
+  EXPECT_EQ(stuck.rule, Rule::kDeadlock);
+  EXPECT_EQ(stuck.device, 0);
+  EXPECT_EQ(stuck.position, 1);
+}
+
 TEST(Validator, LimitCapsTheList) {
   const Instance inst = two_by_two();
   const Schedule empty = lists(inst, std::vector<std::vector<std::string>>(2));

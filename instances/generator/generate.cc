@@ -105,6 +105,17 @@ std::vector<double> parse_offload_levels(const std::string& text) {
     }
     levels.push_back(r);
   }
+  return normalize_offload_levels(std::move(levels));
+}
+
+std::vector<double> normalize_offload_levels(std::vector<double> levels) {
+  for (double r : levels) {
+    if (!(r >= 0 && r <= 1)) {
+      std::ostringstream text;
+      text << r;
+      throw InputError("offload_levels: " + text.str() + " is not a fraction in [0, 1] (e.g. 0, 0.5, 1)");
+    }
+  }
   levels.push_back(0.0);
   std::sort(levels.begin(), levels.end());
   levels.erase(std::unique(levels.begin(), levels.end()), levels.end());

@@ -43,6 +43,9 @@ MemoryLimit parse_memory_limit(const std::string& text);
 // "0,0.5,1" -> {0, 0.5, 1}: each in [0, 1], 0 added when missing, sorted, no duplicates.
 // Throws InputError("offload_levels: ...").
 std::vector<double> parse_offload_levels(const std::string& text);
+// Levels as the generator wants them: each in [0, 1] (else InputError("offload_levels: ...")),
+// 0 added, sorted, no duplicates. parse_offload_levels() ends with it.
+std::vector<double> normalize_offload_levels(std::vector<double> levels);
 // "4,4,4,4" -> {4, 4, 4, 4}. Throws InputError("split: ...").
 std::vector<int> parse_split(const std::string& text);
 // "one", "v", "loop". Throws InputError("placement: ...").

@@ -1,0 +1,186 @@
+"""optpipe.solve() against `optpipe solve` on shipped instances, its options and errors, the GIL
+(released while it runs), the progress callback, the schedule cache and Ctrl-C (a SIGINT stops it
+and it returns its best schedule)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import warnings
+
+import pytest
+
+import optpipe
+from conftest import instance_path, run_cli
+
+# Proven optimal by the command within a second or two on 2 cores (README, solver table).
+PROVEN = ["tiny-2x3", "uniform-4x8", "v-4x8", "offload-fast-pcie-4x8"]
+
+
+@pytest.mark.parametrize("name", PROVEN)
+def test_solve_equals_the_command(cli, tmp_path, name):
+    out = tmp_path / "s.json"
+    run_cli(cli, "solve", instance_path(name), "--no-cache", "--time-limit", 30, "--threads", 1, "-q", "-o", out)
+    reference = optpipe.Schedule.from_file(out)
+    inst = optpipe.Instance.from_file(instance_path(name))
+    r = optpipe.solve(inst, time_limit=30, threads=1)
+    assert r.status == reference.status == "optimal"
+    assert r.schedule == reference  # lists, makespan, bound, gap, solver: the same
+    assert r.makespan == reference.makespan == r.bound
+    assert r.gap == 0
+    assert not r.interrupted and not r.from_cache
+    assert r.best_heuristic in [name for name, _ in optpipe.heuristics()]
+    assert r.best_heuristic_makespan >= r.makespan
+    assert 0 < r.seconds < 30 and r.nodes >= 0
+    assert optpipe.validate(inst, r.schedule) == []
+    assert optpipe.simulate(inst, r.schedule).makespan == r.makespan
+    assert isinstance(r.statistics["nodes"], int) and r.statistics["nodes"] == r.nodes
+
+
+def test_limits_stop_at_once_with_the_best_schedule():
+    inst = optpipe.Instance.from_file(instance_path("gpt-8x24-tight"))
+    start = time.monotonic()
+    r = optpipe.solve(inst, time_limit=0, local_search=0)
+    assert time.monotonic() - start < 15
+    assert r.status == "feasible" and r.schedule is not None
+    assert r.bound <= r.makespan and r.gap > 0
+    assert r.makespan == r.schedule.makespan and r.schedule.status == "feasible"
+    assert optpipe.validate(inst, r.schedule) == []
+    # A warm start better than any heuristic is used.
+    better = optpipe.solve(inst, time_limit=0, local_search=0, warm_starts=[r.schedule])
+    assert better.makespan <= r.makespan
+
+
+def test_infeasible_instance_is_a_status(tiny):
+    doc = tiny.to_dict()
+    doc["devices"][0]["memory_limit"] = "10.5GiB"  # static 10 GiB + one 1 GiB activation does not fit
+    r = optpipe.solve(optpipe.Instance.from_dict(doc), time_limit=5)
+    assert r.status == "infeasible" and r.schedule is None
+    assert "stage 0" in r.reason
+
+
+def test_cache_answers_the_second_solve(tmp_path, tiny):
+    path = tmp_path / "cache.sqlite"
+    first = optpipe.solve(tiny, time_limit=10, cache=path)
+    assert first.status == "optimal" and not first.from_cache
+    with warnings.catch_warnings(record=True) as caught:  # a build with uncommitted changes warns
+        warnings.simplefilter("always")
+        second = optpipe.solve(tiny, time_limit=10, cache=str(path))
+    assert all(str(w.message).startswith("cache: ") for w in caught)
+    assert second.from_cache and second.status == "optimal"
+    assert second.schedule.devices == first.schedule.devices
+    assert path.exists()
+
+
+def test_bad_options_raise_input_error(tiny):
+    with pytest.raises(optpipe.InputError, match=r"^bounds: must be cpu, tbb, gpu or auto, not 'fast'"):
+        optpipe.solve(tiny, bounds="fast")
+    with pytest.raises(optpipe.InputError, match=r"^time_limit: must be >= 0"):
+        optpipe.solve(tiny, time_limit=-1)
+    with pytest.raises(optpipe.InputError, match=r"^gap: must be in \[0, 1\]"):
+        optpipe.solve(tiny, gap=2)
+    with pytest.raises(TypeError):
+        optpipe.solve(tiny, cache=3)  # None, a bool or a path
+    with pytest.raises(TypeError):
+        optpipe.solve(tiny, progress=5)  # a callable or None
+    with pytest.raises(TypeError):
+        optpipe.solve(tiny, 10)  # options are keyword-only
+
+
+def test_gil_is_released_while_solving():
+    inst = optpipe.Instance.from_file(instance_path("gpt-8x24-tight"))
+    ticks = 0
+    done = threading.Event()
+
+    def tick():
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=tick)
+    thread.start()
+    start = time.monotonic()
+    r = optpipe.solve(inst, time_limit=3, threads=1)
+    elapsed = time.monotonic() - start
+    done.set()
+    thread.join()
+    assert r.schedule is not None
+    # About one tick a millisecond while the solve runs; a solve holding the GIL would allow none.
+    assert elapsed >= 2.5
+    assert ticks > 200 * elapsed, f"{ticks} ticks in {elapsed:.1f} s"
+
+
+def test_progress_callback_runs_on_the_calling_thread():
+    inst = optpipe.Instance.from_file(instance_path("gpt-8x24-tight"))
+    seen = []
+    caller = threading.get_ident()
+
+    def progress(p):
+        seen.append((threading.get_ident(), p.seconds, p.nodes, p.incumbent, p.bound, p.gap))
+
+    r = optpipe.solve(inst, time_limit=5, local_search=1000, progress=progress)
+    assert seen, "no progress reported during a search of several seconds"
+    assert all(ident == caller for ident, *_ in seen)
+    for _, seconds, nodes, incumbent, bound, gap in seen:
+        assert seconds >= 0 and nodes >= 0 and bound <= incumbent
+    assert seen[-1][3] >= r.makespan
+
+
+def test_an_exception_in_the_callback_stops_the_solve():
+    inst = optpipe.Instance.from_file(instance_path("gpt-8x24-tight"))
+
+    def progress(p):
+        raise ValueError(f"stop at {p.nodes} nodes")
+
+    start = time.monotonic()
+    with pytest.raises(ValueError, match=r"^stop at \d+ nodes"):
+        optpipe.solve(inst, time_limit=60, local_search=1000, progress=progress)
+    assert time.monotonic() - start < 30
+
+
+CTRL_C_SCRIPT = textwrap.dedent(
+    """
+    import json, sys, time
+    import optpipe
+    inst = optpipe.Instance.from_file(sys.argv[1])
+    print("solving", flush=True)
+    start = time.monotonic()
+    r = optpipe.solve(inst, time_limit=60)
+    print(json.dumps({"interrupted": r.interrupted, "status": r.status, "makespan": r.makespan,
+                      "bound": r.bound, "seconds": r.seconds, "wall": time.monotonic() - start,
+                      "schedule": r.schedule.to_dict() if r.schedule else None}), flush=True)
+    """
+)
+
+
+def test_ctrl_c_stops_the_solve_and_returns_the_best_schedule(tmp_path):
+    script = tmp_path / "solve.py"
+    script.write_text(CTRL_C_SCRIPT)
+    name = "gpt-8x24-tight"  # not proven within 60 s: only the interrupt can end it early
+    proc = subprocess.Popen([sys.executable, str(script), str(instance_path(name))], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "solving"
+        time.sleep(3)
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        out, err = proc.communicate(timeout=50)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    stopped_after = time.monotonic() - sent
+    assert proc.returncode == 0, err
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["interrupted"] is True
+    assert result["status"] == "feasible"
+    assert result["schedule"] is not None and result["makespan"] < 800
+    assert result["bound"] <= result["makespan"]
+    # Well before the 60 s limit: the heuristics and local search finish their work, then it stops.
+    assert result["wall"] < 40 and stopped_after < 37, (result["wall"], stopped_after)
+    inst = optpipe.Instance.from_file(instance_path(name))
+    assert optpipe.validate(inst, optpipe.Schedule.from_dict(result["schedule"])) == []
