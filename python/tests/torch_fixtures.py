@@ -282,11 +282,11 @@ def _train(rank, placement, microbatches, iterations, online_kwargs=None, initia
 
 
 def _profile_online_worker(rank, world, rendezvous, job, out_dir):
-    from optpipe.torch import Profiler, ScheduleOptPipe, gpipe_schedule  # noqa: PLC0415
-
     _init(rank, world, rendezvous)
     res = {}
     try:
+        from optpipe.torch import Profiler, ScheduleOptPipe, gpipe_schedule  # noqa: PLC0415
+
         placement, m = job["placement"], job["microbatches"]
         S = len(placement)
         # 1. the profiler on a plain gpipe run
@@ -300,11 +300,24 @@ def _profile_online_worker(rank, world, rendezvous, job, out_dir):
                 rt.step(*((x,) if 0 in mine else ()), target=y if S - 1 in mine else None)
                 for s in mine:
                     model[s].zero_grad()
-        res["instance"] = prof.instance()
+        inst = prof.instance()
+        res["instance"] = inst
         res["profiled_iterations"] = len(prof.iterations)
-        # 2. online re-scheduling against a run that never switches
+        # 2. solve the measured instance (rank 0), run the solver's schedule, report memory
+        from optpipe.torch import format_memory_report, memory_report, solver  # noqa: PLC0415
+        box = [solver.solve(inst, time_limit=2.0) if rank == 0 else None]
+        dist.broadcast_object_list(box, src=0)
+        rt.set_schedule(box[0])
+        losses = []
+        rt.step(*((x,) if 0 in mine else ()), target=y if S - 1 in mine else None, losses=losses)
+        rows = memory_report(rt, inst)
+        res["solved"] = box[0]
+        res["memory"] = [vars(r) for r in rows]
+        res["memory_text"] = format_memory_report(rows)
+        res["solved_losses"] = [l.item() for l in losses]
+        # 3. online re-scheduling against a run that never switches
         online_kwargs = dict(profile_iterations=2, solver_time=2.0, switch_threshold=-1.0, wait_for_solver=True,
-                             profiler_kwargs={"memory_limit": "2act", "offload_levels": [0, 0.5, 1]})
+                             profiler_kwargs={"memory_limit": "1.5act", "offload_levels": [0, 0.5, 1]})
         l_on, p_on, online, rt_on = _train(rank, placement, m, job["iterations"], online_kwargs)
         l_fix, p_fix, _, _ = _train(rank, placement, m, job["iterations"])
         res.update({"losses_online": l_on, "losses_fixed": l_fix, "params_online": p_on, "params_fixed": p_fix,

@@ -1,0 +1,304 @@
+# The few things optpipe.torch asks of the OptPipe solver: solve an instance, run a heuristic,
+# simulate a schedule (makespan and peak memory per device), validate one. Used by online
+# re-scheduling (online.py), the memory report (memory.py) and the examples; nothing else in
+# optpipe.torch needs the solver, and nothing imports it at import time.
+#
+# Two ways to reach it:
+#   - the Python bindings (`import optpipe`, the compiled `optpipe._optpipe`), imported lazily
+#     inside each function, never when optpipe.torch is imported;
+#   - the `optpipe` command line binary ($OPTPIPE_CLI, else build/optpipe in this checkout, else
+#     `optpipe` on PATH), used when the bindings are not importable.
+# The bindings were written in parallel with this module, so the calls into them below follow
+# the interface as announced (optpipe.Instance, solve, schedule, simulate, validate, objects with
+# `.to_dict()`); when a call does not match, a warning names it and the CLI answers instead. The
+# integrator switches these functions to the bindings for good. The CLI path is the tested one.
+#
+# Instances and schedules are passed as optpipe-instance/1 and optpipe-schedule/1 dicts (or
+# paths, or objects with `.to_dict()`).
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["find_cli", "solve", "heuristic_schedule", "simulate", "validate", "SimResult", "SolveJob",
+           "SolverUnavailable"]
+
+
+class SolverUnavailable(RuntimeError):
+    """Neither the bindings nor the optpipe binary can be found."""
+
+
+def _as_dict(obj: Any) -> dict:
+    if isinstance(obj, dict):
+        return obj
+    if hasattr(obj, "to_dict"):
+        return obj.to_dict()
+    if isinstance(obj, (str, os.PathLike)):
+        with open(obj) as f:
+            return json.load(f)
+    raise TypeError(f"expected a dict, a JSON file path or an object with .to_dict(), not {type(obj).__name__}")
+
+
+def find_cli() -> str:
+    """The optpipe binary: $OPTPIPE_CLI, else build/optpipe of this checkout, else `optpipe` on PATH."""
+    env = os.environ.get("OPTPIPE_CLI")
+    if env:
+        if not (os.path.isfile(env) and os.access(env, os.X_OK)):
+            raise SolverUnavailable(f"OPTPIPE_CLI={env} is not an executable file")
+        return env
+    repo = Path(__file__).resolve().parents[3]
+    local = repo / "build" / "optpipe"
+    if local.is_file() and os.access(local, os.X_OK):
+        return str(local)
+    found = shutil.which("optpipe")
+    if found:
+        return found
+    raise SolverUnavailable(f"no optpipe binary: set OPTPIPE_CLI, build it with scripts/build.sh optpipe "
+                            f"(expected at {local}), or put optpipe on PATH")
+
+
+# -- the bindings (lazy) --------------------------------------------------------------------------
+_warned: set[str] = set()
+
+
+def _bindings():
+    """The compiled bindings, or None. Imported here, lazily: importing optpipe.torch never loads
+    them. Without them (not built, or only the optpipe.torch subpackage on the path) the CLI is used."""
+    try:
+        import optpipe  # noqa: PLC0415 (lazy on purpose)
+    except ImportError:
+        return None
+    return optpipe if hasattr(optpipe, "solve") and hasattr(optpipe, "Instance") else None
+
+
+def _try_bindings(what: str, call):
+    b = _bindings()
+    if b is None:
+        return None
+    try:
+        return call(b)
+    except (AttributeError, TypeError) as e:  # the interface differs from the one announced
+        if what not in _warned:
+            _warned.add(what)
+            warnings.warn(f"optpipe bindings: {what} did not match the expected interface ({e}); "
+                          f"using the optpipe CLI instead", RuntimeWarning, stacklevel=3)
+        return None
+
+
+def _b_instance(b, inst: dict):
+    cls = b.Instance
+    if hasattr(cls, "from_dict"):
+        return cls.from_dict(inst)
+    return cls.from_json(json.dumps(inst))
+
+
+def _b_schedule(b, sched: dict):
+    cls = b.Schedule
+    if hasattr(cls, "from_dict"):
+        return cls.from_dict(sched)
+    return cls.from_json(json.dumps(sched))
+
+
+def _schedule_dict(res) -> dict:
+    if hasattr(res, "schedule") and not hasattr(res, "to_dict"):
+        res = res.schedule
+    return res.to_dict()
+
+
+# -- the CLI ------------------------------------------------------------------------------------------
+def _run(args: list[str], proc_holder: list | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    cli = find_cli()
+    p = subprocess.Popen([cli] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if proc_holder is not None:
+        proc_holder.append(p)
+    out, err = p.communicate()  # releases the GIL while it waits
+    r = subprocess.CompletedProcess([cli] + args, p.returncode, out, err)
+    if check and r.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(r.args)} failed (exit {r.returncode}): {(r.stderr or r.stdout).strip()}")
+    return r
+
+
+class _Files:
+    """Temporary JSON files for the CLI."""
+
+    def __init__(self):
+        self.dir = tempfile.TemporaryDirectory(prefix="optpipe-torch-")
+
+    def write(self, name: str, obj: dict) -> str:
+        path = os.path.join(self.dir.name, name)
+        with open(path, "w") as f:
+            json.dump(obj, f)
+        return path
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.dir.name, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.dir.cleanup()
+
+
+def solve(instance: Any, time_limit: float = 10.0, threads: int | None = None, use_cache: bool = False,
+          _proc_holder: list | None = None) -> dict:
+    """The solver's schedule for `instance` (optimal when it proves it within the time limit), as an
+    optpipe-schedule/1 dict with status, bound and gap."""
+    inst = _as_dict(instance)
+    res = _try_bindings("solve", lambda b: _schedule_dict(b.solve(_b_instance(b, inst), time_limit=time_limit)))
+    if res is not None:
+        return res
+    with _Files() as f:
+        ip, sp = f.write("instance.json", inst), f.path("schedule.json")
+        args = ["solve", ip, "-o", sp, "--time-limit", str(time_limit), "--quiet"]
+        if threads:
+            args += ["--threads", str(threads)]
+        if not use_cache:
+            args.append("--no-cache")
+        r = _run(args, _proc_holder)
+        if r.returncode != 0 or not os.path.exists(sp):
+            raise RuntimeError(f"optpipe solve found no schedule (exit {r.returncode}): {(r.stderr or r.stdout).strip()}")
+        with open(sp) as fh:
+            return json.load(fh)
+
+
+def heuristic_schedule(instance: Any, name: str = "best") -> dict:
+    """A baseline heuristic's schedule (`optpipe heuristics` lists them; `best` runs them all and
+    keeps the fastest that fits). Raises RuntimeError with the heuristic's reason when it cannot."""
+    inst = _as_dict(instance)
+    res = _try_bindings("schedule", lambda b: _schedule_dict(b.schedule(_b_instance(b, inst), heuristic=name)))
+    if res is not None:
+        return res
+    with _Files() as f:
+        ip, sp = f.write("instance.json", inst), f.path("schedule.json")
+        r = _run(["schedule", ip, "--heuristic", name, "-o", sp])
+        if r.returncode != 0 or not os.path.exists(sp):
+            raise RuntimeError(f"heuristic {name} gives no schedule: {(r.stdout + r.stderr).strip()}")
+        with open(sp) as fh:
+            return json.load(fh)
+
+
+@dataclass
+class SimResult:
+    """The simulator's answer for a schedule on an instance (spec §4)."""
+
+    feasible: bool
+    makespan: float | None = None       # ms
+    bubble: float | None = None
+    peak_memory: list[float] = field(default_factory=list)  # bytes per device
+    limit: list[float] = field(default_factory=list)        # bytes per device
+    message: str = ""
+    peak_precision: float = 0.0         # bytes: 0 when exact; the CLI prints peaks rounded (e.g. 0.1 GiB)
+
+
+_UNITS = {"B": 1, "KiB": 1024, "MiB": 1024 ** 2, "GiB": 1024 ** 3, "TiB": 1024 ** 4}
+
+
+def _bytes(num: str, unit: str) -> tuple[float, float]:
+    scale = _UNITS[unit]
+    decimals = len(num.split(".")[1]) if "." in num else 0
+    return float(num) * scale, 0.5 * 10 ** (-decimals) * scale
+
+
+def simulate(instance: Any, schedule: Any) -> SimResult:
+    """Simulates `schedule` on `instance`: feasibility, makespan, peak memory per device."""
+    inst, sched = _as_dict(instance), _as_dict(schedule)
+
+    def via(b):
+        r = b.simulate(_b_instance(b, inst), _b_schedule(b, sched))
+        feasible = bool(getattr(r, "feasible", True))
+        return SimResult(feasible, getattr(r, "makespan", None), getattr(r, "bubble", None),
+                         list(getattr(r, "peak_memory", [])), [], str(getattr(r, "reason", "")))
+
+    res = _try_bindings("simulate", via)
+    if res is not None:
+        return res
+    with _Files() as f:
+        ip, sp = f.write("instance.json", inst), f.write("schedule.json", _plain(sched))
+        r = _run(["simulate", ip, sp, "--no-gantt"])
+    text = r.stdout + r.stderr
+    if r.returncode != 0:
+        msg = next((ln.strip() for ln in text.splitlines() if ln.startswith("infeasible")), text.strip())
+        return SimResult(False, message=msg)
+    res = SimResult(True)
+    m = re.search(r"makespan ([0-9.]+) ms, bubble ([0-9.]+)%", text)
+    if m:
+        res.makespan, res.bubble = float(m.group(1)), float(m.group(2)) / 100
+    row = re.compile(r"^\s*(\d+)\s+[0-9.]+ ms\s+[0-9.]+ ms\s+([0-9.]+) (B|KiB|MiB|GiB|TiB)\s+([0-9.]+) "
+                     r"(B|KiB|MiB|GiB|TiB)")
+    for ln in text.splitlines():
+        mm = row.match(ln)
+        if mm:
+            peak, prec = _bytes(mm.group(2), mm.group(3))
+            lim, _ = _bytes(mm.group(4), mm.group(5))
+            res.peak_memory.append(peak)
+            res.limit.append(lim)
+            res.peak_precision = max(res.peak_precision, prec)
+    return res
+
+
+def validate(instance: Any, schedule: Any) -> tuple[bool, str]:
+    """Checks `schedule` against every rule of the spec on `instance` (timing and memory included):
+    (True, summary) or (False, the problems)."""
+    inst, sched = _as_dict(instance), _as_dict(schedule)
+    with _Files() as f:
+        ip, sp = f.write("instance.json", inst), f.write("schedule.json", _plain(sched))
+        r = _run(["validate", ip, sp])
+    return r.returncode == 0, (r.stdout + r.stderr).strip()
+
+
+def _plain(sched: dict) -> dict:
+    """The lists only (the informational fields belong to the instance they were computed on)."""
+    return {k: v for k, v in sched.items() if k in ("format", "instance", "devices")}
+
+
+class SolveJob:
+    """`solve` in a background thread (the CLI runs as a subprocess, so the GIL is free while it
+    works; the bindings release it themselves). `done()`, `result()` (None while running; raises
+    the solver's error), `cancel()` (stops the CLI process)."""
+
+    def __init__(self, instance: Any, time_limit: float = 10.0, threads: int | None = None):
+        self._procs: list = []
+        self._result: dict | None = None
+        self._error: BaseException | None = None
+        self._cancelled = False
+        inst = _as_dict(instance)
+
+        def work():
+            try:
+                self._result = solve(inst, time_limit=time_limit, threads=threads, _proc_holder=self._procs)
+            except BaseException as e:  # handed to result()
+                self._error = e
+
+        self._thread = threading.Thread(target=work, name="optpipe-solve", daemon=True)
+        self._thread.start()
+
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self._thread.join(timeout)
+        return self.done()
+
+    def result(self) -> dict | None:
+        if not self.done():
+            return None
+        if self._error is not None and not self._cancelled:
+            raise self._error
+        return self._result
+
+    def cancel(self):
+        self._cancelled = True
+        for p in self._procs:
+            if p.poll() is None:
+                p.terminate()
+        self._thread.join(5)
