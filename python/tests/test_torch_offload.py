@@ -2,6 +2,7 @@
 # offload of fraction r moves, that the device copies really go (nothing else holds them) and come
 # back for B with the same values, that the gradients equal a run without offload, and that a
 # backward without its reload is caught.
+import collections
 import gc
 import weakref
 
@@ -121,3 +122,55 @@ def test_no_reference_cycle_when_the_graph_is_kept():
     gc.collect()
     assert off.resident_bytes == 0
     assert not [o for o in gc.get_objects() if type(o) is _Saved]
+
+
+def _offloaded(off, mod, n, level=1.0):
+    outs = []
+    for j in range(n):
+        outs.append(_forward(off, mod, torch.randn(3, tf.HIDDEN, dtype=torch.float64, requires_grad=True), 0, j))
+        off.offload(0, j, level)
+    return outs
+
+
+def test_reload_gate_waits_for_its_turn_and_for_room():
+    """runtime._ReloadGate: a requested reload starts when every allocation the simulation made
+    before it has happened and the budget has room; a B forces its own."""
+    from optpipe.torch.runtime import _ReloadGate
+    torch.set_default_dtype(torch.float64)
+    mod = _stage()
+    off = ActivationOffloader({0: mod}, "cpu")
+    outs = _offloaded(off, mod, 3)
+    act = off.records[(0, 0)].stats.saved_bytes
+    assert off.resident_bytes == 0
+    plan = [("F", 0, 0), ("F", 0, 1), ("F", 0, 2), ("R", 0, 0), ("F", 0, 3), ("R", 0, 1), ("R", 0, 2)]
+    gate = _ReloadGate(off, budget=1.5 * act, plan=plan)
+    for j in range(3):
+        gate.after_forward(0, j)
+    gate.request(0, 0)
+    assert not gate.pending and off.records[(0, 0)].reloaded  # its turn, and room
+    gate.request(0, 1)
+    assert gate.pending == collections.deque([(0, 1)])  # F0.3 comes first in the plan
+    gate.after_forward(0, 3)
+    gate.start_ready()
+    assert gate.pending == collections.deque([(0, 1)])  # its turn now, but 2 activations > 1.5
+    gate.request(0, 2)
+    assert list(gate.pending) == [(0, 1), (0, 2)] and gate.delayed == 2
+    outs[0].sum().backward()  # "W0.0": the first activation goes
+    off.release(0, 0)
+    gate.start_ready()
+    assert list(gate.pending) == [(0, 2)] and off.records[(0, 1)].reloaded
+    gate.before_backward(0, 2)  # a B forces its reload
+    assert not gate.pending and gate.forced == 1
+    for o in outs[1:]:
+        o.sum().backward()
+
+
+def test_reload_gate_without_instance_starts_at_the_request():
+    from optpipe.torch.runtime import _ReloadGate
+    mod = _stage()
+    off = ActivationOffloader({0: mod}, "cpu")
+    _offloaded(off, mod, 2)
+    gate = _ReloadGate(off, budget=None, plan=None)
+    gate.request(0, 1)
+    gate.request(0, 0)
+    assert not gate.pending and gate.delayed == 0

@@ -106,7 +106,8 @@ def _results(world):
             assert ok, f"the hand-made offload schedule is invalid: {text}"
         else:
             sched = tf.cli_schedule(work, inst, how)
-        cases.append({"placement": placement, "microbatches": m, "schedule": sched})
+        # with its instance: reloads start in the simulated allocation order (runtime._ReloadGate)
+        cases.append({"placement": placement, "microbatches": m, "schedule": sched, "instance": inst})
         names.append(name)
     if world == 2:
         # negative controls, from the solver's offloading schedule
@@ -147,6 +148,9 @@ def test_step_matches_plain_step(world, name):
         assert res["offloaded_forwards"] == 0
         return
     assert res["offloaded_forwards"] == len(sched.offloads) > 0
+    offloading_ranks = {r for r, lst in sched.pipeline_order.items() if any(a.offloads for a in lst)}
+    assert all(res["planned"][r] for r in offloading_ranks), "no simulated allocation order was used"
+    assert res["forced"] == 0
     assert res["moved_bytes"] > 0 and not res["short_offloads"], res["short_offloads"]
     assert expected <= set(res["levels"]), f"offload levels run: {res['levels']}, expected {sorted(expected)}"
     if 0.5 in expected:

@@ -161,7 +161,7 @@ def _run_case(rank, world, case):
     mine = [s for s in range(S) if placement[s] == rank]
     stages = [PipelineStage(model[s], s, S, torch.device("cpu")) for s in mine]
     try:
-        sched = ScheduleOptPipe(stages, case["schedule"], loss_fn=loss_fn)
+        sched = ScheduleOptPipe(stages, case["schedule"], loss_fn=loss_fn, instance=case.get("instance"))
     except ScheduleError as e:
         return {"refused": str(e), "forwards": forwards["n"]}
     if case.get("corrupt"):
@@ -187,7 +187,8 @@ def _run_case(rank, world, case):
             "offloaded_forwards": len(offloaded), "moved_bytes": sum(st.moved_bytes for st in offloaded),
             "partial_offloads": partial, "short_offloads": short,
             "levels": sorted({st.level for st in offloaded}),
-            "resident_after": sched.offloader.resident_bytes, "forwards": forwards["n"]}
+            "resident_after": sched.offloader.resident_bytes, "forwards": forwards["n"],
+            "planned": sched.allocation_plan is not None, "forced": sched.forced_reloads}
 
 
 def _worker(rank, world, rendezvous, cases, out_dir):
@@ -242,6 +243,7 @@ def run_cases(world, cases, workdir=None):
             "short_offloads": [s for x in per_rank for s in x["short_offloads"]],
             "levels": sorted({lv for x in per_rank for lv in x["levels"]}),
             "resident_after": [x["resident_after"] for x in per_rank],
+            "planned": [x["planned"] for x in per_rank], "forced": sum(x["forced"] for x in per_rank),
         })
     return merged
 
@@ -295,7 +297,7 @@ def _profile_online_worker(rank, world, rendezvous, job, out_dir):
         stages = [PipelineStage(model[s], s, S, torch.device("cpu")) for s in mine]
         rt = ScheduleOptPipe(stages, gpipe_schedule(placement, m), loss_fn=loss_fn)
         x, y = make_batch(m)
-        with Profiler(rt, memory_limit="2act", offload_levels=[0, 0.5, 1], name="mlp-measured") as prof:
+        with Profiler(rt, memory_limit="1.5act", offload_levels=[0, 0.5, 1], name="mlp-measured") as prof:
             for _ in range(3):
                 rt.step(*((x,) if 0 in mine else ()), target=y if S - 1 in mine else None)
                 for s in mine:
@@ -307,7 +309,7 @@ def _profile_online_worker(rank, world, rendezvous, job, out_dir):
         from optpipe.torch import format_memory_report, memory_report, solver  # noqa: PLC0415
         box = [solver.solve(inst, time_limit=2.0) if rank == 0 else None]
         dist.broadcast_object_list(box, src=0)
-        rt.set_schedule(box[0])
+        rt.set_schedule(box[0], instance=inst)
         losses = []
         rt.step(*((x,) if 0 in mine else ()), target=y if S - 1 in mine else None, losses=losses)
         rows = memory_report(rt, inst)

@@ -17,6 +17,7 @@ import torch
 import torch.distributed as dist
 
 from .runtime import ScheduleOptPipe
+from .units import parse_bytes
 
 __all__ = ["MemoryRow", "memory_report", "format_memory_report"]
 
@@ -30,6 +31,8 @@ class MemoryRow:
     limit: float | None      # bytes, the instance's memory_limit
     offloads: int            # F actions with r > 0 in this rank's list
     moved_bytes: int         # bytes this rank's offloads moved in the last step
+    delayed_reloads: int = 0  # reloads that waited after their R for room (the simulator's memory wait)
+    forced_reloads: int = 0   # reloads a B had to start without room (measured bytes above the model)
 
 
 def memory_report(runtime: ScheduleOptPipe, instance: dict | None = None, simulation=None) -> list[MemoryRow]:
@@ -40,15 +43,14 @@ def memory_report(runtime: ScheduleOptPipe, instance: dict | None = None, simula
     sched = runtime.schedule
     static = 0.0
     if instance is not None:
-        from .profiler import _parse_bytes  # noqa: PLC0415
-        static = _parse_bytes(instance["devices"][me].get("static_memory", 0))
+        static = parse_bytes(instance["devices"][me].get("static_memory", 0))
     if runtime.device.type == "cuda" and runtime.last_peak_memory is not None:
         measured, kind = float(runtime.last_peak_memory), "max_memory_allocated"
     else:
         measured, kind = static + runtime.offloader.peak_resident_bytes, "tracked"
     moved = sum(s.moved_bytes for s in runtime.offload_stats)
     offloads = sum(1 for a in sched.pipeline_order[me] if a.offloads)
-    mine = (me, measured, kind, offloads, moved)
+    mine = (me, measured, kind, offloads, moved, runtime.delayed_reloads, runtime.forced_reloads)
     if dist.is_initialized() and dist.get_world_size() > 1:
         everyone = [None] * dist.get_world_size()
         dist.all_gather_object(everyone, mine, group=runtime._stages[0].group)
@@ -59,13 +61,12 @@ def memory_report(runtime: ScheduleOptPipe, instance: dict | None = None, simula
         from .solver import simulate  # noqa: PLC0415 (needs the solver: lazy)
         sim = simulate(instance, sched.to_dict())
     rows = []
-    for r, measured_r, kind_r, off_r, moved_r in sorted(everyone):
+    for r, measured_r, kind_r, off_r, moved_r, delayed_r, forced_r in sorted(everyone):
         simulated = sim.peak_memory[r] if sim is not None and sim.feasible and r < len(sim.peak_memory) else None
         limit = None
         if instance is not None:
-            from .profiler import _parse_bytes  # noqa: PLC0415
-            limit = _parse_bytes(instance["devices"][r]["memory_limit"])
-        rows.append(MemoryRow(r, measured_r, kind_r, simulated, limit, off_r, moved_r))
+            limit = parse_bytes(instance["devices"][r]["memory_limit"])
+        rows.append(MemoryRow(r, measured_r, kind_r, simulated, limit, off_r, moved_r, delayed_r, forced_r))
     return rows
 
 
@@ -80,8 +81,9 @@ def _fmt(b: float | None) -> str:
 
 def format_memory_report(rows: list[MemoryRow]) -> str:
     lines = [f"{'rank':>4} {'peak (measured)':>17} {'peak (simulated)':>17} {'limit':>12} {'offloads':>9} "
-             f"{'moved':>11}  measured as"]
+             f"{'moved':>11} {'reloads waited/forced':>22}  measured as"]
     for r in rows:
         lines.append(f"{r.rank:>4} {_fmt(r.measured):>17} {_fmt(r.simulated):>17} {_fmt(r.limit):>12} "
-                     f"{r.offloads:>9} {_fmt(r.moved_bytes):>11}  {r.measured_kind}")
+                     f"{r.offloads:>9} {_fmt(r.moved_bytes):>11} {f'{r.delayed_reloads}/{r.forced_reloads}':>22}  "
+                     f"{r.measured_kind}")
     return "\n".join(lines)

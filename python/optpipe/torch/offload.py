@@ -14,15 +14,19 @@
 #                          PipelineStage or the caller keeps a reference to them anyway, so moving
 #                          them frees nothing), copies
 #                          them to host memory and drops the device copies.
-#   reload(stage, mb)      at the R action: copies them back into fresh device tensors.
+#   reload(stage, mb)      copies them back into fresh device tensors (the runtime calls it at
+#                          the R action, or later when the R must wait for memory: runtime.py).
 #   wait_reload(stage, mb) just before B: B must see the reloaded values.
 #
 # CUDA: the copies run on a D2H and an H2D side stream into pinned host buffers. The D2H stream
-# waits for an event recorded on the compute stream after F; the H2D stream waits for the
-# offload's end event (spec: a reload starts no earlier than its offload's end); B makes the
-# compute stream wait for the reload's end event. Nothing blocks the host thread or the compute
-# stream beyond that. `record_stream` keeps the caching allocator from reusing a device block
-# that a side stream still reads (offload) or that the compute stream will read (reload).
+# waits for an event recorded on the compute stream after F; the reload's destination is
+# allocated on the compute stream (so it can reuse what the compute stream freed) and the H2D
+# stream waits for an event recorded there (the request) and for the offload's end event (spec:
+# a reload starts no earlier than its offload's end); B makes the compute stream wait for the
+# reload's end event. Nothing blocks the host thread or the compute stream beyond that, except
+# an F that needs the room of offloads still in flight (wait_for_offloads, spec §4's memory_fit).
+# `record_stream` keeps the caching allocator from reusing a block that a side stream still
+# reads (offload) or writes (reload).
 # CPU: the same steps, synchronously, into separate CPU tensors (pinned only when CUDA is
 # available), so the whole path (selection, drop, reload, unpack) runs and is tested without a GPU.
 #
@@ -263,16 +267,23 @@ class ActivationOffloader:
             raise OffloadError(f"R{stage}.{microbatch} reloaded twice")
         rec.reloaded = True
         if self.cuda:
+            # The destination is allocated on the compute stream, so it can take blocks that the
+            # compute stream freed (a W before the reload's start); the H2D stream starts the copy
+            # when the compute stream reaches this point (the request, spec §4) and the offload has
+            # ended. B waits for rel_event.
             compute = torch.cuda.current_stream(self.device)
+            devs = [torch.empty_like(s.host, device=self.device) for s in rec.moved]
+            requested = torch.cuda.Event()
+            requested.record(compute)
             ev = self._timing_events(rec)
             with torch.cuda.stream(self.h2d_stream):
+                self.h2d_stream.wait_event(requested)
                 self.h2d_stream.wait_event(rec.off_event)  # a reload starts after its offload's end
                 if ev:
                     ev[2].record(self.h2d_stream)
-                for s in rec.moved:
-                    dev = torch.empty_like(s.host, device=self.device)
+                for s, dev in zip(rec.moved, devs):
                     dev.copy_(s.host, non_blocking=True)
-                    dev.record_stream(compute)  # the compute stream reads it in B and W
+                    dev.record_stream(self.h2d_stream)  # no reuse before the copy has written it
                     s.device, s.host = dev, None
                     self._add_resident(s.nbytes)
                 if ev:
@@ -287,6 +298,29 @@ class ActivationOffloader:
                 s.device, s.host = dev, None
                 self._add_resident(s.nbytes)
             rec.stats.reload_ms = (time.perf_counter() - t0) * 1e3
+
+    def reload_bytes(self, stage: int, microbatch: int) -> int:
+        """Bytes the reload of (stage, microbatch) brings back."""
+        return self._record(stage, microbatch, "reload").stats.moved_bytes
+
+    def inflight_offload_bytes(self) -> int:
+        """CUDA: bytes of offloads whose copy has not ended (their device blocks are not free yet)."""
+        if not self.cuda:
+            return 0
+        return sum(r.stats.moved_bytes for r in self.records.values()
+                   if r.off_event is not None and not r.reloaded and not r.off_event.query())
+
+    def wait_for_offloads(self, need: int, budget: float):
+        """CUDA, before an F that needs `need` bytes: wait (in order) for offloads in flight until
+        the resident bytes, those in flight included, leave room (spec §4: a waiting F blocks its
+        compute stream; only offloads can free memory for it)."""
+        if not self.cuda:
+            return
+        for r in list(self.records.values()):
+            if self.resident_bytes + self.inflight_offload_bytes() + need <= budget:
+                return
+            if r.off_event is not None and not r.reloaded and not r.off_event.query():
+                r.off_event.synchronize()
 
     def wait_reload(self, stage: int, microbatch: int):
         """Before B(stage, microbatch): its activation must be back (the compute stream waits for the

@@ -13,7 +13,8 @@
 #     the solver's schedule when the simulator predicts it faster on the measured instance than
 #     the running one by more than `switch_threshold` (a share; negative values switch to any
 #     schedule the solver returns, for tests). Every rank then checks it in full (ScheduleOptPipe
-#     .set_schedule) and runs it from that iteration on: all ranks switch at the same iteration.
+#     .set_schedule, with the measured instance's memory budget) and runs it from that iteration
+#     on: all ranks switch at the same iteration.
 #   - The losses do not change: every schedule runs each stage's W (or fused B) in microbatch order
 #     (the spec's FIFO rule), so gradients accumulate in the same order and a switch changes only
 #     the timing.
@@ -173,7 +174,7 @@ class OnlineRescheduler:
             dist.broadcast_object_list(box, src=self._src, group=self._control)
             msg = box[0]
         if msg["schedule"] is not None:
-            self.runtime.set_schedule(msg["schedule"])
+            self.runtime.set_schedule(msg["schedule"], instance=self.instance)
             self.switches.append(SwitchEvent(self.iteration, msg.get("before", math.nan), msg.get("after", math.nan)))
             if not self.is_coordinator:
                 self.log.append(f"iteration {self.iteration}: switched to rank 0's schedule")

@@ -33,6 +33,7 @@ import torch
 import torch.distributed as dist
 
 from .runtime import ScheduleOptPipe
+from .units import parse_bytes
 
 __all__ = ["Profiler", "profile"]
 
@@ -40,18 +41,6 @@ __all__ = ["Profiler", "profile"]
 def _median(xs, default=0.0):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else default
-
-
-def _parse_bytes(v) -> float:
-    if isinstance(v, (int, float)):
-        return float(v)
-    s = str(v).strip()
-    units = {"KiB": 1024, "MiB": 1024 ** 2, "GiB": 1024 ** 3, "TiB": 1024 ** 4, "kB": 1e3, "KB": 1e3, "MB": 1e6,
-             "GB": 1e9, "TB": 1e12, "B": 1}
-    for u in sorted(units, key=len, reverse=True):
-        if s.endswith(u):
-            return float(s[: -len(u)].strip()) * units[u]
-    return float(s)
 
 
 class Profiler:
@@ -173,7 +162,7 @@ class Profiler:
     def _static_bytes(self) -> float:
         if self.static_memory is not None:
             v = self.static_memory
-            return _parse_bytes(v[self.runtime.rank] if isinstance(v, (list, tuple)) else v)
+            return parse_bytes(v[self.runtime.rank] if isinstance(v, (list, tuple)) else v)
         params = [p for st in self.runtime._stages for p in st.submod.parameters()]
         pbytes = sum(p.numel() * p.element_size() for p in params)
         gbytes = sum(p.numel() * p.element_size() for p in params if p.requires_grad)
@@ -209,7 +198,7 @@ class Profiler:
         if isinstance(lim, str) and lim.strip().endswith("act"):
             n = float(lim.strip()[:-3])
             return static + n * max(activations or [0.0])
-        return _parse_bytes(lim)
+        return parse_bytes(lim)
 
     def _comm_ms(self, sizes: dict[int, int]) -> list[float]:
         """Half round trips per boundary (collective over the ranks of each boundary; every rank walks

@@ -25,18 +25,35 @@
 # before the action that needs it (`recv_lookahead`), every send is non-blocking and waited for
 # at the end of the iteration (or earlier, when it has completed). A schedule whose lists do not
 # deadlock on their dependencies (checked in schedule.py before anything runs) therefore runs to
-# the end. Memory is not waited for (the spec's memory_fit): the runtime allocates as it goes, and
-# the measured peak is reported against the simulator's (memory.py).
+# the end.
+#
+# Memory (spec §4, memory_fit). An R is a request: in the simulator the reload itself waits for
+# its offload's end and for room, while the compute stream goes on, and schedules use that (the
+# solver requests reloads early). Given the instance the schedule was made for, the runtime starts
+# a reload (_ReloadGate) when (1) every F start and reload start that the simulation put before it
+# on this device has happened here (the C++ executor's allocation tickets, runtime/program.h; the
+# order comes from solver.allocation_order), so a reload never takes the room the simulator gave an
+# F, and (2) the saved bytes on the device (the offloader's count, offloads in flight included)
+# leave room for it within limit - static_memory, the room the B and W before it free; checked
+# after every action, in request order (one H2D channel). Every wait is for something earlier in
+# the same list, so this cannot deadlock. With only a byte budget (memory_budget, or when the
+# simulation is not available), (2) alone. On CUDA an F that needs the room of offloads still in
+# flight waits for them (spec: only offloads can free memory for a waiting F). A B whose reload has
+# not started forces it (`forced_reloads`: the run then strays from the simulation). Without an
+# instance or budget, a reload starts at its R. memory.py reports the measured peak against the
+# simulator's.
 #
 # The whole schedule is checked when the runtime is built and when it is switched
 # (`set_schedule`), before any stage runs: a schedule missing a reload, with a reload after its B,
 # or otherwise malformed raises ScheduleError naming the rank, position and action.
 from __future__ import annotations
 
+import collections
 import hashlib
 import inspect
 import json
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -46,8 +63,80 @@ from torch.distributed.pipelining.schedules import PipelineScheduleMulti
 
 from .offload import ActivationOffloader
 from .schedule import Action, PipelineSchedule, ScheduleError, load_schedule
+from .units import parse_bytes
 
 __all__ = ["ScheduleOptPipe", "ActionTiming"]
+
+
+class _ReloadGate:
+    """Decides when requested reloads start (see the file comment). `plan`: this rank's allocation
+    order [('F'|'R', stage, mb), ...] from the simulation, or None; `budget`: activation bytes, or
+    None."""
+
+    def __init__(self, off: ActivationOffloader, budget: float | None, plan: list | None):
+        self.off, self.budget, self.plan = off, budget, plan
+        self.pending: collections.deque = collections.deque()  # requested, not started (request order)
+        self.forced = self.delayed = 0
+        if plan is not None:
+            self.position = {e: i for i, e in enumerate(plan)}
+            self.done: set = set()
+            self.next = 0  # plan[:next] all happened
+
+    def _happened(self, event):
+        if self.plan is None or event not in self.position:
+            return
+        self.done.add(event)
+        while self.next < len(self.plan) and self.plan[self.next] in self.done:
+            self.next += 1
+
+    def _start(self, key, forced=False):
+        self.pending.remove(key)
+        self.off.reload(*key)
+        self._happened(("R",) + key)
+        self.forced += int(forced)
+
+    def _turn(self, key) -> bool:
+        """Its turn in the plan (every allocation the simulation made before it has happened) and
+        room in the budget (the plan orders allocations, the frees of B and W give the room)."""
+        if self.plan is not None and self.position.get(("R",) + key, -1) > self.next:
+            return False
+        if self.budget is None:
+            return True
+        off = self.off
+        return off.resident_bytes + off.inflight_offload_bytes() + off.reload_bytes(*key) <= self.budget + 1
+
+    def start_ready(self):
+        """After every action: start the reloads whose turn has come, in request order."""
+        while self.pending and self._turn(self.pending[0]):
+            self._start(self.pending[0])
+
+    def request(self, stage, mb):
+        self.pending.append((stage, mb))
+        self.start_ready()
+        if (stage, mb) in self.pending:
+            self.delayed += 1
+
+    def before_forward(self, stage, mb):
+        """The reloads the simulation started before this F start first (forced if their turn has not
+        come: the run strayed from the plan)."""
+        if self.plan is None:
+            return
+        self.start_ready()
+        mine = self.position.get(("F", stage, mb))
+        for key in list(self.pending):
+            if mine is not None and self.position.get(("R",) + key, len(self.plan)) < mine:
+                self._start(key, forced=True)
+
+    def after_forward(self, stage, mb):
+        self._happened(("F", stage, mb))
+
+    def before_backward(self, stage, mb):
+        """B needs its reload: start it, and the ones requested before it (channel order)."""
+        if (stage, mb) not in self.pending:
+            return
+        self.start_ready()
+        while (stage, mb) in self.pending:
+            self._start(self.pending[0], forced=True)
 
 
 @dataclass
@@ -77,10 +166,14 @@ class ScheduleOptPipe(PipelineScheduleMulti):
     loss_fn, args_chunk_spec, kwargs_chunk_spec, output_merge_spec, scale_grads: as in
         PipelineScheduleMulti. n_microbatches defaults to the schedule's.
     recv_lookahead: how many actions ahead receives are posted.
+    instance: the optpipe-instance/1 (dict, path or `.to_dict()` object) the schedule was made for;
+        its memory_limit - static_memory of this rank becomes the activation budget (see the file
+        comment). memory_budget: that budget in bytes directly (one number, or one per rank).
     """
 
     def __init__(self, stages: list, schedule: Any, loss_fn: Callable | None = None, *,
                  n_microbatches: int | None = None, scale_grads: bool = True, recv_lookahead: int = 2,
+                 instance: Any = None, memory_budget: Any = None,
                  args_chunk_spec=None, kwargs_chunk_spec=None, output_merge_spec=None):
         if not stages:
             raise ValueError("ScheduleOptPipe needs this rank's stages")
@@ -99,6 +192,13 @@ class ScheduleOptPipe(PipelineScheduleMulti):
         self.recv_lookahead = max(0, int(recv_lookahead))
         self.device = torch.device(stages[0].device)
         self.offloader = ActivationOffloader({st.stage_index: st.submod for st in self._stages}, self.device)
+        self.memory_budget: float | None = None
+        self.allocation_plan: list | None = None  # this rank's allocation order (from the simulation)
+        self._instance = None
+        self._set_budget(instance, memory_budget)
+        self.forced_reloads = 0    # in the last step: reloads started without room because a B needed them
+        self.delayed_reloads = 0   # in the last step: reloads that waited after their R for room
+        self._saved_bytes: dict[int, int] = {}  # stage -> bytes its last forward saved
         self._agree_on_schedule(sched)
         self._make_channels(sched)
         # Profiling (profiler.py switches it on): per compute action times of the last step.
@@ -130,16 +230,43 @@ class ScheduleOptPipe(PipelineScheduleMulti):
         if have != mine:
             raise ScheduleError(f"rank {rank} was given stages {have} but the schedule puts stages {mine} on it")
 
-    def set_schedule(self, schedule: Any):
+    def _set_budget(self, instance, memory_budget):
+        if memory_budget is not None:
+            b = memory_budget[self.rank] if isinstance(memory_budget, (list, tuple)) else memory_budget
+            self.memory_budget = parse_bytes(b)
+            self._instance, self.allocation_plan = None, None
+            return
+        if instance is not None:
+            if hasattr(instance, "to_dict") and not isinstance(instance, dict):
+                instance = instance.to_dict()
+            if not isinstance(instance, dict):
+                with open(instance) as f:
+                    instance = json.load(f)
+            self._instance = instance
+        if self._instance is None:
+            return
+        dev = self._instance["devices"][self.rank]
+        self.memory_budget = parse_bytes(dev["memory_limit"]) - parse_bytes(dev.get("static_memory", 0))
+        self.allocation_plan = None
+        if self.schedule.offloads:
+            from . import solver  # noqa: PLC0415 (needs the simulator: lazy)
+            try:
+                self.allocation_plan = solver.allocation_order(self._instance, self.schedule.to_dict()).get(self.rank, [])
+            except Exception as e:
+                warnings.warn(f"rank {self.rank}: no simulated allocation order ({e}); reloads start when the "
+                              f"budget has room", RuntimeWarning, stacklevel=3)
+
+    def set_schedule(self, schedule: Any, instance: Any = None, memory_budget: Any = None):
         """Switch to another schedule for the next step (every rank must switch at the same step).
         It must keep the placement, the microbatch count and the split; it is checked in full
-        first."""
+        first. `instance` / `memory_budget`: as in the constructor (kept when not given)."""
         sched = load_schedule(schedule, num_stages=self._num_stages, microbatches=self._n_microbatches)
         if not sched.same_layout(self.schedule):
             raise ScheduleError(f"the new schedule changes the layout ({sched!r} placed {sched.stage_to_rank}) "
                                 f"of the running one ({self.schedule!r} placed {self.schedule.stage_to_rank})")
         self.schedule = sched
         self.pipeline_order = sched.pipeline_order
+        self._set_budget(instance, memory_budget)
 
     def _agree_on_schedule(self, sched: PipelineSchedule):
         """Every rank must run the same schedule; a rank that read another file would hang the run."""
@@ -193,6 +320,8 @@ class ScheduleOptPipe(PipelineScheduleMulti):
         recvs: dict[tuple[str, int, int], list] = {}
         sends: list[tuple[list, Callable | None]] = []
         backward_count = {s: 0 for s in by_index}
+        budget = self.memory_budget
+        gate = _ReloadGate(off, budget, self.allocation_plan)
         t_start = time.perf_counter()
 
         def recv_of(a: Action):
@@ -249,6 +378,9 @@ class ScheduleOptPipe(PipelineScheduleMulti):
                 j = a.microbatch
                 if a.kind == "F":
                     wait_recv(a)
+                    gate.before_forward(a.stage, j)
+                    if budget is not None and a.stage in self._saved_bytes:
+                        off.wait_for_offloads(self._saved_bytes[a.stage], budget)
                     t0 = clock() if self.record_timings else None
                     with off.capture(a.stage, j):
                         if self._fwd_takes_save_output:
@@ -275,12 +407,15 @@ class ScheduleOptPipe(PipelineScheduleMulti):
                         release = getattr(stage, "release_fwd_send_outputs", None)
                         sends.append((works, (lambda st=stage, jj=j: st.release_fwd_send_outputs(jj))
                                       if release is not None else None))
+                    gate.after_forward(a.stage, j)
+                    self._saved_bytes[a.stage] = off.records[(a.stage, j)].stats.saved_bytes
                     if a.level > 0:
                         off.offload(a.stage, j, a.level)
                 elif a.kind == "R":
-                    off.reload(a.stage, j)
+                    gate.request(a.stage, j)
                 elif a.kind == "B":
                     wait_recv(a)
+                    gate.before_backward(a.stage, j)
                     off.wait_reload(a.stage, j)
                     loss = self._maybe_get_loss(stage, j) if stage.is_last else None
                     t0 = clock() if self.record_timings else None
@@ -308,6 +443,8 @@ class ScheduleOptPipe(PipelineScheduleMulti):
                     if self.record_timings:
                         timings.append((a, t0, clock()))
                     off.release(a.stage, j)
+                if a.kind != "R":
+                    gate.start_ready()
                 reap_sends()
         except Exception as e:
             raise RuntimeError(f"rank {me}: running {a} (position {i} of its list) failed: {e}") from e
@@ -316,6 +453,9 @@ class ScheduleOptPipe(PipelineScheduleMulti):
                 w.wait()
             if release is not None:
                 release()
+        self.forced_reloads, self.delayed_reloads = gate.forced, gate.delayed
+        if gate.pending:  # cannot happen for a checked schedule: every B starts its own reload
+            raise RuntimeError(f"rank {me}: reloads never started: {list(gate.pending)}")
         if recvs:  # cannot happen for a checked schedule
             raise RuntimeError(f"rank {me}: receives never consumed: {sorted(recvs)}")
 

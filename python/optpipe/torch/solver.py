@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["find_cli", "solve", "heuristic_schedule", "simulate", "validate", "SimResult", "SolveJob",
-           "SolverUnavailable"]
+__all__ = ["find_cli", "solve", "heuristic_schedule", "simulate", "validate", "allocation_order", "SimResult",
+           "SolveJob", "SolverUnavailable"]
 
 
 class SolverUnavailable(RuntimeError):
@@ -198,6 +198,10 @@ class SimResult:
     limit: list[float] = field(default_factory=list)        # bytes per device
     message: str = ""
     peak_precision: float = 0.0         # bytes: 0 when exact; the CLI prints peaks rounded (e.g. 0.1 GiB)
+    # with timeline=True: (device, position, action text, start, end) per compute action, and
+    # (kind 'offload'|'reload', device, stage, microbatch, request, start, end) per transfer
+    actions: list[tuple] = field(default_factory=list)
+    transfers: list[tuple] = field(default_factory=list)
 
 
 _UNITS = {"B": 1, "KiB": 1024, "MiB": 1024 ** 2, "GiB": 1024 ** 3, "TiB": 1024 ** 4}
@@ -209,8 +213,9 @@ def _bytes(num: str, unit: str) -> tuple[float, float]:
     return float(num) * scale, 0.5 * 10 ** (-decimals) * scale
 
 
-def simulate(instance: Any, schedule: Any) -> SimResult:
-    """Simulates `schedule` on `instance`: feasibility, makespan, peak memory per device."""
+def simulate(instance: Any, schedule: Any, timeline: bool = False) -> SimResult:
+    """Simulates `schedule` on `instance`: feasibility, makespan, peak memory per device, and with
+    `timeline` the start and end of every action and transfer (from the CLI: times to 1e-4 ms)."""
     inst, sched = _as_dict(instance), _as_dict(schedule)
 
     def via(b):
@@ -219,12 +224,12 @@ def simulate(instance: Any, schedule: Any) -> SimResult:
         return SimResult(feasible, getattr(r, "makespan", None), getattr(r, "bubble", None),
                          list(getattr(r, "peak_memory", [])), [], str(getattr(r, "reason", "")))
 
-    res = _try_bindings("simulate", via)
+    res = None if timeline else _try_bindings("simulate", via)
     if res is not None:
         return res
     with _Files() as f:
         ip, sp = f.write("instance.json", inst), f.write("schedule.json", _plain(sched))
-        r = _run(["simulate", ip, sp, "--no-gantt"])
+        r = _run(["simulate", ip, sp, "--no-gantt"] + (["--timeline"] if timeline else []))
     text = r.stdout + r.stderr
     if r.returncode != 0:
         msg = next((ln.strip() for ln in text.splitlines() if ln.startswith("infeasible")), text.strip())
@@ -243,7 +248,42 @@ def simulate(instance: Any, schedule: Any) -> SimResult:
             res.peak_memory.append(peak)
             res.limit.append(lim)
             res.peak_precision = max(res.peak_precision, prec)
+    if timeline:
+        act = re.compile(r"^\s*(\d+)\s+(\d+)\s+([FBWR]\d+\.\d+(?:@[0-9.]+)?)\s+([0-9.]+)\s+([0-9.]+)")
+        xfer = re.compile(r"^(offload|reload)\s+(\d+)\s+\d+\s+(\d+)\.(\d+)\s+[0-9.]+ \w+\s+([0-9.]+)\s+"
+                          r"([0-9.]+)\s+([0-9.]+)")
+        for ln in text.splitlines():
+            mm = act.match(ln)
+            if mm:
+                res.actions.append((int(mm.group(1)), int(mm.group(2)), mm.group(3), float(mm.group(4)),
+                                    float(mm.group(5))))
+                continue
+            mm = xfer.match(ln)
+            if mm:
+                res.transfers.append((mm.group(1), int(mm.group(2)), int(mm.group(3)), int(mm.group(4)),
+                                      float(mm.group(5)), float(mm.group(6)), float(mm.group(7))))
     return res
+
+
+def allocation_order(instance: Any, schedule: Any) -> dict[int, list[tuple[str, int, int]]]:
+    """Per device, the order in which the simulator lets it allocate: ('F', s, j) at each forward's
+    start and ('R', s, j) at each reload's start, by time; at equal times an F before a reload
+    (spec §4), then list / request order. The runtime follows it (runtime.py), as the C++
+    executor's allocation tickets do (runtime/program.h). Raises RuntimeError when the schedule does
+    not complete on the instance. Uses the CLI's timeline (times printed to 1e-4 ms, so events
+    closer than that count as simultaneous); the integrator can take exact times from the bindings."""
+    sim = simulate(instance, schedule, timeline=True)
+    if not sim.feasible:
+        raise RuntimeError(f"the schedule does not run on the instance: {sim.message}")
+    events: dict[int, list[tuple]] = {}
+    for dev, pos, text, start, _ in sim.actions:
+        if text.startswith("F"):
+            st, mb = text[1:].split("@")[0].split(".")
+            events.setdefault(dev, []).append((start, 0, pos, ("F", int(st), int(mb))))
+    for n, (kind, dev, st, mb, _, start, _) in enumerate(sim.transfers):
+        if kind == "reload":
+            events.setdefault(dev, []).append((start, 1, n, ("R", st, mb)))
+    return {d: [e[3] for e in sorted(ev)] for d, ev in events.items()}
 
 
 def validate(instance: Any, schedule: Any) -> tuple[bool, str]:
