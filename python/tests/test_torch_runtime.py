@@ -126,6 +126,10 @@ def _results(world):
         cases.append(dict(good, corrupt=True))
         names.append("corrupted-reload")
     results = tf.run_cases(world, cases, work)
+    for name, r in zip(names, results):  # shown with pytest -s
+        if "grad_diff" in r:
+            print(f"{world} ranks {name:28s} max |grad diff| {r['grad_diff']:.3g}  |loss diff| {r['loss_diff']:.3g}  "
+                  f"offloaded forwards {r['offloaded_forwards']}  moved {r['moved_bytes']} B")
     _RESULTS[world] = dict(zip(names, results))
     _RESULTS[world]["_schedules"] = dict(zip(names, [c["schedule"] for c in cases]))
     return _RESULTS[world]

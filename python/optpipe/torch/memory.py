@@ -51,9 +51,10 @@ def memory_report(runtime: ScheduleOptPipe, instance: dict | None = None, simula
     moved = sum(s.moved_bytes for s in runtime.offload_stats)
     offloads = sum(1 for a in sched.pipeline_order[me] if a.offloads)
     mine = (me, measured, kind, offloads, moved, runtime.delayed_reloads, runtime.forced_reloads)
-    if dist.is_initialized() and dist.get_world_size() > 1:
-        everyone = [None] * dist.get_world_size()
-        dist.all_gather_object(everyone, mine, group=runtime._stages[0].group)
+    group = runtime._stages[0].group
+    if dist.is_initialized() and dist.get_world_size(group) > 1:
+        everyone = [None] * dist.get_world_size(group)
+        dist.all_gather_object(everyone, mine, group=group)
     else:
         everyone = [mine]
     sim = simulation

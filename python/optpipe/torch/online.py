@@ -102,8 +102,10 @@ class OnlineRescheduler:
         self.log: list[str] = []
         self._job = None
         self._decided = False
-        self._distributed = dist.is_initialized() and dist.get_world_size() > 1
-        self._control = dist.new_group(backend="gloo") if self._distributed else None
+        self._distributed = dist.is_initialized() and dist.get_world_size(runtime._stages[0].group) > 1
+        group = runtime._stages[0].group
+        ranks = None if group is None else dist.get_process_group_ranks(group)
+        self._control = dist.new_group(ranks, backend="gloo") if self._distributed else None
         self._src = 0 if runtime._stages[0].group is None else dist.get_global_rank(runtime._stages[0].group, 0)
 
     @property

@@ -242,18 +242,19 @@ class Profiler:
         limit = self._limit_bytes(static, [c["activation"] for c in costs.values()])
         mine = {"rank": rt.rank, "costs": costs, "static": static, "limit": limit, "notes": self.notes}
         world = sched.num_ranks
-        if dist.is_initialized() and dist.get_world_size() > 1:
-            everyone = [None] * dist.get_world_size()
-            dist.all_gather_object(everyone, mine, group=rt._stages[0].group)
+        group = rt._stages[0].group
+        if dist.is_initialized() and dist.get_world_size(group) > 1:
+            everyone = [None] * dist.get_world_size(group)
+            dist.all_gather_object(everyone, mine, group=group)
         else:
             everyone = [mine]
         by_rank = {x["rank"]: x for x in everyone}
         all_costs = {s: c for x in everyone for s, c in x["costs"].items()}
         sizes = {s: c["output_bytes"] for s, c in all_costs.items()}
         comm = self._comm_ms(sizes)
-        if dist.is_initialized() and dist.get_world_size() > 1:
-            t = torch.tensor(comm, dtype=torch.float64)
-            dist.all_reduce(t, op=dist.ReduceOp.MAX, group=rt._stages[0].group)
+        if dist.is_initialized() and dist.get_world_size(group) > 1:
+            t = torch.tensor(comm, dtype=torch.float64, device=rt.device)  # on the device: NCCL too
+            dist.all_reduce(t, op=dist.ReduceOp.MAX, group=group)
             comm = t.tolist()
         devices = []
         for r in range(world):

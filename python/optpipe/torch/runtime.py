@@ -270,17 +270,21 @@ class ScheduleOptPipe(PipelineScheduleMulti):
 
     def _agree_on_schedule(self, sched: PipelineSchedule):
         """Every rank must run the same schedule; a rank that read another file would hang the run."""
-        if not dist.is_initialized() or dist.get_world_size() == 1:
+        group = self._stages[0].group
+        if not dist.is_initialized() or dist.get_world_size(group) == 1:
             return
         digest = hashlib.sha256(json.dumps(sched.to_dict()["devices"]).encode()).hexdigest()
-        got = [None] * dist.get_world_size()
-        dist.all_gather_object(got, digest)
+        got = [None] * dist.get_world_size(group)
+        dist.all_gather_object(got, digest, group=group)
         if len(set(got)) != 1:
             raise ScheduleError("the ranks were given different schedules (their action lists differ)")
 
     def _make_channels(self, sched: PipelineSchedule):
         """A process group per stage boundary that crosses ranks and per direction, created in the same
-        order on every rank (dist.new_group is collective)."""
+        order on every rank: dist.new_group is collective over the whole job, so this supports one
+        pipeline per job. (use_local_synchronization would let only the two ranks take part, but
+        PyTorch then names a group by its ranks, and a boundary's two directions, or a V's two
+        boundaries between the same ranks, would get one name: the run hangs.)"""
         self._fwd_group: dict[int, Any] = {}
         self._bwd_group: dict[int, Any] = {}
         group = self._stages[0].group
