@@ -91,7 +91,7 @@ def test_online_switch_keeps_the_losses():
     assert any("switching" in line for line in res[0]["log"]), res[0]["log"]
 
 
-def test_solver_bridge_on_the_cli(tmp_path):
+def test_solver_bridge(tmp_path):
     tf.require_cli()
     inst = tf.make_instance("bridge", [0, 1, 2, 3], 8, limit_acts=2.0)
     sched = solver.solve(inst, time_limit=2)
@@ -120,6 +120,6 @@ def test_solve_job_runs_in_the_background_and_can_be_cancelled():
     job = solver.SolveJob(inst, time_limit=30)
     assert time.time() - t0 < 5 and not job.done()
     time.sleep(0.5)
-    job.cancel()
-    assert job.done() and time.time() - t0 < 15
+    job.cancel()  # the CLI stops at once; the bindings after their warm starts (here up to 12 s)
+    assert job.done() and time.time() - t0 < 25
     assert job.result() is None

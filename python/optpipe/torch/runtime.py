@@ -196,7 +196,7 @@ class ScheduleOptPipe(PipelineScheduleMulti):
         self.allocation_plan: list | None = None  # this rank's allocation order (from the simulation)
         self._instance = None
         self._set_budget(instance, memory_budget)
-        self.forced_reloads = 0    # in the last step: reloads started without room because a B needed them
+        self.forced_reloads = 0    # in the last step: reloads a B (or an F the plan put after them) had to start early
         self.delayed_reloads = 0   # in the last step: reloads that waited after their R for room
         self._saved_bytes: dict[int, int] = {}  # stage -> bytes its last forward saved
         self._agree_on_schedule(sched)

@@ -8,10 +8,13 @@
 #     inside each function, never when optpipe.torch is imported;
 #   - the `optpipe` command line binary ($OPTPIPE_CLI, else build/optpipe in this checkout, else
 #     `optpipe` on PATH), used when the bindings are not importable.
-# The bindings were written in parallel with this module, so the calls into them below follow
-# the interface as announced (optpipe.Instance, solve, schedule, simulate, validate, objects with
-# `.to_dict()`); when a call does not match, a warning names it and the CLI answers instead. The
-# integrator switches these functions to the bindings for good. The CLI path is the tested one.
+# The bindings were written in parallel with this module; the calls into them below follow their
+# interface as read from the h-py branch while it was in progress (Instance/Schedule.from_dict,
+# solve(instance, time_limit=...) -> SolveResult.schedule, schedule(instance, heuristic),
+# simulate(instance, schedule, timeline=...) -> SimResult with timeline and transfers,
+# validate(...) -> violations). When a call does not match, a warning names it and the CLI answers
+# instead. The integrator switches these functions to the bindings for good. The CLI path is the
+# one the tests run.
 #
 # Instances and schedules are passed as optpipe-instance/1 and optpipe-schedule/1 dicts (or
 # paths, or objects with `.to_dict()`).
@@ -28,6 +31,8 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .units import parse_bytes
 
 __all__ = ["find_cli", "solve", "heuristic_schedule", "simulate", "validate", "allocation_order", "SimResult",
            "SolveJob", "SolverUnavailable"]
@@ -81,17 +86,23 @@ def _bindings():
 
 
 def _try_bindings(what: str, call):
+    """call(bindings), or None when there are no bindings or the call does not fit their interface
+    (then the CLI answers). Their own errors (no schedule, bad input) become RuntimeError."""
     b = _bindings()
     if b is None:
         return None
     try:
         return call(b)
-    except (AttributeError, TypeError) as e:  # the interface differs from the one announced
+    except (AttributeError, TypeError) as e:  # the interface differs from the one expected
         if what not in _warned:
             _warned.add(what)
             warnings.warn(f"optpipe bindings: {what} did not match the expected interface ({e}); "
                           f"using the optpipe CLI instead", RuntimeWarning, stacklevel=3)
         return None
+    except RuntimeError:
+        raise
+    except Exception as e:  # InputError, InfeasibleError, ...
+        raise RuntimeError(f"{what}: {e}") from e
 
 
 def _b_instance(b, inst: dict):
@@ -109,9 +120,17 @@ def _b_schedule(b, sched: dict):
 
 
 def _schedule_dict(res) -> dict:
-    if hasattr(res, "schedule") and not hasattr(res, "to_dict"):
+    if hasattr(res, "schedule") and not hasattr(res, "to_dict"):  # a SolveResult
+        status = getattr(res, "status", "feasible")
+        if status not in ("optimal", "feasible"):
+            raise RuntimeError(f"the solver found no schedule: status {status}"
+                               f"{': ' + str(res.reason) if getattr(res, 'reason', None) else ''}")
         res = res.schedule
     return res.to_dict()
+
+
+class _Failed(Exception):
+    """The bindings answered with an error of their own (not an interface mismatch)."""
 
 
 # -- the CLI ------------------------------------------------------------------------------------------
@@ -149,12 +168,23 @@ class _Files:
         self.dir.cleanup()
 
 
+class _Cancelled(Exception):
+    pass
+
+
 def solve(instance: Any, time_limit: float = 10.0, threads: int | None = None, use_cache: bool = False,
-          _proc_holder: list | None = None) -> dict:
+          _proc_holder: list | None = None, _stop: threading.Event | None = None) -> dict:
     """The solver's schedule for `instance` (optimal when it proves it within the time limit), as an
     optpipe-schedule/1 dict with status, bound and gap."""
     inst = _as_dict(instance)
-    res = _try_bindings("solve", lambda b: _schedule_dict(b.solve(_b_instance(b, inst), time_limit=time_limit)))
+
+    def progress(_):  # the bindings call it about once a second; raising stops the solve
+        if _stop is not None and _stop.is_set():
+            raise _Cancelled()
+
+    res = _try_bindings("solve", lambda b: _schedule_dict(
+        b.solve(_b_instance(b, inst), time_limit=time_limit, threads=threads or 0,
+                cache=True if use_cache else None, progress=progress if _stop is not None else None)))
     if res is not None:
         return res
     with _Files() as f:
@@ -175,7 +205,10 @@ def heuristic_schedule(instance: Any, name: str = "best") -> dict:
     """A baseline heuristic's schedule (`optpipe heuristics` lists them; `best` runs them all and
     keeps the fastest that fits). Raises RuntimeError with the heuristic's reason when it cannot."""
     inst = _as_dict(instance)
-    res = _try_bindings("schedule", lambda b: _schedule_dict(b.schedule(_b_instance(b, inst), heuristic=name)))
+    try:
+        res = _try_bindings("schedule", lambda b: _schedule_dict(b.schedule(_b_instance(b, inst), heuristic=name)))
+    except RuntimeError as e:
+        raise RuntimeError(f"heuristic {name} gives no schedule: {e}") from None
     if res is not None:
         return res
     with _Files() as f:
@@ -219,12 +252,19 @@ def simulate(instance: Any, schedule: Any, timeline: bool = False) -> SimResult:
     inst, sched = _as_dict(instance), _as_dict(schedule)
 
     def via(b):
-        r = b.simulate(_b_instance(b, inst), _b_schedule(b, sched))
-        feasible = bool(getattr(r, "feasible", True))
-        return SimResult(feasible, getattr(r, "makespan", None), getattr(r, "bubble", None),
-                         list(getattr(r, "peak_memory", [])), [], str(getattr(r, "reason", "")))
+        r = b.simulate(_b_instance(b, inst), _b_schedule(b, _plain(sched)), timeline=timeline)
+        out = SimResult(bool(r.feasible), r.makespan if r.feasible else None, r.bubble, list(r.peak_memory),
+                        [parse_bytes(d["memory_limit"]) for d in inst["devices"]], str(r.reason or ""))
+        if timeline:
+            for d, entries in enumerate(r.timeline):
+                for pos, span in enumerate(entries):
+                    if span is not None:
+                        out.actions.append((d, pos, sched["devices"][d][pos], span[0], span[1]))
+            for t in r.transfers:
+                out.transfers.append((t.kind, t.device, t.stage, t.microbatch, t.request, t.start, t.end))
+        return out
 
-    res = None if timeline else _try_bindings("simulate", via)
+    res = _try_bindings("simulate", via)
     if res is not None:
         return res
     with _Files() as f:
@@ -270,8 +310,8 @@ def allocation_order(instance: Any, schedule: Any) -> dict[int, list[tuple[str, 
     start and ('R', s, j) at each reload's start, by time; at equal times an F before a reload
     (spec §4), then list / request order. The runtime follows it (runtime.py), as the C++
     executor's allocation tickets do (runtime/program.h). Raises RuntimeError when the schedule does
-    not complete on the instance. Uses the CLI's timeline (times printed to 1e-4 ms, so events
-    closer than that count as simultaneous); the integrator can take exact times from the bindings."""
+    not complete on the instance. Times are exact from the bindings; from the CLI's timeline they are
+    printed to 1e-4 ms, so events closer than that count as simultaneous."""
     sim = simulate(instance, schedule, timeline=True)
     if not sim.feasible:
         raise RuntimeError(f"the schedule does not run on the instance: {sim.message}")
@@ -290,6 +330,9 @@ def validate(instance: Any, schedule: Any) -> tuple[bool, str]:
     """Checks `schedule` against every rule of the spec on `instance` (timing and memory included):
     (True, summary) or (False, the problems)."""
     inst, sched = _as_dict(instance), _as_dict(schedule)
+    found = _try_bindings("validate", lambda b: list(b.validate(_b_instance(b, inst), _b_schedule(b, _plain(sched)))))
+    if found is not None:
+        return (not found), ("\n".join(str(v) for v in found) if found else "valid")
     with _Files() as f:
         ip, sp = f.write("instance.json", inst), f.write("schedule.json", _plain(sched))
         r = _run(["validate", ip, sp])
@@ -304,18 +347,21 @@ def _plain(sched: dict) -> dict:
 class SolveJob:
     """`solve` in a background thread (the CLI runs as a subprocess, so the GIL is free while it
     works; the bindings release it themselves). `done()`, `result()` (None while running; raises
-    the solver's error), `cancel()` (stops the CLI process)."""
+    the solver's error), `cancel()` (stops the CLI process, or the bindings' solve at its next
+    progress report: after the heuristics and the local search, then about once a second)."""
 
     def __init__(self, instance: Any, time_limit: float = 10.0, threads: int | None = None):
         self._procs: list = []
         self._result: dict | None = None
         self._error: BaseException | None = None
         self._cancelled = False
+        self._stop = threading.Event()
         inst = _as_dict(instance)
 
         def work():
             try:
-                self._result = solve(inst, time_limit=time_limit, threads=threads, _proc_holder=self._procs)
+                self._result = solve(inst, time_limit=time_limit, threads=threads, _proc_holder=self._procs,
+                                     _stop=self._stop)
             except BaseException as e:  # handed to result()
                 self._error = e
 
@@ -336,9 +382,10 @@ class SolveJob:
             raise self._error
         return self._result
 
-    def cancel(self):
+    def cancel(self, timeout: float = 30.0):
         self._cancelled = True
+        self._stop.set()
         for p in self._procs:
             if p.poll() is None:
                 p.terminate()
-        self._thread.join(5)
+        self._thread.join(timeout)
