@@ -198,7 +198,6 @@ def main():
     params = [p for s in mine for p in stage_modules[s].parameters()]
     opt = torch.optim.AdamW(params, lr=a.lr)
     levels = [float(x) for x in a.offload_levels.split(",")]
-    nparams = sum(p.numel() for p in params)
     say(f"GPT: {a.layers} blocks, hidden {a.hidden}, {a.heads} heads, vocabulary {a.vocab}, sequence {a.seq}; "
         f"{world} ranks ({a.device}, {a.dtype}), {S} stages placed {placement}, {a.microbatches} microbatches of "
         f"{a.batch // a.microbatches} sequences")

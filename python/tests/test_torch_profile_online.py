@@ -2,8 +2,6 @@
 # report (memory.py) and online re-scheduling (online.py), issue 19 parts 3 and 4, on 2 gloo
 # ranks on CPU: profile -> solve -> run from Python, and a run that switches schedules after
 # profiling has the losses and weights of a run that never switches.
-import json
-import os
 import time
 
 import pytest

@@ -10,7 +10,6 @@
 # All cases of one world size run in one spawn (one process start per rank); the schedules come
 # from the optpipe binary (the tests skip when it is missing).
 import copy
-import os
 import tempfile
 
 import pytest

@@ -4,7 +4,6 @@
 # agreement with the C++ validator on the heuristics' schedules and on the refused ones.
 import copy
 import json
-import os
 
 import pytest
 
@@ -12,7 +11,7 @@ import torch_fixtures as tf
 
 tf.require_torch()
 
-from optpipe.torch import (Action, PipelineSchedule, ScheduleError, gpipe_schedule,  # noqa: E402
+from optpipe.torch import (Action, ScheduleError, gpipe_schedule,  # noqa: E402
                            load_schedule, parse_action)
 
 

@@ -11,9 +11,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-import torch
 import torch.distributed as dist
 
 from .runtime import ScheduleOptPipe

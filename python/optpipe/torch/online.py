@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass
-from typing import Any
 
 import torch.distributed as dist
 
