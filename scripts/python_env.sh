@@ -6,6 +6,7 @@
 #                     the checkout, so that clones share it and what else it gets (torch) stays
 #   its Python        $PYTHON, else python3 (3.9 or later, with venv and its headers)
 #   build tools       python/requirements-dev.txt (scikit-build-core, nanobind, pytest), pinned
+#   PyTorch           from PyPI (or $TORCH_INDEX_URL), for optpipe.torch; OPTPIPE_NO_TORCH=1: none
 #   the package       pip install --no-build-isolation ./python, the C++ build kept in
 #                     build-python/ (git-ignored) so that a reinstall recompiles only what
 #                     changed; ccache when it is installed
@@ -50,6 +51,18 @@ trap 'rm -f "$log"' EXIT
 if ! "$venv/bin/python" -m pip install --disable-pip-version-check -q -r python/requirements-dev.txt >"$log" 2>&1; then
   tail -n 5 "$log" >&2
   skip "pip could not install the build tools (python/requirements-dev.txt) into $venv; is the package index reachable?"
+fi
+
+# PyTorch, for optpipe.torch and its tests (a large download, once per environment): from PyPI,
+# or $TORCH_INDEX_URL (e.g. https://download.pytorch.org/whl/cpu); $TORCH_SPEC picks the version.
+# OPTPIPE_NO_TORCH=1 leaves it out. When it cannot be installed the torch tests skip and say so.
+if [ "${OPTPIPE_NO_TORCH:-}" != 1 ] && ! "$venv/bin/python" -c 'import torch' >/dev/null 2>&1; then
+  echo "python: installing ${TORCH_SPEC:-torch} into $venv for optpipe.torch (a large download, once)" >&2
+  if ! "$venv/bin/python" -m pip install --disable-pip-version-check -q "${TORCH_SPEC:-torch}" numpy \
+       ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"} >"$log" 2>&1; then
+    tail -n 5 "$log" >&2
+    echo "python: PyTorch could not be installed into $venv; the optpipe.torch tests will skip" >&2
+  fi
 fi
 
 args=(--disable-pip-version-check --no-build-isolation --no-deps -q

@@ -8,28 +8,22 @@
 # Prints `offloads N` (the schedule's offloading forwards) and `max gradient difference X`; exits
 # 0 only when N > 0 and X <= 1e-9.
 #
-# Standalone on a fresh clone: makes (or reuses) a virtual environment with PyTorch from PyPI in
-# $OPTPIPE_TORCH_VENV (default ${XDG_CACHE_HOME:-~/.cache}/optpipe/venv; TORCH_SPEC picks the
-# version, TORCH_INDEX_URL another wheel index, e.g. https://download.pytorch.org/whl/cpu for the
-# smaller CPU wheel), and builds the optpipe binary with scripts/setup.sh and scripts/build.sh if
+# Standalone on a fresh clone: makes (or reuses) the project's Python environment with the
+# optpipe package and PyTorch from PyPI (scripts/python_env.sh: TORCH_SPEC picks the version,
+# TORCH_INDEX_URL another wheel index, e.g. https://download.pytorch.org/whl/cpu for the smaller
+# CPU wheel), and builds the optpipe binary with scripts/setup.sh and scripts/build.sh if
 # $OPTPIPE_CLI (default build/optpipe) is missing. Extra arguments go to train_gpt.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-venv=${OPTPIPE_TORCH_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/optpipe/venv}
-spec=${TORCH_SPEC:-torch}
-
-if [ ! -x "$venv/bin/python" ]; then
-  echo "torch_demo: creating the virtual environment $venv"
-  mkdir -p "$(dirname "$venv")"
-  if ! python3 -m venv "$venv"; then
-    echo "torch_demo: python3 -m venv failed (on Debian: apt-get install python3-venv)" >&2
-    exit 2
-  fi
-fi
+./scripts/setup.sh >&2  # the Debian packages the environment builds with
+# The project's Python environment with the optpipe package and PyTorch (scripts/python_env.sh).
+venv=$(./scripts/python_env.sh | tail -n 1) || {
+  echo "torch_demo: the Python environment could not be made (see above)" >&2
+  exit 2
+}
 if ! "$venv/bin/python" -c "import torch" >/dev/null 2>&1; then
-  echo "torch_demo: installing $spec into $venv (PyPI${TORCH_INDEX_URL:+, index $TORCH_INDEX_URL})"
-  "$venv/bin/python" -m pip install --upgrade pip >/dev/null
-  "$venv/bin/python" -m pip install "$spec" numpy ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"}
+  echo "torch_demo: PyTorch is not installed in $venv (see above)" >&2
+  exit 2
 fi
 "$venv/bin/python" -c "import torch; print('torch_demo: torch', torch.__version__)"
 
@@ -46,7 +40,7 @@ export OPTPIPE_CLI
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
-PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" "$venv/bin/python" -m torch.distributed.run --standalone \
+"$venv/bin/python" -m torch.distributed.run --standalone \
   --nproc-per-node 4 python/examples/train_gpt.py --device cpu --dtype float64 --check \
   --memory-limit 1.5act "$@" 2>&1 | tee "$log" | grep -v -e '^W[0-9]' -e '^\*\*\*' -e 'OMP_NUM_THREADS'
 status=${PIPESTATUS[0]}

@@ -18,9 +18,8 @@ import traceback
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PYTHON_DIR = os.path.join(ROOT, "python")
-if PYTHON_DIR not in sys.path:
-    sys.path.insert(0, PYTHON_DIR)
+# optpipe (with optpipe.torch) is the installed package (scripts/test_python.sh installs it); the
+# sources in python/ are not put on the path: they lack the compiled module.
 
 try:
     import torch
