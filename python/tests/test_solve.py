@@ -180,7 +180,7 @@ def test_ctrl_c_stops_the_solve_and_returns_the_best_schedule(tmp_path):
     assert result["status"] == "feasible"
     assert result["schedule"] is not None and result["makespan"] < 800
     assert result["bound"] <= result["makespan"]
-    # Well before the 60 s limit: the heuristics and local search finish their work, then it stops.
+    # Well before the 60 s limit: every phase stops on the request (a generous margin for slow machines).
     assert result["wall"] < 40 and stopped_after < 37, (result["wall"], stopped_after)
     inst = optpipe.Instance.from_file(instance_path(name))
     assert optpipe.validate(inst, optpipe.Schedule.from_dict(result["schedule"])) == []
