@@ -586,5 +586,38 @@ TEST(CacheCli, ListShowPruneExportImportRoundTrip) {
   EXPECT_EQ(run_cli("cache prune --cache " + quote(db2)).status, 2);  // says what to give
 }
 
+// Eight `optpipe solve` processes at once, each on its own instance, all into one cache file:
+// every result is stored (eight entries), and the file is intact.
+TEST(CacheCli, EightSolvesIntoOneFileAtOnceLoseNothing) {
+  REQUIRE_CLI();
+  const std::string db = temp_path("eight.sqlite");
+  std::string command = "(";
+  for (int i = 0; i < 8; ++i) {
+    Instance inst = test_support::uniform_instance(2, 3 + i % 3, 1.0 + 0.1 * i, 2, 1);
+    inst.name = "eight-" + std::to_string(i);
+    const std::string file = temp_path("eight-" + std::to_string(i) + ".json");
+    save_instance(inst, file);
+    command += quote(kCli) + " solve " + quote(file) + " --cache " + quote(db) + " --time-limit 20 -q > /dev/null 2>&1 & ";
+  }
+  command += "wait)";
+  test_support::run_shell(command);
+  const CliRun list = run_cli("cache list --cache " + quote(db));
+  ASSERT_EQ(list.status, 0) << list.output;
+  for (int i = 0; i < 8; ++i) EXPECT_CONTAINS(list.output, "eight-" + std::to_string(i));
+  ScheduleCache c(db);
+  ASSERT_TRUE(c.ok()) << c.status().message;
+  std::vector<CacheEntry> all;
+  ASSERT_TRUE(c.list(all).ok);
+  EXPECT_EQ(all.size(), 8u);
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  std::string check;
+  sqlite3_exec(
+      h, "PRAGMA integrity_check",
+      [](void* out, int, char** v, char**) { *static_cast<std::string*>(out) += v[0]; return 0; }, &check, nullptr);
+  sqlite3_close(h);
+  EXPECT_EQ(check, "ok");
+}
+
 }  // namespace
 }  // namespace optpipe::cache

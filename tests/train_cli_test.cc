@@ -172,5 +172,24 @@ TEST(TrainCli, ProfileWritesAnInstanceThatValidatesAndSolves) {
   EXPECT_EQ(bad.status, 2) << bad.output;
 }
 
+// A schedule file edited by hand into a deadlock (each device waits for the other's next op) is
+// refused by train before anything runs, with the reason: who waits for what.
+TEST(TrainCli, RefusesAHandEditedDeadlockBeforeItStarts) {
+  REQUIRE_CLI();
+  const std::string path = optpipe::test_support::temp_dir() + "train-deadlock.json";
+  {
+    std::ofstream out(path);
+    out << R"({"format": "optpipe-schedule/1", "instance": "tiny-2x3", "devices": [
+      ["F0.0", "B0.0", "W0.0", "F0.1", "B0.1", "W0.1", "F0.2", "B0.2", "W0.2"],
+      ["F1.0", "F1.1", "B1.0", "W1.0", "B1.1", "W1.1", "F1.2", "B1.2", "W1.2"]]})";
+  }
+  const ShellRun r = sh(cli() + " train " + instance("tiny-2x3") + " '" + path + "' --iterations 2 2>&1");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("deadlock"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("device 0 waits at B0.0 (position 1) for B1.0 (device 1)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("device 1 waits at F1.1 (position 1) for F0.1 (device 0)"), std::string::npos) << r.output;
+  EXPECT_TRUE(losses(r.output).empty()) << r.output;  // no iteration ran
+}
+
 }  // namespace
 }  // namespace optpipe
