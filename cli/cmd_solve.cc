@@ -8,6 +8,7 @@
 #include "cache/schedule_cache.h"
 #include "cli/build_info.h"
 #include "cli/exit_codes.h"
+#include "model/bytes.h"
 #include "model/error.h"
 #include "model/instance_io.h"
 #include "model/schedule_io.h"
@@ -54,6 +55,10 @@ PipelineOptions pipeline_options(const SolveArgs& a) {
   if (!bounds) throw InputError("--bounds must be cpu, tbb, gpu or auto, not '" + a.bounds + "'");
   o.bounds = *bounds;
   o.batch_size = a.batch_size;
+  std::string why;
+  const std::optional<double> pool = parse_bytes(a.pool_memory, &why);
+  if (!pool || !(*pool > 0)) throw InputError("--pool-memory: " + (why.empty() ? "must be more than 0 bytes" : why));
+  o.pool_memory_bytes = *pool;
   o.stop = &g_interrupted;
   // The schedule cache: $OPTPIPE_CACHE or the default path ("" there: off, or no home).
   if (!a.no_cache) o.cache_file = a.cache.empty() ? cache::default_cache_path() : a.cache;
@@ -112,6 +117,9 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs& args) {
       ->check(CLI::IsMember({"cpu", "tbb", "gpu", "auto"}));
   cmd->add_option("--batch-size", args.batch_size, "batch modes: most open nodes per batch (default: adaptive, up to 1024)")
       ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--pool-memory", args.pool_memory,
+                  "memory for the open nodes, e.g. 512MiB or 4GiB (default 1GiB); beyond it the search goes on "
+                  "depth-first and says so");
   cmd->add_flag("--no-transposition", args.no_transposition,
                 "do not cut nodes whose state another node dominates (for comparisons)");
   cmd->add_flag("--no-stage-relaxation", args.no_stage_relaxation,

@@ -18,6 +18,7 @@ struct SolveArgs {
   bool no_stage_relaxation = false;
   std::string bounds = "cpu";     // cpu, tbb, gpu or auto
   int batch_size = 0;
+  std::string pool_memory = "1GiB";  // memory for the open nodes
   double lns = 0;                  // share of the time limit for large neighbourhood search
   long long local_search = -1;  // simulations per improved warm start (0: none; < 0: from the time limit)
   std::string cache;               // schedule cache file (cache/); empty: the default path

@@ -87,6 +87,7 @@ void BatchWorker::evaluate_pending() {
 
 bool BatchWorker::advance_lanes() {
   const bool pool_full = ctx_.pool.size() > ctx_.max_open;
+  if (pool_full) ++w_.stats.pool_full;
   next_lanes_.clear();
   std::size_t next_kept = 0;
   for (std::size_t k = 0; k + 1 < first_child_.size(); ++k) {

@@ -49,6 +49,7 @@ void DiveWorker::dive(NodePtr n) {
     });
     if (ctx_.pool.size() > ctx_.max_open) {
       // The pool is full: finish these children depth-first here, keeping them out of it.
+      ++w_.stats.pool_full;
       std::vector<NodePtr> stack;
       for (auto it = order.rbegin(); it != order.rend(); ++it) stack.push_back(std::move(children[*it]));
       local_dfs(stack);

@@ -38,7 +38,8 @@ namespace optpipe {
   X(node_relaxation_calls, "relaxations with the node's own heads searched")                             \
   X(node_relaxation_hits, "... answered from their memo")                                                \
   X(spec_rule_calls, "history relaxations of the first stage under the spec's start rules")            \
-  X(pruned_pool, "open nodes dropped from the pool once an incumbent made them useless")
+  X(pruned_pool, "open nodes dropped from the pool once an incumbent made them useless")                 \
+  X(pool_full, "times a worker kept children out of the full pool (SolveOptions::pool_memory_bytes)")
 
 // X(name, what it sums). Seconds summed over the workers (thread-seconds).
 #define OPTPIPE_SEARCH_SECONDS(X) \

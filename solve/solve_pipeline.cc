@@ -103,6 +103,7 @@ SolveOptions search_options(const PipelineOptions& o, double left) {
   opt.gap = o.gap;
   opt.threads = o.threads;
   opt.transposition = o.transposition;
+  opt.pool_memory_bytes = o.pool_memory_bytes;
   opt.stage_relaxation = o.stage_relaxation;
   opt.lns_time_share = o.lns;
   opt.bounds = o.bounds;

@@ -42,6 +42,9 @@ struct PipelineOptions {
   double lns = 0.0;                   // share of the time limit for large neighbourhood search
   bool transposition = true;
   bool stage_relaxation = true;
+  // Memory for the open nodes (SolveOptions::pool_memory_bytes): beyond it the search goes on
+  // depth-first without adding to the pool, and says so (SolveStats::pool_full).
+  double pool_memory_bytes = 1024.0 * 1024.0 * 1024.0;
   BoundsMode bounds = BoundsMode::kCpu;
   int batch_size = 0;
   const std::atomic<bool>* stop = nullptr;  // set from outside (e.g. Ctrl-C) to stop early

@@ -166,6 +166,11 @@ void TextSolveReporter::done(const Instance& inst, const PipelineResult& r, cons
   }
   out_ << "search: " << s.nodes << " nodes in " << num(s.seconds, 2) << " s (" << num(per_second(s.nodes, s.seconds), 0)
        << " nodes/s), best found at " << num(s.seconds_to_best, 2) << " s\n";
+  if (s.pool_full > 0) {
+    out_ << "open-node pool full " << s.pool_full
+         << " times: those subtrees were searched depth-first outside it (raise --pool-memory for a more "
+            "best-first search)\n";
+  }
   if (s.bounds_backend != BoundsMode::kCpu) {
     out_ << "bounds on " << to_string(s.bounds_backend) << ": " << s.batches << " batches, " << s.batched_nodes
          << " nodes bounded in them\n";

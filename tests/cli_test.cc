@@ -90,6 +90,20 @@ TEST(Cli, WrongFlagIsBadInput) {
   EXPECT_EQ(missing.status, 2) << missing.output;
 }
 
+TEST(Cli, PoolMemoryNeedsASizeAndReportsAFullPool) {
+  REQUIRE_CLI();
+  const CliRun bad = run_cli("solve --no-cache --pool-memory lots " + quote(instance_path("uniform-4x8")));
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_CONTAINS(bad.output, "--pool-memory");
+  const CliRun zero = run_cli("solve --no-cache --pool-memory 0 " + quote(instance_path("uniform-4x8")));
+  EXPECT_EQ(zero.status, 2) << zero.output;
+  // 1 KiB holds no node: the search dives depth-first and says so, and still proves the optimum.
+  const CliRun tiny = run_cli("solve --no-cache --no-stage-relaxation --local-search 0 --pool-memory 1KiB " +
+                              quote(instance_path("v-4x8")));
+  EXPECT_EQ(tiny.status, 0) << tiny.output;
+  EXPECT_CONTAINS(tiny.output, "optimal");
+}
+
 TEST(Cli, UnknownHeuristicListsTheNames) {
   REQUIRE_CLI();
   const CliRun r = run_cli("schedule --heuristic nosuch " + quote(instance_path("uniform-4x8")));

@@ -10,8 +10,13 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/test_paths.h"
+
 #include "model/simulator.h"
+#include "heuristics/registry.h"
+#include "model/instance_io.h"
 #include "search/node_pool.h"
+#include "search/solver.h"
 #include "search/relaxation_memo.h"
 #include "search/search_shared.h"
 #include "search/search_stats.h"
@@ -231,6 +236,43 @@ TEST(SolveStats, MergeAndTheWalkCoverEveryCounter) {
   EXPECT_EQ(a.bound_seconds, 1.5);
   ASSERT_EQ(a.nodes_by_depth.size(), 4u);
   EXPECT_EQ(a.nodes_by_depth[3], 1);
+}
+
+// With a pool budget too small for the tree, the workers keep children out of the pool, count
+// it, and the search stays sound: the same bound never above the incumbent, the same proof on a
+// small instance as with the default budget.
+TEST(NodePool, AFullPoolIsCountedAndTheSearchStaysExact) {
+  const Instance inst = load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/gpt-8x24-tight.json");
+  SolveOptions tight;
+  tight.threads = 1;
+  tight.node_limit = 3000;
+  tight.pool_memory_bytes = 1;  // room for the minimum, 100 open nodes
+  std::vector<Schedule> warm;
+  for (const HeuristicResult& h : run_all_heuristics(inst).results) {
+    if (h.ok()) warm.push_back(*h.schedule);
+  }
+  const SolveResult r = solve(inst, warm, tight);
+  EXPECT_GT(r.stats.pool_full, 0);
+  ASSERT_TRUE(r.schedule);
+  EXPECT_LE(r.bound, r.makespan + 1e-9);
+  SolveOptions roomy = tight;
+  roomy.pool_memory_bytes = 1e9;
+  EXPECT_EQ(solve(inst, warm, roomy).stats.pool_full, 0);
+  // A small instance proven both ways, to the same optimum.
+  const Instance v = load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/v-4x8.json");
+  SolveOptions a, b;
+  a.threads = b.threads = 1;
+  a.pool_memory_bytes = 1;
+  a.stage_relaxation = b.stage_relaxation = false;  // make it search
+  std::vector<Schedule> v_warm;  // an incumbent to prune against, as `optpipe solve` has
+  for (const HeuristicResult& h : run_all_heuristics(v).results) {
+    if (h.ok()) v_warm.push_back(*h.schedule);
+  }
+  const SolveResult ra = solve(v, v_warm, a), rb = solve(v, v_warm, b);
+  ASSERT_EQ(ra.status, SolveResult::Status::kOptimal);
+  ASSERT_EQ(rb.status, SolveResult::Status::kOptimal);
+  EXPECT_GT(ra.stats.pool_full, 0);
+  EXPECT_NEAR(ra.makespan, rb.makespan, 1e-9);
 }
 
 }  // namespace
