@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
 
+#include "cli/exit_codes.h"
 #include "model/error.h"
 #include "model/instance_io.h"
 #include "cache/cache_lookup.h"
@@ -77,6 +79,9 @@ void run_train(const TrainArgs& a) {
   o.executor.iterations = a.iterations;
   o.executor.timeout_s = a.timeout;
   o.executor.time_scale = a.time_scale;
+  if (const char* fault = std::getenv("OPTPIPE_FAULT"); fault && *fault) {
+    o.executor.fault = runtime::parse_fault_drill(fault);  // a failure drill (executor.h)
+  }
   o.model.dtype = a.dtype == "float" ? runtime::DType::kFloat32 : runtime::DType::kFloat64;
   o.model.width = a.width;
   o.model.rows = a.rows;
@@ -92,7 +97,14 @@ void run_train(const TrainArgs& a) {
     on.wait_for_solver = a.wait_for_solver;
     o.online = runtime::online_rescheduling(on);
   }
-  const runtime::TrainResult r = runtime::train(inst, sch, o);
+  runtime::TrainResult r;
+  try {
+    r = runtime::train(inst, sch, o);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::runtime_error& e) {  // a device failed or a wait timed out: the run, not a bug
+    throw RunFailed(std::string("train: ") + e.what());
+  }
   if (!r.root) return;  // MPI ranks other than 0 print nothing
   std::cout << "train: " << inst.name << ", " << inst.num_devices() << " devices ("
             << (o.backend == "mpi" ? "MPI ranks" : "threads") << (o.device == "cuda" ? ", CUDA/NCCL" : "") << "), "

@@ -1,7 +1,7 @@
 // `optpipe`: the command-line tool. A thin layer over the libraries: it parses flags, loads
 // files, calls model/, heuristics/ and viz/, and prints. Exit codes (cli/exit_codes.h): 0
 // success; 1 the answer is negative (an invalid or infeasible schedule, no heuristic fits); 2
-// bad input (a wrong flag, an unreadable or malformed file).
+// bad input (a wrong flag, an unreadable or malformed file); 3 a run failed, or a bug.
 //
 // Each subcommand lives in its own cmd_<name>.cc; this file sets up the app, registers them in
 // the order --help lists them, and runs the one given.
@@ -47,7 +47,8 @@ int main_impl(int argc, char** argv) {
       "Instances and schedules are JSON files (formats optpipe-instance/1 and optpipe-schedule/1)."};
   app.set_version_flag("--version", version_string());
   app.require_subcommand(1);
-  app.footer("Exit codes: 0 success, 1 negative answer (invalid/infeasible schedule, nothing fits), 2 bad input.");
+  app.footer("Exit codes: 0 success, 1 negative answer (invalid/infeasible schedule, nothing fits), 2 bad input, "
+             "3 a run failed (train) or an internal error.");
 
   ScheduleArgs schedule_args;
   auto* schedule = add_schedule_command(app, schedule_args);
@@ -102,6 +103,10 @@ int main(int argc, char** argv) {
     std::cout.flush();
     std::cerr << "optpipe: error: " << e.what() << "\n";
     return optpipe::cli::kBadInput;
+  } catch (const optpipe::cli::RunFailed& e) {
+    std::cout.flush();
+    std::cerr << "optpipe: error: " << e.what() << "\n";
+    return optpipe::cli::kRunFailed;
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << "optpipe: internal error: " << e.what() << "\n";

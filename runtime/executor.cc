@@ -1,6 +1,10 @@
 #include "runtime/executor.h"
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <cmath>
 #include <condition_variable>
 #include <map>
@@ -8,6 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "model/error.h"
 #include "runtime/copy_stream.h"
 #include "runtime/cpu_backend.h"
 #include "runtime/shared_channels.h"
@@ -162,6 +167,18 @@ class DeviceRun {
     cv_.notify_all();
   }
 
+  [[noreturn]] void fail_on_purpose(int it, const Step& st) const {
+    const std::string where = "device " + std::to_string(d_) + ": failure drill ($OPTPIPE_FAULT) at iteration " +
+                              std::to_string(it) + ", step " + std::to_string(opt_.fault.step) + " (stage " +
+                              std::to_string(st.stage) + ", microbatch " + std::to_string(st.mb) + ")";
+    if (opt_.fault.kind == FaultDrill::Kind::kKill) {
+      std::fprintf(stderr, "optpipe: %s: killing this process\n", where.c_str());
+      std::fflush(stderr);
+      std::raise(SIGKILL);
+    }
+    throw std::runtime_error(where);
+  }
+
   void iteration(int it, DeviceReport& rep) {
     const int S = inst_.num_stages();
     memory_.restart_order();
@@ -184,7 +201,10 @@ class DeviceRun {
     std::vector<Transport::Request> sends;
     CopyStream d2h, h2d;
     const bool split = inst_.split_backward;
+    int step_index = 0;
     for (const Step& st : prog_.steps) {
+      if (opt_.fault.device == d_ && opt_.fault.iteration == it && opt_.fault.step == step_index) fail_on_purpose(it, st);
+      ++step_index;
       const int s = st.stage, j = st.mb;
       Slot& x = slot(s, j);
       const Stage& sg = stage(s);
@@ -302,6 +322,43 @@ class DeviceRun {
 };
 
 }  // namespace
+
+FaultDrill parse_fault_drill(const std::string& text) {
+  FaultDrill f;
+  bool have_device = false;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string part = text.substr(at, comma - at);
+    at = comma + 1;
+    const std::size_t eq = part.find('=');
+    const std::string key = part.substr(0, eq), value = eq == std::string::npos ? "" : part.substr(eq + 1);
+    const auto bad = [&](const std::string& why) {
+      return InputError("$OPTPIPE_FAULT: \"" + part + "\": " + why +
+                        " (expected device=D[,iteration=I][,step=K][,kind=throw|kill])");
+    };
+    if (key == "kind") {
+      if (value != "throw" && value != "kill") throw bad("kind must be throw or kill");
+      f.kind = value == "kill" ? FaultDrill::Kind::kKill : FaultDrill::Kind::kThrow;
+      continue;
+    }
+    int n = -1;
+    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc() || ptr != value.data() + value.size() || n < 0) throw bad("needs a whole number >= 0");
+    if (key == "device") {
+      f.device = n;
+      have_device = true;
+    } else if (key == "iteration") {
+      f.iteration = n;
+    } else if (key == "step") {
+      f.step = n;
+    } else {
+      throw bad("unknown key");
+    }
+  }
+  if (!have_device) throw InputError("$OPTPIPE_FAULT: \"" + text + "\": needs device=D");
+  return f;
+}
 
 DeviceReport run_device(const Instance& instance, const DeviceProgram& program, const std::vector<StageModel*>& models,
                         Transport& transport, const ExecutorOptions& options) {

@@ -38,6 +38,22 @@ namespace optpipe::runtime {
 
 class SharedChannels;  // shared_channels.h
 
+// A failure drill (issue 20): device `device` fails when it reaches step `step` (0-based, in
+// its program's order) of iteration `iteration`, as a rank that hits an error or dies would.
+// kThrow: the step throws (the device tells the others through Transport::abort, as for any
+// error); kKill: the process kills itself with SIGKILL (no goodbye; under mpirun the launcher
+// must notice). `optpipe train` sets it from $OPTPIPE_FAULT; the drill tests use it.
+struct FaultDrill {
+  enum class Kind { kThrow, kKill };
+  int device = -1;  // -1: no drill
+  int iteration = 0;
+  int step = 0;
+  Kind kind = Kind::kThrow;
+};
+// Parses "device=D[,iteration=I][,step=K][,kind=throw|kill]"; throws InputError naming the
+// part that is wrong.
+FaultDrill parse_fault_drill(const std::string& text);
+
 struct ExecutorOptions {
   int iterations = 1;
   double timeout_s = 60;     // the longest any single wait may take
@@ -52,6 +68,7 @@ struct ExecutorOptions {
   // Devices in one process: the PCIe channels their groups share (shared_channels.h). Null:
   // every device has its own D2H and H2D copy streams.
   SharedChannels* channels = nullptr;
+  FaultDrill fault;  // a failure drill, or none
 };
 
 struct DeviceReport {

@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 #include <unordered_map>
@@ -135,7 +136,13 @@ class MpiTransport final : public Transport {
     data.resize(static_cast<std::size_t>(bytes));
     check(MPI_Recv(data.data(), bytes, MPI_BYTE, 0, broadcast_tag_, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
   }
-  void abort(const std::string&) override { MPI_Abort(MPI_COMM_WORLD, 3); }
+  // MPI_Abort ends this process too, so the reason is printed first: otherwise the failing
+  // rank's own error would never be seen, only mpirun's note that it aborted.
+  void abort(const std::string& why) override {
+    std::fprintf(stderr, "optpipe: rank %d failed: %s; stopping every rank\n", rank_, why.c_str());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
 
  private:
   Request add(MPI_Request req) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -32,6 +33,12 @@ std::string instance(const std::string& name) { return std::string(OPTPIPE_SOURC
 std::string mpirun(int ranks) {
   return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 mpirun -np " +
          std::to_string(ranks) + " ";
+}
+
+// The same, ended by `timeout` after `seconds` (status 124) if it hangs.
+std::string mpirun_within(int seconds, int ranks) {
+  std::string m = mpirun(ranks);
+  return m.insert(m.find("mpirun -np"), "timeout " + std::to_string(seconds) + " ");
 }
 
 bool have_mpirun() { return std::system("command -v mpirun > /dev/null 2>&1") == 0; }
@@ -105,6 +112,61 @@ TEST(TrainCli, WrongRankCountAnotherInstancesScheduleAndCudaAreClearErrors) {
   const ShellRun ranks = sh(mpirun(3) + cli() + " train " + instance("uniform-4x8") + " '" + sch + "' --iterations 1");
   EXPECT_NE(ranks.status, 0) << ranks.output;
   EXPECT_NE(ranks.output.find("mpirun -np 4"), std::string::npos) << ranks.output;
+}
+
+// Failure drills (issue 20): a rank that fails in the middle of an iteration stops every other
+// rank with an error naming it, long before the 60 s wait timeout, never a hang. `timeout 120`
+// turns a hang into a failure (status 124) instead of a stuck test.
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+TEST(TrainCliDrill, ARankThatFailsUnderThreadsStopsTheOthersNamingIt) {
+  REQUIRE_CLI();
+  const std::string sch = schedule_of("uniform-4x8", "1f1b");
+  const auto t0 = std::chrono::steady_clock::now();
+  const ShellRun r = sh("OPTPIPE_FAULT=device=2,iteration=1,step=5 timeout 120 " + cli() + " train " +
+                        instance("uniform-4x8") + " '" + sch + "' --iterations 3 --timeout 60");
+  const double seconds = seconds_since(t0);
+  EXPECT_NE(r.status, 0) << r.output;
+  EXPECT_NE(r.status, 124) << "hung:\n" << r.output;
+  EXPECT_EQ(r.status, 3) << r.output;  // the run failed (not bad input, not a crash)
+  EXPECT_NE(r.output.find("optpipe: error: train: device 2: failure drill"), std::string::npos) << r.output;
+  EXPECT_LT(seconds, 30.0) << r.output;  // the others stopped on the abort, not on their timeouts
+  // A malformed drill is refused before anything runs.
+  const ShellRun bad = sh("OPTPIPE_FAULT=device=two " + cli() + " train " + instance("uniform-4x8") + " '" + sch + "'");
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_NE(bad.output.find("OPTPIPE_FAULT"), std::string::npos) << bad.output;
+}
+
+TEST(TrainCliDrill, ARankThatFailsUnderMpirunStopsTheOthersNamingIt) {
+  REQUIRE_CLI();
+  REQUIRE_MPIRUN();
+  const std::string sch = schedule_of("uniform-4x8", "1f1b");
+  const auto t0 = std::chrono::steady_clock::now();
+  const ShellRun r = sh("OPTPIPE_FAULT=device=2,iteration=1,step=5 " + mpirun_within(120, 4) + cli() + " train " +
+                        instance("uniform-4x8") + " '" + sch + "' --iterations 3 --timeout 60");
+  const double seconds = seconds_since(t0);
+  EXPECT_NE(r.status, 0) << r.output;
+  EXPECT_NE(r.status, 124) << "hung:\n" << r.output;
+  EXPECT_NE(r.output.find("rank 2 failed: device 2: failure drill"), std::string::npos) << r.output;
+  EXPECT_LT(seconds, 30.0) << r.output;
+}
+
+TEST(TrainCliDrill, ARankKilledUnderMpirunStopsTheOthers) {
+  REQUIRE_CLI();
+  REQUIRE_MPIRUN();
+  const std::string sch = schedule_of("uniform-4x8", "1f1b");
+  const auto t0 = std::chrono::steady_clock::now();
+  const ShellRun r = sh("OPTPIPE_FAULT=device=1,iteration=1,step=3,kind=kill " + mpirun_within(120, 4) + cli() +
+                        " train " + instance("uniform-4x8") + " '" + sch + "' --iterations 3 --timeout 60");
+  const double seconds = seconds_since(t0);
+  EXPECT_NE(r.status, 0) << r.output;
+  EXPECT_NE(r.status, 124) << "hung:\n" << r.output;
+  // The rank dies without a word of its own beyond the drill's; mpirun names it.
+  EXPECT_NE(r.output.find("device 1: failure drill"), std::string::npos) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("rank 1\\b"))) << r.output;
+  EXPECT_LT(seconds, 30.0) << r.output;
 }
 
 // The CUDA/NCCL backend: one MPI rank per GPU, the same losses as the CPU backend. Needs as
