@@ -104,6 +104,21 @@ TEST(Cli, PoolMemoryNeedsASizeAndReportsAFullPool) {
   EXPECT_CONTAINS(tiny.output, "optimal");
 }
 
+// Resource limits (issue 20): a 32 x 128 solve (12 288 ops, tight memory) stays under 2 GB
+// resident. The node pool is capped (--pool-memory, 1 GiB by default); this checks the rest
+// too. 15 s of solving: the search is well under way by then (the warm start takes about 5 s).
+TEST(Cli, ASolveAt32x128StaysUnderTwoGigabytes) {
+  REQUIRE_CLI();
+  const std::string inst = std::string(OPTPIPE_SOURCE_DIR) + "/instances/generated/scale-llama2-7b-32x128-2act.json";
+  const test_support::MeasuredRun r =
+      test_support::run_measured({optpipe::test_support::kCliPath, "solve", inst, "--no-cache", "--time-limit", "15"});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "search:");
+  std::printf("[ memory   ] 32x128 solve, 15 s: %.0f MB resident at most\n", r.max_rss_bytes / 1e6);
+  EXPECT_GT(r.max_rss_bytes, 0);
+  EXPECT_LT(r.max_rss_bytes, 2e9) << r.output;
+}
+
 TEST(Cli, UnknownHeuristicListsTheNames) {
   REQUIRE_CLI();
   const CliRun r = run_cli("schedule --heuristic nosuch " + quote(instance_path("uniform-4x8")));

@@ -1,5 +1,7 @@
 #include "tests/test_util.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -306,6 +308,35 @@ ShellRun run_shell(const std::string& command) {
   const int rc = std::system((command + " > " + shell_quote(out) + " 2>&1 < /dev/null").c_str());
   ShellRun r;
   r.status = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.output = read_text(out);
+  std::filesystem::remove(out);
+  return r;
+}
+
+MeasuredRun run_measured(const std::vector<std::string>& argv) {
+  MeasuredRun r;
+  if (argv.empty()) return r;
+  const std::string out = temp_file("measured", "output.txt");
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {  // the child: output to the file, then the program
+    const int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int in = open("/dev/null", O_RDONLY);
+    if (fd < 0 || in < 0) _exit(127);
+    dup2(in, 0);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  if (pid < 0) return r;
+  int status = 0;
+  struct rusage usage {};
+  if (wait4(pid, &status, 0, &usage) != pid) return r;
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.max_rss_bytes = static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux: kilobytes
   r.output = read_text(out);
   std::filesystem::remove(out);
   return r;

@@ -84,6 +84,15 @@ struct ShellRun {
 };
 // Runs `command` with sh, stdin from /dev/null, capturing stdout and stderr together.
 ShellRun run_shell(const std::string& command);
+// A program run directly (no shell) with its own resource use: the exit status (-1 when it did
+// not exit normally) and its peak resident memory (wait4's ru_maxrss: this child only, not the
+// test's other children). Output goes to temp_dir()/measured-N-output.txt, whose text comes back.
+struct MeasuredRun {
+  int status = -1;
+  double max_rss_bytes = 0;
+  std::string output;
+};
+MeasuredRun run_measured(const std::vector<std::string>& argv);
 // `s` in single quotes for sh.
 std::string shell_quote(const std::string& s);
 // The whole file ("" when it cannot be read).
