@@ -61,6 +61,11 @@ void JsonSolveReporter::on_warm_starts(const WarmStartReport& r) {
                                  {"evaluations", i.evaluations}, {"seconds", i.seconds},
                                  {"quick", static_cast<int>(k) < b.quick_runs}});
   }
+  if (const SolveResult* t = r.tree_first) {
+    h["tree_first"] = {{"nodes", t->stats.nodes}, {"seconds", t->stats.seconds},
+                       {"proven", t->status == SolveResult::Status::kOptimal},
+                       {"makespan", t->schedule ? nlohmann::json(t->makespan) : nlohmann::json(nullptr)}};
+  }
   if (b.bound > 0) h["lower_bound"] = {{"bound", b.bound}, {"seconds", b.bound_seconds}, {"relaxation", b.thorough}};
   print(out_, h);
 }

@@ -26,6 +26,10 @@ struct WarmStartReport {
   int ops = 0;  // compute ops of the instance
   const BestResult& heuristics;
   const BoundedWarmStarts& starts;
+  // Small instances: the short tree search run on the heuristics' schedules before any local
+  // search (solve_pipeline.h), or null when it did not run. When it proved the optimum, `starts`
+  // is empty: no local search ran.
+  const SolveResult* tree_first = nullptr;
 };
 
 class SolveObserver {

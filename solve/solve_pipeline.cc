@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 
 #include "cache/signature.h"
 #include "kernels/cuda_devices.h"
@@ -19,6 +20,12 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 
 // The heuristics' share of the time limit (the local search gets up to 40% in all).
 constexpr double kHeuristicsShare = 0.25;
+// Tree first: instances of at most this many compute ops, for at most this many nodes and this
+// share of the time limit (and never more than kTreeFirstSeconds).
+constexpr int kTreeFirstMaxOps = 256;
+constexpr std::int64_t kTreeFirstNodes = 20000;
+constexpr double kTreeFirstShare = 0.05;
+constexpr double kTreeFirstSeconds = 0.5;
 
 // The cache's part of a solve. Never a reason to fail: every problem becomes a warning and the
 // solve goes on without the cache.
@@ -133,6 +140,43 @@ PipelineResult solve_pipeline(const Instance& inst, const PipelineOptions& o, So
   const BestResult heur = run_all_heuristics(
       inst, true, [&](const HeuristicResult& h) { obs.on_heuristic(h, since(started)); },
       RunLimits::within(kHeuristicsShare * o.time_limit - since(started), o.stop));
+  // Small instances: the tree first, on the heuristics' schedules, for a few thousand nodes. It
+  // proves most of them in milliseconds, where the local searches below would take a second
+  // (issue 21); what it finds otherwise joins the warm starts.
+  std::vector<Schedule> from_tree;
+  std::optional<SolveResult> tree_first;
+  if (compute_ops(inst) <= kTreeFirstMaxOps && o.node_limit < 0) {
+    std::vector<Schedule> starts;
+    for (const HeuristicResult& h : heur.results) {
+      if (h.ok()) starts.push_back(*h.schedule);
+    }
+    if (cached.hit.schedule) starts.push_back(*cached.hit.schedule);
+    starts.insert(starts.end(), o.warm_starts.begin(), o.warm_starts.end());
+    SolveOptions quick = search_options(o, std::min(kTreeFirstShare * o.time_limit, kTreeFirstSeconds));
+    quick.node_limit = kTreeFirstNodes;
+    quick.stage_relaxation = false;  // the relaxation is phase 2's; here only the cheap bounds
+    quick.gap = 0.0;
+    if (cached.exact()) quick.known_bound = cached.hit.bound;
+    double root = 0;
+    quick.on_root_bound = [&](double b) { root = b; };
+    tree_first = solve(inst, starts, quick);
+    const SolveResult& first = *tree_first;
+    if (first.status == SolveResult::Status::kOptimal) {
+      obs.on_warm_starts(WarmStartReport{inst, compute_ops(inst), heur, BoundedWarmStarts{}, &first});
+      obs.on_root_bound(root);  // the phases in their usual order
+      PipelineResult out;
+      out.result = first;
+      out.tree_first = true;
+      if (const HeuristicResult* best = heur.best_result()) {
+        out.best_heuristic = best->name;
+        out.best_heuristic_makespan = best->sim.makespan;
+      }
+      store(cached, inst, o, out.result, since(started), obs);
+      out.seconds = since(started);
+      return out;
+    }
+    if (first.schedule) from_tree.push_back(*first.schedule);
+  }
   WarmStartOptions wo;
   wo.stop = o.stop;
   wo.evaluations = o.local_search >= 0 ? o.local_search : local_search_budget(o.time_limit);
@@ -151,10 +195,11 @@ PipelineResult solve_pipeline(const Instance& inst, const PipelineOptions& o, So
     return GuidedBound{r.bound, r.device, r.order};
   };
   const BoundedWarmStarts bounded = build_warm_starts(inst, heur, wo, root_bound);
-  obs.on_warm_starts(WarmStartReport{inst, compute_ops(inst), heur, bounded});
+  obs.on_warm_starts(WarmStartReport{inst, compute_ops(inst), heur, bounded, tree_first ? &*tree_first : nullptr});
   std::vector<Schedule> warm = bounded.starts.schedules;
   if (cached.hit.schedule) warm.push_back(*cached.hit.schedule);  // the cache's hit, re-simulated (and repaired)
   warm.insert(warm.end(), o.warm_starts.begin(), o.warm_starts.end());
+  warm.insert(warm.end(), from_tree.begin(), from_tree.end());
 
   SolveOptions opt = search_options(o, std::max(0.0, o.time_limit - since(started)));
   // An exact hit's bound was proven on this very instance by an earlier run, and so was the

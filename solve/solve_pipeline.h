@@ -5,7 +5,10 @@
 //   1. the schedule cache (cache/cache_lookup.h): an exact hit proven optimal is the answer (no
 //      search); any other hit that fits becomes one more warm start, an exact hit's proven
 //      bound a known bound;
-//   2. warm starts: every heuristic, and the best few improved by local search, which stops at
+//   2. warm starts: every heuristic; on small instances (up to 256 compute ops) a short tree
+//      search from them (20k nodes, 5% of the time limit, at most 0.5 s), which proves most of
+//      them in milliseconds and then is the answer (issue 21); then the best few improved by
+//      local search, which stops at
 //      the root's bounds -- the cheap ones first, the single-stage relaxation (and a start from
 //      its order) only if a quick local search does not reach them (heuristics/warm_starts.h);
 //      that bound goes to the search as a known bound;
@@ -59,6 +62,7 @@ struct PipelineOptions {
 struct PipelineResult {
   SolveResult result;             // status, schedule, makespan, bound, gap, the search's statistics
   bool from_cache = false;        // an exact cache hit proven optimal answered it (no search)
+  bool tree_first = false;        // the short tree search before the local search proved it
   std::string cache_key;          // that hit's entry
   std::string best_heuristic;     // the best heuristic's name ("" : none fits, or not run)
   double best_heuristic_makespan = std::numeric_limits<double>::infinity();

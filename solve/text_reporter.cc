@@ -60,6 +60,13 @@ void TextSolveReporter::on_warm_starts(const WarmStartReport& r) {
   }
   if (shown == 0) out_ << " none fits";
   out_ << "\n";
+  if (const SolveResult* t = r.tree_first) {
+    out_ << "tree first (a small instance): " << t->stats.nodes << " nodes in " << num(t->stats.seconds, 3) << " s, "
+         << (t->status == SolveResult::Status::kOptimal ? "proven optimal"
+                                                        : (t->schedule ? "best " + num(t->makespan) + " ms" : "no schedule") +
+                                                              std::string(", not proven: local search next"))
+         << "\n";
+  }
   const BoundedWarmStarts& b = r.starts;
   if (b.bound > 0) {
     out_ << "lower bound " << num(b.bound) << " ms (the root's bounds"

@@ -2,6 +2,8 @@
 // as the search given the same warm starts, its phases reported in order, an exact proven cache
 // hit answered without a search, the caller's warm starts used, and the reporters' output.
 #include <atomic>
+#include <cstdio>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -74,6 +76,57 @@ TEST(SolvePipeline, SameOptimumAsTheSearchFromTheHeuristics) {
     EXPECT_FALSE(p.best_heuristic.empty()) << name;
     EXPECT_LE(p.result.makespan, p.best_heuristic_makespan + 1e-9) << name;
   }
+}
+
+// Tree first (issue 21): on small random instances of every placement, with and without
+// offload, the short tree search before the local search changes nothing in the answer: the
+// pipeline's status and optimum equal the search's alone from the heuristics' schedules (no
+// tree first there: it is the plain search), and what the tree first proved it reports so.
+TEST(SolvePipeline, TreeFirstGivesTheSearchesOptimumOnSmallRandomInstances) {
+  std::mt19937 rng(2111);
+  test_support::RandomInstanceOptions ro;
+  ro.max_devices = 3;
+  ro.max_microbatches = 4;
+  int proven_first = 0, compared = 0;
+  for (int i = 0; i < 40; ++i) {
+    const Instance inst = test_support::random_instance(rng, ro);
+    const PipelineResult p = solve_pipeline(inst, quick(10));
+    std::vector<Schedule> warm;
+    for (const HeuristicResult& h : run_all_heuristics(inst).results) {
+      if (h.ok()) warm.push_back(*h.schedule);
+    }
+    SolveOptions so;
+    so.time_limit = 10;
+    so.threads = 1;
+    const SolveResult direct = solve(inst, warm, so);
+    if (direct.status != SolveResult::Status::kOptimal || p.result.status != SolveResult::Status::kOptimal) continue;
+    ++compared;
+    EXPECT_NEAR(p.result.makespan, direct.makespan, 1e-9) << i;
+    ASSERT_TRUE(p.result.schedule);
+    EXPECT_NEAR(simulate(inst, *p.result.schedule).makespan, p.result.makespan, 1e-9) << i;
+    if (p.tree_first) ++proven_first;
+  }
+  std::printf("[ tree     ] %d of %d small random instances proven by the tree first\n", proven_first, compared);
+  EXPECT_GE(compared, 30);
+  EXPECT_GE(proven_first, compared / 2);  // the point of it: most small instances end there
+}
+
+// Past 256 compute ops the tree does not go first.
+TEST(SolvePipeline, NoTreeFirstOnLargerInstances) {
+  const Instance inst = shipped("gpt-8x24-tight");  // 8 stages x 24 microbatches x 3 ops
+  struct Seen : SolveObserver {
+    bool tree = false, reported = false;
+    void on_warm_starts(const WarmStartReport& r) override {
+      reported = true;
+      tree = r.tree_first != nullptr;
+    }
+  } seen;
+  PipelineOptions o = quick(2);
+  o.local_search = 0;
+  const PipelineResult p = solve_pipeline(inst, o, seen);
+  EXPECT_TRUE(seen.reported);
+  EXPECT_FALSE(seen.tree);
+  EXPECT_FALSE(p.tree_first);
 }
 
 // Cache lookup, warm starts, root, store, in that order; a second solve of the same instance is
