@@ -102,8 +102,8 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--microbatches", args->microbatches, "microbatches per iteration (required)");
   cmd->add_option("--gpu", args->gpu, "GPU preset: h100-sxm (default) or a100-sxm");
   cmd->add_option("--memory-limit", args->memory,
-                  "per-GPU limit: gpu (the GPU's memory, default), bytes such as 40GiB, or Nact (static memory + N of "
-                  "the largest activations, e.g. 3act)");
+                  "per-GPU limit: gpu (the GPU's memory, default), a size with its unit (40GiB, 40G, 40gib: binary; "
+                  "40GB: decimal), or Nact (static memory + N of the largest activations, e.g. 3act)");
   cmd->add_option("--utilization", args->utilization, "achievable fraction of the GPU's peak rate (default 0.5)");
   cmd->add_option("--recompute", args->recompute, "activation recomputation: none (default), selective or full")
       ->check(CLI::IsMember({"none", "selective", "full"}));

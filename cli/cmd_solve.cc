@@ -56,7 +56,7 @@ PipelineOptions pipeline_options(const SolveArgs& a) {
   o.bounds = *bounds;
   o.batch_size = a.batch_size;
   std::string why;
-  const std::optional<double> pool = parse_bytes(a.pool_memory, &why);
+  const std::optional<double> pool = parse_byte_flag(a.pool_memory, &why);
   if (!pool || !(*pool > 0)) throw InputError("--pool-memory: " + (why.empty() ? "must be more than 0 bytes" : why));
   o.pool_memory_bytes = *pool;
   o.stop = &g_interrupted;

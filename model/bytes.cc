@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <utility>
@@ -9,7 +10,9 @@
 namespace optpipe {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, double>, 10> kUnits{{
+// Longest first, matched without regard to case ("gib", "GiB" and "GIB" are one unit). A lone
+// letter is binary, as in Docker's --memory, Slurm's --mem and Java's -Xmx: "60G" is 60 GiB.
+constexpr std::array<std::pair<std::string_view, double>, 13> kUnits{{
     {"TiB", 1099511627776.0},
     {"GiB", 1073741824.0},
     {"MiB", 1048576.0},
@@ -17,10 +20,23 @@ constexpr std::array<std::pair<std::string_view, double>, 10> kUnits{{
     {"TB", 1e12},
     {"GB", 1e9},
     {"MB", 1e6},
-    {"kB", 1e3},
     {"KB", 1e3},
+    {"T", 1099511627776.0},
+    {"G", 1073741824.0},
+    {"M", 1048576.0},
+    {"K", 1024.0},
     {"B", 1.0},
 }};
+
+bool ends_with_ignoring_case(std::string_view s, std::string_view suffix) {
+  if (s.size() <= suffix.size()) return false;  // a unit needs a number before it
+  const std::string_view tail = s.substr(s.size() - suffix.size());
+  for (std::size_t i = 0; i < suffix.size(); ++i) {
+    const auto a = static_cast<unsigned char>(tail[i]), b = static_cast<unsigned char>(suffix[i]);
+    if (std::tolower(a) != std::tolower(b)) return false;
+  }
+  return true;
+}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -34,7 +50,7 @@ std::optional<double> parse_bytes(std::string_view text, std::string* why) {
   std::string_view s = trim(text);
   double scale = 1.0;
   for (const auto& [unit, factor] : kUnits) {
-    if (s.size() > unit.size() && s.substr(s.size() - unit.size()) == unit) {
+    if (ends_with_ignoring_case(s, unit)) {
       scale = factor;
       s = trim(s.substr(0, s.size() - unit.size()));
       break;
@@ -52,6 +68,21 @@ std::optional<double> parse_bytes(std::string_view text, std::string* why) {
     return std::nullopt;
   }
   return value * scale;
+}
+
+std::optional<double> parse_byte_flag(std::string_view text, std::string* why) {
+  const std::optional<double> bytes = parse_bytes(text, why);
+  if (!bytes) return bytes;
+  const std::string_view s = trim(text);
+  const bool has_unit = !s.empty() && std::isalpha(static_cast<unsigned char>(s.back()));
+  if (!has_unit && *bytes != 0) {
+    if (why) {
+      *why = "\"" + std::string(s) + "\" needs a unit, e.g. \"" + std::string(s) + "GiB\" or \"" + std::string(s) +
+             "GB\" (a bare number would be " + std::string(s) + " bytes)";
+    }
+    return std::nullopt;
+  }
+  return bytes;
 }
 
 std::string format_bytes(double bytes) {

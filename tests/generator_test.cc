@@ -492,6 +492,26 @@ TEST(GenerateCli, HelpListPresetsAndBadFlags) {
   EXPECT_NE(missing.output.find("devices"), std::string::npos) << missing.output;
 }
 
+// Issue 23: "--memory-limit 60" was 60 bytes (eight warnings, exit 0) and "60G" an error.
+TEST(GenerateCli, MemoryLimitNeedsAUnitAndTakesTheCommonSpellings) {
+  REQUIRE_CLI();
+  const std::string base = "generate --model gpt3-1.5b --devices 4 --microbatches 8 -o ";
+  const CliRun bare = run_cli(base + quote(temp_path("bare.json")) + " --memory-limit 60");
+  EXPECT_EQ(bare.status, 2) << bare.output;
+  EXPECT_NE(bare.output.find("needs a unit"), std::string::npos) << bare.output;
+  EXPECT_FALSE(std::filesystem::exists(temp_path("bare.json")));
+  for (const char* spelling : {"60G", "60gib", "60GiB", "60 GIB"}) {
+    const std::string path = temp_path("spelled.json");
+    const CliRun r = run_cli(base + quote(path) + " --memory-limit '" + spelling + "'");
+    ASSERT_EQ(r.status, 0) << spelling << ": " << r.output;
+    const Instance inst = load_instance(path);
+    EXPECT_DOUBLE_EQ(inst.devices[0].memory_limit, 60.0 * 1073741824.0) << spelling;
+  }
+  const CliRun decimal = run_cli(base + quote(temp_path("dec.json")) + " --memory-limit 60GB");
+  ASSERT_EQ(decimal.status, 0) << decimal.output;
+  EXPECT_NEAR(load_instance(temp_path("dec.json")).devices[0].memory_limit, 60e9, 1048576.0);  // whole MiB
+}
+
 TEST(GenerateCli, WritesAFileThatValidates) {
   REQUIRE_CLI();
   const std::string path = temp_path("gen.json");

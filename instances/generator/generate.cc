@@ -88,7 +88,7 @@ MemoryLimit parse_memory_limit(const std::string& text) {
     return m;
   }
   std::string why;
-  const auto bytes = parse_bytes(text, &why);
+  const auto bytes = parse_byte_flag(text, &why);
   if (!bytes) throw InputError("memory_limit: " + why + ", \"gpu\" or e.g. \"3act\"");
   if (!(*bytes > 0)) throw InputError("memory_limit: must be > 0, got \"" + text + "\"");
   m.kind = MemoryLimit::Kind::kBytes;

@@ -65,7 +65,7 @@ GenerateOptions resolve(const GenerateRequest& r) {
   o.cost.bytes_per_param = r.bytes_per_param;
   if (!r.workspace.empty()) {
     std::string why;
-    const auto b = parse_bytes(r.workspace, &why);
+    const auto b = parse_byte_flag(r.workspace, &why);
     if (!b || *b < 0) throw InputError("workspace: " + (b ? std::string("must be >= 0") : why));
     o.cost.workspace_bytes = *b;
   }

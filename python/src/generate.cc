@@ -21,12 +21,13 @@ namespace {
 
 using BytesArg = std::variant<std::string, double>;
 
-// A byte amount given as text ("40GiB", "3act") or as a number of bytes, as text.
+// A byte amount given as text ("40GiB", "3act") or as a number of bytes, as text with its unit
+// (the generator's flags want one: a bare "60" on the command line is refused).
 std::string bytes_text(const BytesArg& value) {
   if (const auto* text = std::get_if<std::string>(&value)) return *text;
   std::ostringstream out;
   out.precision(17);
-  out << std::get<double>(value);
+  out << std::get<double>(value) << "B";
   return out.str();
 }
 
