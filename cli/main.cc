@@ -27,6 +27,7 @@
 #include "cli/cmd_train.h"
 #include "cli/cmd_validate.h"
 #include "cli/exit_codes.h"
+#include "cli/suggest.h"
 #include "model/error.h"
 
 namespace optpipe::cli {
@@ -76,10 +77,18 @@ int main_impl(int argc, char** argv) {
   add_profile_command(app);
   add_cache_command(app);
 
+  if (const std::string unknown = unknown_subcommand(app, argc, argv); !unknown.empty()) {
+    std::cerr << "optpipe: error: " << unknown << "\n";
+    return kBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
+    if (code != 0) {
+      const std::string hint = did_you_mean(app, argc, argv);
+      if (!hint.empty()) std::cerr << "optpipe: " << hint << "\n";
+    }
     return code == 0 ? kOk : kBadInput;
   }
   if (*schedule) return run_schedule(schedule_args);
