@@ -51,12 +51,12 @@ Stage parse_stage(const json& value, const std::string& path, bool split, int nu
                         std::to_string(num_devices) + " device" + (num_devices == 1 ? "" : "s") + ")");
   }
   st.device = static_cast<int>(dev);
-  st.forward = jr::non_negative(jr::require(value, path, "forward"), jr::join(path, "forward"));
-  st.backward = jr::non_negative(jr::require(value, path, "backward"), jr::join(path, "backward"));
+  st.forward = jr::duration(jr::require(value, path, "forward"), jr::join(path, "forward"));
+  st.backward = jr::duration(jr::require(value, path, "backward"), jr::join(path, "backward"));
   if (split) {
-    st.weight = jr::non_negative(jr::require(value, path, "weight"), jr::join(path, "weight"));
+    st.weight = jr::duration(jr::require(value, path, "weight"), jr::join(path, "weight"));
   } else if (const json* v = jr::optional(value, "weight")) {
-    st.weight = jr::non_negative(*v, jr::join(path, "weight"));
+    st.weight = jr::duration(*v, jr::join(path, "weight"));
   }
   st.activation = jr::bytes(jr::require(value, path, "activation"), jr::join(path, "activation"));
   if (const json* v = jr::optional(value, "weight_activation")) {
@@ -82,8 +82,8 @@ Stage parse_stage(const json& value, const std::string& path, bool split, int nu
                  (off ? "offload" : "reload") + " is given)");
   }
   if (off) {
-    st.offload = jr::non_negative(*off, jr::join(path, "offload"));
-    st.reload = jr::non_negative(*rel, jr::join(path, "reload"));
+    st.offload = jr::duration(*off, jr::join(path, "offload"));
+    st.reload = jr::duration(*rel, jr::join(path, "reload"));
   }
   return st;
 }
@@ -102,7 +102,9 @@ Instance instance_from_json(const json& doc, std::vector<std::string>* warnings)
   }
   if (const json* v = jr::optional(doc, "name")) inst.name = jr::string(*v, "name");
   const long long m = jr::integer(jr::require(doc, "", "microbatches"), "microbatches");
-  if (m < 1 || m > 1'000'000) jr::fail("microbatches", "must be an integer >= 1, got " + doc.at("microbatches").dump());
+  if (m < 1 || m > 1'000'000) {
+    jr::fail("microbatches", "must be an integer from 1 to 1000000, got " + doc.at("microbatches").dump());
+  }
   inst.microbatches = static_cast<int>(m);
   if (const json* v = jr::optional(doc, "split_backward")) inst.split_backward = jr::boolean(*v, "split_backward");
 
@@ -147,9 +149,9 @@ Instance instance_from_json(const json& doc, std::vector<std::string>* warnings)
         jr::fail("comm", "a list must have one entry per pair of adjacent stages (" + std::to_string(S - 1) +
                              "), got " + std::to_string(v->size()));
       }
-      for (std::size_t i = 0; i < v->size(); ++i) inst.comm[i] = jr::non_negative((*v)[i], jr::index("comm", i));
+      for (std::size_t i = 0; i < v->size(); ++i) inst.comm[i] = jr::duration((*v)[i], jr::index("comm", i));
     } else if (v->is_number()) {
-      const double c = jr::non_negative(*v, "comm");
+      const double c = jr::duration(*v, "comm");
       std::fill(inst.comm.begin(), inst.comm.end(), c);
     } else {
       jr::fail("comm", "must be a number or a list of numbers, got " + jr::describe(*v));

@@ -153,6 +153,13 @@ double bytes(const json& value, const std::string& path) {
     fail(path, "must be a byte size (a number or a string like \"80GiB\"), got " + describe(value));
   }
   if (v < 0) fail(path, "must be >= 0 bytes, got " + value.dump());
+  if (v > kMaxBytes) fail(path, "must be at most 1e21 bytes (1 ZB), got " + value.dump());
+  return v;
+}
+
+double duration(const json& value, const std::string& path) {
+  const double v = non_negative(value, path);
+  if (v > kMaxMilliseconds) fail(path, "must be at most 1e9 ms (11.6 days), got " + value.dump());
   return v;
 }
 

@@ -34,7 +34,13 @@ const json* optional(const json& object, std::string_view key);  // absent or nu
 
 double number(const json& value, const std::string& path);           // finite number
 double non_negative(const json& value, const std::string& path);     // finite number >= 0
-double bytes(const json& value, const std::string& path);            // number or "80GiB", >= 0
+double bytes(const json& value, const std::string& path);            // number or "80GiB", 0 to kMaxBytes
+// A duration in ms: a finite number from 0 to kMaxMilliseconds. The caps refuse values no
+// pipeline has (a forward of 1e308 ms made every makespan inf and every bubble NaN) while
+// leaving every real one far inside.
+inline constexpr double kMaxMilliseconds = 1e9;  // 11.6 days for one op
+inline constexpr double kMaxBytes = 1e21;        // 1 ZB on one GPU
+double duration(const json& value, const std::string& path);
 long long integer(const json& value, const std::string& path);       // integral number
 bool boolean(const json& value, const std::string& path);
 std::string string(const json& value, const std::string& path);

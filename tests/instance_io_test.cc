@@ -170,6 +170,25 @@ TEST(InstanceIo, NegativeTime) {
   expect_error(doc, "comm", {">= 0", "-0.1"});
 }
 
+// Issue 23: a forward of 1e308 ms was accepted, and every makespan became inf, every bubble NaN.
+TEST(InstanceIo, AbsurdValuesAreRefusedWithTheirPath) {
+  json doc = base();
+  doc["stages"][1]["forward"] = 1e308;
+  expect_error(doc, "stages[1].forward", {"at most 1e9 ms"});
+  doc = base();
+  doc["comm"] = 2e9;
+  expect_error(doc, "comm", {"at most 1e9 ms"});
+  doc = base();
+  doc["stages"][0]["activation"] = 1e300;
+  expect_error(doc, "stages[0].activation", {"at most 1e21 bytes"});
+  doc = base();
+  doc["devices"][0]["memory_limit"] = "1e30GiB";
+  expect_error(doc, "devices[0].memory_limit", {"at most 1e21 bytes"});
+  doc = base();
+  doc["stages"][1]["forward"] = 1e9;  // the cap itself is allowed
+  EXPECT_NO_THROW(parse_instance(doc.dump()));
+}
+
 TEST(InstanceIo, WeightActivationAboveActivation) {
   json doc = base();
   doc["stages"][0]["weight_activation"] = "2GiB";
@@ -225,13 +244,16 @@ TEST(InstanceIo, WrongFormat) {
 TEST(InstanceIo, Microbatches) {
   json doc = base();
   doc["microbatches"] = 0;
-  expect_error(doc, "microbatches", {">= 1", "0"});
+  expect_error(doc, "microbatches", {"from 1 to 1000000", "0"});
 
   doc["microbatches"] = 1.5;
   expect_error(doc, "microbatches", {"integer", "1.5"});
 
   doc["microbatches"] = -3;
-  expect_error(doc, "microbatches", {">= 1", "-3"});
+  expect_error(doc, "microbatches", {"from 1 to 1000000", "-3"});
+
+  doc["microbatches"] = 1e12;  // issue 23: said "must be an integer >= 1" of an integer >= 1
+  expect_error(doc, "microbatches", {"from 1 to 1000000"});
 
   doc["microbatches"] = "4";
   expect_error(doc, "microbatches", {"integer", "string"});
@@ -373,8 +395,12 @@ TEST(InstanceIo, BadByteString) {
   expect_error(doc, "stages[1].activation", {"\"lots\"", "not a byte size"});
 
   doc = base();
-  doc["stages"][1]["activation"] = "80gib";  // units are case-sensitive
+  doc["stages"][1]["activation"] = "80gibs";
   expect_error(doc, "stages[1].activation", {"not a byte size"});
+
+  doc = base();
+  doc["stages"][1]["activation"] = "2gib";  // units in any case (issue 23)
+  EXPECT_DOUBLE_EQ(parse_instance(doc.dump()).stages[1].activation, 2.0 * 1073741824.0);
 
   doc = base();
   doc["stages"][1]["activation"] = -5;

@@ -29,7 +29,7 @@ def test_input_error_is_a_value_error():
         (lambda d: d.__setitem__("colour", "blue"), "colour: unknown field (allowed here: format, name, "),
         (lambda d: d["devices"][1].__setitem__("memory_limit", "14 parsecs"),
          "devices[1].memory_limit: \"14 parsecs\" is not a byte size"),
-        (lambda d: d.__setitem__("microbatches", 0), "microbatches: must be an integer >= 1, got 0"),
+        (lambda d: d.__setitem__("microbatches", 0), "microbatches: must be an integer from 1 to 1000000, got 0"),
         (lambda d: d["stages"][0].__setitem__("device", 5), "stages[0].device: device 5 does not exist"),
     ],
 )
