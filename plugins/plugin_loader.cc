@@ -109,7 +109,7 @@ PluginLoad load(const PluginSpec& spec) {
           out.error += " (" + why + ")";  // found, but something it needs is not
         }
         if (!spec.built) out.error += std::string("; ") + spec.not_built;
-        out.error += std::string("; ") + spec.env + " names a plugin file";
+        out.error += std::string("; set ") + spec.env + " to a plugin's path to use one";
         return out;
       }
       // Where the library path found it.

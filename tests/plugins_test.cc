@@ -154,6 +154,15 @@ TEST(Plugins, APluginWhoseLibrariesAreMissingNamesThem) {
   EXPECT_CONTAINS(r.output, "liboptpipe_test_gone.so: cannot open shared object file");
 }
 
+// A CUDA plugin from another build (another version or compiler) is refused, naming both tags.
+TEST(Plugins, APluginFromAnotherBuildIsRefused) {
+  REQUIRE_CLI();
+  const std::string plugin = OPTPIPE_FOREIGN_PLUGIN;
+  const ShellRun r = sh("OPTPIPE_CUDA_PLUGIN=" + quote(plugin) + " " + quote(kCli) + " devices");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "OPTPIPE_CUDA_PLUGIN=" + plugin + " was built for another OptPipe: version 1, ABI 'optpipe 0.0.1, another compiler'; this binary wants version 1, ABI 'optpipe ");
+}
+
 // The plugin this build made loads (the CUDA libraries are installed); without a GPU (or its
 // driver) it says there is no CUDA device.
 TEST(Plugins, TheBuiltCudaPluginLoadsAndReportsTheDevices) {
