@@ -15,8 +15,9 @@ CLI::App* add_devices_command(CLI::App& app) {
 
 int run_devices() {
   const CudaDevices info = query_cuda_devices();
-  std::cout << "CUDA: " << (info.built_with_cuda ? "built with CUDA (sm_90)" : "not built with CUDA") << "; "
-            << info.status << "\n";
+  // The CUDA plugin (plugins/cuda_plugin.h) is loaded here; without it the status says why.
+  if (info.plugin_loaded) std::cout << "CUDA plugin: " << info.plugin << "\n";
+  std::cout << "CUDA: " << info.status << "\n";
   for (const CudaDevice& d : info.devices) {
     std::cout << "  GPU " << d.index << ": " << d.name << ", compute capability " << d.major << "." << d.minor << ", "
               << format_bytes(d.memory_bytes) << ", " << d.multiprocessors << " SMs\n";

@@ -69,11 +69,14 @@ void run_train(const TrainArgs& a) {
   const Instance inst = load_instance(a.instance);
   const Schedule sch = a.schedule.empty() ? starting_schedule(inst) : load_schedule(a.schedule);
   runtime::TrainOptions o;
-  if (a.backend == "cuda" && !runtime::have_cuda_backend()) {
-    throw InputError("--backend cuda: this build has no CUDA/NCCL backend (it needs nvcc, NCCL and MPI when it is "
-                     "configured); use --backend cpu");
+  // The plugins a run needs are loaded here, before anything starts, so that a missing one is a
+  // clear input error: CUDA for --backend cuda, MPI under mpirun (never for threads).
+  std::string why;
+  if (a.backend == "cuda" && !runtime::have_cuda_backend(&why)) {
+    throw InputError("--backend cuda: " + why + "; use --backend cpu");
   }
   o.backend = runtime::launched_by_mpirun() ? "mpi" : "threads";
+  if (o.backend == "mpi" && !runtime::have_mpi(&why)) throw InputError("train under mpirun: " + why);
   o.device = a.backend;
   o.synthetic = a.synthetic;
   o.executor.iterations = a.iterations;

@@ -5,8 +5,9 @@
 //   tbb     Thrust algorithms with the TBB execution policy (thrust::tbb::par) on the CPU;
 //   cuda    the same Thrust code with the CUDA policy on the GPU, pruning with CUB's
 //           DeviceSelect, a device pool and pinned staging allocated once, and chunked copies
-//           on a copy stream overlapping the kernel on a compute stream (built when nvcc is
-//           there; make_cuda_bounds throws a clear error without a build or a device).
+//           on a copy stream overlapping the kernel on a compute stream (built by nvcc into
+//           the CUDA plugin, plugins/cuda_plugin.h; make_cuda_bounds loads it and throws a
+//           clear error when the plugin or a device is missing).
 // compute_bounds() takes the nodes' times (NodeTimes) and transfers (NodeTransfers) and computes
 // the heads inside the batch too (bounds/heads_core.h, with the memory rules), then
 // max(critical path, one machine, channel, memory energy) (bounds/node_bound_core.h): the
@@ -31,6 +32,7 @@
 // node_bound_scratch_doubles (4·S·m + 2·S + 4·m + 1) more doubles a node.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -76,12 +78,18 @@ class BatchedBounds {
 // `problem` must outlive the evaluator (it reads the problem's arrays).
 std::unique_ptr<BatchedBounds> make_scalar_bounds(const BoundProblem& problem);
 std::unique_ptr<BatchedBounds> make_tbb_bounds(const BoundProblem& problem);
-// Throws std::runtime_error naming the reason when this build has no CUDA or no GPU is present.
+// Throws std::runtime_error naming the reason when the CUDA plugin cannot be loaded or no GPU is
+// present.
 // `capacity`: the batch size (nodes) its device pool and pinned staging buffers are allocated
 // for up front; a larger batch grows them by doubling (batched_bounds_cuda.cu).
 std::unique_ptr<BatchedBounds> make_cuda_bounds(const BoundProblem& problem, int capacity = 4096);
 
-// The most ops one device has (types x m x its stages): the scratch a node needs.
-int max_device_ops(const BoundProblem& problem);
+// The most ops one device has (types x m x its stages): the scratch a node needs. Inline: the
+// CUDA plugin uses it too, and links nothing of the core.
+inline int max_device_ops(const BoundProblem& p) {
+  std::vector<int> per(static_cast<std::size_t>(p.D), 0);
+  for (int s = 0; s < p.S; ++s) per[static_cast<std::size_t>(p.device_of[static_cast<std::size_t>(s)])] += p.types * p.m;
+  return std::max(1, *std::max_element(per.begin(), per.end()));
+}
 
 }  // namespace optpipe

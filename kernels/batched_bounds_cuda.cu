@@ -1,4 +1,5 @@
-// batched_bounds.h on the GPU: batched_bounds_impl.h with Thrust's CUDA policy (a kernel per
+// batched_bounds.h on the GPU, inside the CUDA plugin (plugins/cuda_plugin.h; make_cuda_bounds in
+// batched_bounds_via_plugin.cc loads it): batched_bounds_impl.h with Thrust's CUDA policy (a kernel per
 // node for the heads, critical path and channel parts, one per (node, device) for Jackson's
 // one-machine bound, a segmented maximum over devices, one per node for the memory energy
 // part), pruning with CUB's DeviceSelect.
@@ -39,6 +40,7 @@
 
 #include "kernels/batched_bounds.h"
 #include "kernels/batched_bounds_impl.h"
+#include "plugins/cuda_plugin.h"
 
 namespace optpipe {
 namespace {
@@ -296,7 +298,7 @@ class CudaBounds final : public BatchedBounds {
 
 }  // namespace
 
-std::unique_ptr<BatchedBounds> make_cuda_bounds(const BoundProblem& problem, int capacity) {
+std::unique_ptr<BatchedBounds> cuda_impl::make_bounds(const BoundProblem& problem, int capacity) {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0) {

@@ -11,12 +11,6 @@
 
 namespace optpipe {
 
-int max_device_ops(const BoundProblem& p) {
-  std::vector<int> per(static_cast<std::size_t>(p.D), 0);
-  for (int s = 0; s < p.S; ++s) per[p.device_of[s]] += p.types * p.m;
-  return std::max(1, *std::max_element(per.begin(), per.end()));
-}
-
 void NodeTimesBatch::add(const NodeTimes& times, const NodeTransfers* transfers) {
   end.insert(end.end(), times.end.begin(), times.end.end());
   device_free.insert(device_free.end(), times.device_free.begin(), times.device_free.end());

@@ -1,12 +1,14 @@
+// The CUDA device query inside the CUDA plugin (kernels/cuda_devices.h, plugins/cuda_plugin.h).
 #include <cuda_runtime.h>
 
 #include "kernels/cuda_devices.h"
+#include "plugins/cuda_plugin.h"
 
-namespace optpipe {
+namespace optpipe::cuda_impl {
 
-CudaDevices query_cuda_devices() {
+CudaDevices query_devices() {
   CudaDevices out;
-  out.built_with_cuda = true;
+  out.plugin_loaded = true;
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
@@ -35,4 +37,4 @@ CudaDevices query_cuda_devices() {
   return out;
 }
 
-}  // namespace optpipe
+}  // namespace optpipe::cuda_impl

@@ -1,9 +1,10 @@
 // Which CUDA devices this process can use: the run-time answer behind `--bounds auto|gpu|cpu`
 // (the batched-bounds issue) and `optpipe devices`.
 //
-// Compiled by nvcc (cuda_devices.cu) when the build found a CUDA compiler, otherwise a plain C++
-// stand-in (cuda_devices_none.cc) that reports a CPU-only build. Never throws: a missing driver
-// or no device is a status, not an error.
+// The query itself runs in the CUDA plugin (plugins/cuda_plugin.h; cuda_devices.cu, built by
+// nvcc into liboptpipe_cuda.so); query_cuda_devices (cuda_devices_via_plugin.cc) loads the
+// plugin on its first call. Never throws: a plugin that cannot be loaded, a missing driver or no
+// device is a status, not an error.
 #pragma once
 
 #include <string>
@@ -20,9 +21,10 @@ struct CudaDevice {
 };
 
 struct CudaDevices {
-  bool built_with_cuda = false;  // this binary contains CUDA code (for sm_90)
+  bool plugin_loaded = false;    // the CUDA plugin (CUDA code for sm_90) is loaded
+  std::string plugin;            // its file and what it holds, e.g. "build/liboptpipe_cuda.so (CUDA runtime 13.0, sm_90, ...)"
   std::vector<CudaDevice> devices;
-  std::string status;            // e.g. "2 CUDA devices", "no CUDA device: ...", "built without CUDA"
+  std::string status;            // e.g. "2 CUDA devices", "no CUDA device: ...", "no CUDA plugin: ..."
 };
 
 CudaDevices query_cuda_devices();

@@ -1,9 +1,10 @@
-// The CUDA/NCCL backend (cuda_backend.h). Plain C++ against the CUDA runtime, NCCL and MPI
-// headers: no kernels of its own (the model's are in mlp_model_cuda.cu).
+// The CUDA/NCCL backend (cuda_backend.h), inside the CUDA plugin (plugins/cuda_plugin.h;
+// cuda_backend_via_plugin.cc loads it). Plain C++ against the CUDA runtime and NCCL headers: no
+// kernels of its own (the model's are in mlp_model_cuda.cu), and no MPI: the control messages go
+// over the MPI transport the core hands in (from the MPI plugin).
 #include "runtime/cuda_backend.h"
 
 #include <cuda_runtime.h>
-#include <mpi.h>
 #include <nccl.h>
 
 #include <chrono>
@@ -15,10 +16,11 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
-#include "runtime/mlp_model_cuda.h"
-#include "runtime/mpi_transport.h"
+#include "plugins/cuda_plugin.h"
+#include "runtime/mlp_model.h"
 
 namespace optpipe::runtime {
 namespace {
@@ -90,7 +92,7 @@ class CudaBackend final : public DeviceBackend {
   void synchronize() override { check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize (compute)"); }
   void* native_compute_stream() override { return compute_; }
   std::unique_ptr<StageModel> make_model(const MlpConfig& config, int stage) override {
-    return make_mlp_stage_cuda(config, stage, compute_);
+    return cuda_impl::make_mlp_stage(config, stage, compute_);
   }
   int device() const { return device_; }
 
@@ -102,10 +104,10 @@ class CudaBackend final : public DeviceBackend {
 };
 
 // Data messages over NCCL, one communicator and stream per (kind, stage) channel; control
-// messages over MPI (mpi_transport.h).
+// messages over `control` (the MPI transport, mpi_transport.h).
 class NcclTransport final : public Transport {
  public:
-  NcclTransport(CudaBackend& backend, int max_tag) : be_(backend), mpi_(make_mpi_transport(max_tag)) {
+  NcclTransport(CudaBackend& backend, std::unique_ptr<Transport> control) : be_(backend), mpi_(std::move(control)) {
     compute_ = static_cast<cudaStream_t>(be_.native_compute_stream());
     check(cudaSetDevice(be_.device()), "cudaSetDevice");
   }
@@ -217,19 +219,14 @@ class NcclTransport final : public Transport {
 
 }  // namespace
 
-bool have_cuda_backend() { return true; }
+std::unique_ptr<DeviceBackend> cuda_impl::make_backend(int device) { return std::make_unique<CudaBackend>(device); }
 
-int local_rank() {
-  const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-  return v ? std::atoi(v) : 0;
-}
-
-std::unique_ptr<DeviceBackend> make_cuda_backend(int device) { return std::make_unique<CudaBackend>(device); }
-
-std::unique_ptr<Transport> make_nccl_transport(DeviceBackend& backend, int max_tag, int stages, int microbatches) {
+std::unique_ptr<Transport> cuda_impl::make_nccl_transport(DeviceBackend& backend, std::unique_ptr<Transport> control,
+                                                            int stages, int microbatches) {
   auto* cuda = dynamic_cast<CudaBackend*>(&backend);
   if (!cuda) throw std::invalid_argument("the NCCL transport needs the CUDA backend");
-  auto t = std::make_unique<NcclTransport>(*cuda, max_tag);
+  if (!control) throw std::invalid_argument("the NCCL transport needs the MPI transport for its control messages");
+  auto t = std::make_unique<NcclTransport>(*cuda, std::move(control));
   t->set_layout(stages, microbatches);
   t->create_channels();
   return t;

@@ -1,4 +1,5 @@
-// The MLP stage on a GPU (mlp_model_cuda.h): the CPU model's maths (mlp_model.cc, with the hand
+// The MLP stage on a GPU (mlp_model_cuda.h), inside the CUDA plugin (plugins/cuda_plugin.h;
+// make_mlp_stage_cuda in mlp_model_cuda_via_plugin.cc loads it): the CPU model's maths (mlp_model.cc, with the hand
 // derivation of the backward after Goodfellow et al., Deep Learning, §6.5) with cuBLAS GEMMs and
 // small elementwise kernels on one stream. Cost per F, B and W: 2 L GEMMs of
 // O(rows * width^2) plus O(rows * width) elementwise work per layer; the optimizer step
@@ -23,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "plugins/cuda_plugin.h"
 #include "runtime/mlp_model_cuda.h"
 
 namespace optpipe::runtime {
@@ -397,13 +399,13 @@ class MlpStageCuda final : public MlpStage {
 
 }  // namespace
 
-std::unique_ptr<StageModel> make_mlp_stage_cuda(const MlpConfig& config, int stage, void* cuda_stream) {
+std::unique_ptr<StageModel> cuda_impl::make_mlp_stage(const MlpConfig& config, int stage, void* cuda_stream) {
   const auto stream = static_cast<cudaStream_t>(cuda_stream);
   if (config.dtype == DType::kFloat32) return std::make_unique<MlpStageCuda<float>>(config, stage, stream);
   return std::make_unique<MlpStageCuda<double>>(config, stage, stream);
 }
 
-std::shared_ptr<void> mlp_cuda_alloc(std::size_t bytes) {
+std::shared_ptr<void> cuda_impl::device_alloc(std::size_t bytes) {
   if (bytes == 0) return nullptr;
   void* p = nullptr;
   check(cudaMalloc(&p, bytes), "cudaMalloc");

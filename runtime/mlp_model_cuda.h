@@ -4,8 +4,10 @@
 // construction. Every pointer handed to forward / backward_input / backward_weight / loss_of is
 // device memory. Cost per F, B and W: O(rows * width^2 * layers_per_stage) GPU work.
 //
-// This header includes no CUDA header. A build without nvcc (no OPTPIPE_HAVE_CUDA) links a stub
-// whose functions throw std::runtime_error saying so.
+// This header includes no CUDA header. The stage runs in the CUDA plugin (plugins/cuda_plugin.h,
+// mlp_model_cuda.cu built by nvcc into liboptpipe_cuda.so); these functions load it on first
+// need (mlp_model_cuda_via_plugin.cc) and throw std::runtime_error with the reason when it cannot
+// be loaded.
 #pragma once
 
 #include <cstddef>

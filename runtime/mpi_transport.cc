@@ -1,3 +1,5 @@
+// The MPI transport (mpi_transport.h) inside the MPI plugin (plugins/mpi_plugin.h;
+// make_mpi_transport in mpi_transport_via_plugin.cc loads it).
 #include "runtime/mpi_transport.h"
 
 #include <mpi.h>
@@ -7,6 +9,8 @@
 #include <cstdlib>
 #include <thread>
 #include <unordered_map>
+
+#include "plugins/mpi_plugin.h"
 
 namespace optpipe::runtime {
 namespace {
@@ -157,13 +161,6 @@ class MpiTransport final : public Transport {
 
 }  // namespace
 
-bool have_mpi() { return true; }
-
-bool launched_by_mpirun() {
-  return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr ||
-         std::getenv("PMIX_RANK") != nullptr;
-}
-
-std::unique_ptr<Transport> make_mpi_transport(int max_tag) { return std::make_unique<MpiTransport>(max_tag); }
+std::unique_ptr<Transport> mpi_impl::make_transport(int max_tag) { return std::make_unique<MpiTransport>(max_tag); }
 
 }  // namespace optpipe::runtime

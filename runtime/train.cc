@@ -189,7 +189,7 @@ TrainResult train(const Instance& inst, const Schedule& schedule, const TrainOpt
       } catch (const std::runtime_error& e) {
         throw InputError(std::string("--backend cuda: ") + e.what());
       }
-      t = make_nccl_transport(*be, max_tag, S, inst.microbatches);
+      t = make_nccl_transport(*be, make_mpi_transport(max_tag), S, inst.microbatches);
     } else {
       be = make_cpu_backend();
       t = make_mpi_transport(max_tag);

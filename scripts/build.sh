@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Configures and builds OptPipe (Release) into build/. CUDA parts are compiled when nvcc is on
-# PATH or in /usr/local/cuda; without it the build is CPU-only. Arguments name the targets to
-# build (default: everything), e.g. `scripts/build.sh optpipe`.
+# Configures and builds OptPipe (Release) into build/. The CUDA plugin (build/liboptpipe_cuda.so)
+# is compiled when nvcc is on PATH or in /usr/local/cuda; without it the build is CPU-only. The
+# MPI plugin (build/liboptpipe_mpi.so) when Open MPI is installed. Arguments name the targets to
+# build (default: everything), e.g. `scripts/build.sh optpipe` (which builds the plugins too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then

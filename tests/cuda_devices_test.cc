@@ -10,11 +10,13 @@ namespace {
 TEST(CudaDevices, ReportsAStatusAndConsistentDevices) {
   const CudaDevices info = query_cuda_devices();
   EXPECT_FALSE(info.status.empty());
-#ifdef OPTPIPE_HAVE_CUDA
-  EXPECT_TRUE(info.built_with_cuda);
+#ifdef OPTPIPE_HAVE_CUDA_PLUGIN
+  EXPECT_TRUE(info.plugin_loaded) << info.status;
+  EXPECT_NE(info.plugin.find("liboptpipe_cuda.so"), std::string::npos) << info.plugin;
 #else
-  EXPECT_FALSE(info.built_with_cuda);
+  EXPECT_FALSE(info.plugin_loaded);
   EXPECT_TRUE(info.devices.empty());
+  EXPECT_NE(info.status.find("no CUDA plugin"), std::string::npos) << info.status;
 #endif
   for (std::size_t i = 0; i < info.devices.size(); ++i) EXPECT_EQ(info.devices[i].index, static_cast<int>(i));
 }

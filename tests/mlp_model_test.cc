@@ -291,10 +291,10 @@ TEST(MlpModel, RejectsBadConfigsAndArguments) {
 }
 
 TEST(MlpModelCuda, MatchesTheCpuModel) {
-#ifndef OPTPIPE_HAVE_CUDA
+#ifndef OPTPIPE_HAVE_CUDA_PLUGIN
   EXPECT_THROW(make_mlp_stage_cuda(small_config(), 0, nullptr), std::runtime_error);
-  std::printf("[ skipped  ] the CUDA MLP: this build has no CUDA (nvcc was not found)\n");
-  GTEST_SKIP() << "built without CUDA: the CUDA MLP is a stub that throws";
+  std::printf("[ skipped  ] the CUDA MLP: this build has no CUDA plugin (nvcc was not found)\n");
+  GTEST_SKIP() << "built without the CUDA plugin: make_mlp_stage_cuda throws";
 #else
   const CudaDevices info = query_cuda_devices();
   if (info.devices.empty()) {

@@ -169,6 +169,24 @@ TEST(TrainCliDrill, ARankKilledUnderMpirunStopsTheOthers) {
   EXPECT_LT(seconds, 30.0) << r.output;
 }
 
+// The MPI transport is a plugin (liboptpipe_mpi.so): threads never load it, so they run with it
+// gone; under mpirun a missing plugin is an input error naming it, on every rank.
+TEST(TrainCli, ThreadsNeedNoMpiPluginAndMpirunNamesAMissingOne) {
+  REQUIRE_CLI();
+  const std::string sch = schedule_of("uniform-4x8", "1f1b");
+  const std::string hidden = "OPTPIPE_MPI_PLUGIN=/nonexistent/liboptpipe_mpi.so ";
+  const ShellRun threads = sh(hidden + cli() + " train " + instance("uniform-4x8") + " '" + sch + "' --iterations 2");
+  EXPECT_EQ(threads.status, 0) << threads.output;
+  EXPECT_NE(threads.output.find("(threads)"), std::string::npos) << threads.output;
+  EXPECT_EQ(losses(threads.output).size(), 2u) << threads.output;
+  REQUIRE_MPIRUN();
+  const ShellRun ranks = sh(hidden + mpirun(4) + cli() + " train " + instance("uniform-4x8") + " '" + sch + "' --iterations 1");
+  EXPECT_NE(ranks.status, 0) << ranks.output;
+  EXPECT_NE(ranks.output.find("train under mpirun: the MPI plugin OPTPIPE_MPI_PLUGIN=/nonexistent/liboptpipe_mpi.so cannot be loaded"),
+            std::string::npos)
+      << ranks.output;
+}
+
 // The CUDA/NCCL backend: one MPI rank per GPU, the same losses as the CPU backend. Needs as
 // many GPUs as the instance has devices (NCCL does not put two ranks on one GPU).
 TEST(TrainCli, CudaBackendGivesTheCpuLosses) {
