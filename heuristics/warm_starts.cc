@@ -153,7 +153,7 @@ std::int64_t local_search_budget(double seconds) {
 }
 
 BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur, const WarmStartOptions& opt,
-                                    const RootBoundFn& bound) {
+                                    const RootBoundFn& bound, const BetweenPhasesFn& between_phases) {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
@@ -180,6 +180,10 @@ BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur
   out.starts = build_warm_starts(inst, heur, quick);
   out.quick_runs = static_cast<int>(out.starts.improved.size());
   if (out.starts.reached_target) return out;
+  if (between_phases && between_phases(out.starts)) {
+    out.ended_by_caller = true;
+    return out;
+  }
   // The thorough bound, with the best schedule so far as the cutoff.
   double incumbent = best->sim.makespan;
   for (const ImprovedStart& i : out.starts.improved) incumbent = std::min(incumbent, i.after);

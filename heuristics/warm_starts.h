@@ -80,7 +80,13 @@ struct BoundedWarmStarts {
   double bound = 0;           // the best lower bound obtained (never below options.target)
   double bound_seconds = 0;   // spent computing it
   bool thorough = false;      // the thorough bound was computed
+  bool ended_by_caller = false;  // the between-phases hook had the answer (see below)
 };
+
+// Called between the quick and the thorough phase, when the quick one did not reach the cheap
+// bound, with every schedule so far: returns true when the caller has its answer (e.g. a short
+// exact search proved the optimum), which ends the warm starts there.
+using BetweenPhasesFn = std::function<bool(const WarmStarts& so_far)>;
 
 // Warm starts in phases, cheap before expensive: the cheap bound; a quick local search (a 20th
 // of options.evaluations per start, at least 1000) that stops at it; only if that does not reach
@@ -90,6 +96,7 @@ struct BoundedWarmStarts {
 // root relaxation, 0.9 s there, is never run; on offload-slow-pcie-4x8 the relaxation's bound
 // and order finish it (0.4 s).
 BoundedWarmStarts build_warm_starts(const Instance& instance, const BestResult& heuristics,
-                                    const WarmStartOptions& options, const RootBoundFn& bound);
+                                    const WarmStartOptions& options, const RootBoundFn& bound,
+                                    const BetweenPhasesFn& between_phases = {});
 
 }  // namespace optpipe

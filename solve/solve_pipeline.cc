@@ -102,6 +102,13 @@ int compute_ops(const Instance& inst) {
   return ops;
 }
 
+bool can_offload(const Instance& inst) {
+  for (const Stage& st : inst.stages) {
+    if (st.offloadable()) return true;
+  }
+  return false;
+}
+
 // The search's options from the pipeline's, with `left` seconds of the time limit.
 SolveOptions search_options(const PipelineOptions& o, double left) {
   SolveOptions opt;
@@ -140,43 +147,6 @@ PipelineResult solve_pipeline(const Instance& inst, const PipelineOptions& o, So
   const BestResult heur = run_all_heuristics(
       inst, true, [&](const HeuristicResult& h) { obs.on_heuristic(h, since(started)); },
       RunLimits::within(kHeuristicsShare * o.time_limit - since(started), o.stop));
-  // Small instances: the tree first, on the heuristics' schedules, for a few thousand nodes. It
-  // proves most of them in milliseconds, where the local searches below would take a second
-  // (issue 21); what it finds otherwise joins the warm starts.
-  std::vector<Schedule> from_tree;
-  std::optional<SolveResult> tree_first;
-  if (compute_ops(inst) <= kTreeFirstMaxOps && o.node_limit < 0) {
-    std::vector<Schedule> starts;
-    for (const HeuristicResult& h : heur.results) {
-      if (h.ok()) starts.push_back(*h.schedule);
-    }
-    if (cached.hit.schedule) starts.push_back(*cached.hit.schedule);
-    starts.insert(starts.end(), o.warm_starts.begin(), o.warm_starts.end());
-    SolveOptions quick = search_options(o, std::min(kTreeFirstShare * o.time_limit, kTreeFirstSeconds));
-    quick.node_limit = kTreeFirstNodes;
-    quick.stage_relaxation = false;  // the relaxation is phase 2's; here only the cheap bounds
-    quick.gap = 0.0;
-    if (cached.exact()) quick.known_bound = cached.hit.bound;
-    double root = 0;
-    quick.on_root_bound = [&](double b) { root = b; };
-    tree_first = solve(inst, starts, quick);
-    const SolveResult& first = *tree_first;
-    if (first.status == SolveResult::Status::kOptimal) {
-      obs.on_warm_starts(WarmStartReport{inst, compute_ops(inst), heur, BoundedWarmStarts{}, &first});
-      obs.on_root_bound(root);  // the phases in their usual order
-      PipelineResult out;
-      out.result = first;
-      out.tree_first = true;
-      if (const HeuristicResult* best = heur.best_result()) {
-        out.best_heuristic = best->name;
-        out.best_heuristic_makespan = best->sim.makespan;
-      }
-      store(cached, inst, o, out.result, since(started), obs);
-      out.seconds = since(started);
-      return out;
-    }
-    if (first.schedule) from_tree.push_back(*first.schedule);
-  }
   WarmStartOptions wo;
   wo.stop = o.stop;
   wo.evaluations = o.local_search >= 0 ? o.local_search : local_search_budget(o.time_limit);
@@ -184,6 +154,7 @@ PipelineResult solve_pipeline(const Instance& inst, const PipelineOptions& o, So
   wo.guide_name = "relaxed order";
   wo.time_limit = std::max(0.0, 0.4 * o.time_limit - since(started));  // at most 40% of the time limit
   RootBound relaxed;
+  double tree_root = 0;
   const RootBoundFn root_bound = [&](double incumbent, bool thorough) {
     SolveOptions ro;
     ro.time_limit = std::max(0.0, o.time_limit - since(started));
@@ -194,8 +165,44 @@ PipelineResult solve_pipeline(const Instance& inst, const PipelineOptions& o, So
     if (thorough) relaxed = r;
     return GuidedBound{r.bound, r.device, r.order};
   };
-  const BoundedWarmStarts bounded = build_warm_starts(inst, heur, wo, root_bound);
+  // Small instances: when the quick local search has not met the cheap bound, the tree next, from
+  // every schedule so far, for a few thousand nodes, before the relaxation and the full local
+  // search. It proves most of them in milliseconds, where those would take a second (issue 21);
+  // otherwise its best schedule joins the warm starts.
+  std::optional<SolveResult> tree_first;
+  const BetweenPhasesFn tree_next = [&](const WarmStarts& so_far) {
+    // Not with offload: there the tree is weak at this depth (offload-slow-pcie-4x8: 20k nodes,
+    // 0.46 s, no proof), and the relaxation is what proves those.
+    if (compute_ops(inst) > kTreeFirstMaxOps || o.node_limit >= 0 || can_offload(inst)) return false;
+    std::vector<Schedule> starts = so_far.schedules;
+    if (cached.hit.schedule) starts.push_back(*cached.hit.schedule);
+    starts.insert(starts.end(), o.warm_starts.begin(), o.warm_starts.end());
+    SolveOptions quick = search_options(o, std::min(kTreeFirstShare * o.time_limit, kTreeFirstSeconds));
+    quick.node_limit = kTreeFirstNodes;
+    quick.stage_relaxation = false;  // the relaxation comes next if this does not prove it
+    quick.gap = 0.0;
+    if (cached.exact()) quick.known_bound = cached.hit.bound;
+    quick.on_root_bound = [&](double b) { tree_root = b; };
+    tree_first = solve(inst, starts, quick);
+    return tree_first->status == SolveResult::Status::kOptimal;
+  };
+  const BoundedWarmStarts bounded = build_warm_starts(inst, heur, wo, root_bound, tree_next);
   obs.on_warm_starts(WarmStartReport{inst, compute_ops(inst), heur, bounded, tree_first ? &*tree_first : nullptr});
+  if (bounded.ended_by_caller && tree_first) {
+    obs.on_root_bound(tree_root);  // the phases in their usual order
+    PipelineResult out;
+    out.result = *tree_first;
+    out.tree_first = true;
+    if (const HeuristicResult* best = heur.best_result()) {
+      out.best_heuristic = best->name;
+      out.best_heuristic_makespan = best->sim.makespan;
+    }
+    store(cached, inst, o, out.result, since(started), obs);
+    out.seconds = since(started);
+    return out;
+  }
+  std::vector<Schedule> from_tree;
+  if (tree_first && tree_first->schedule) from_tree.push_back(*tree_first->schedule);
   std::vector<Schedule> warm = bounded.starts.schedules;
   if (cached.hit.schedule) warm.push_back(*cached.hit.schedule);  // the cache's hit, re-simulated (and repaired)
   warm.insert(warm.end(), o.warm_starts.begin(), o.warm_starts.end());

@@ -5,12 +5,12 @@
 //   1. the schedule cache (cache/cache_lookup.h): an exact hit proven optimal is the answer (no
 //      search); any other hit that fits becomes one more warm start, an exact hit's proven
 //      bound a known bound;
-//   2. warm starts: every heuristic; on small instances (up to 256 compute ops) a short tree
-//      search from them (20k nodes, 5% of the time limit, at most 0.5 s), which proves most of
-//      them in milliseconds and then is the answer (issue 21); then the best few improved by
-//      local search, which stops at
+//   2. warm starts: every heuristic, and the best few improved by local search, which stops at
 //      the root's bounds -- the cheap ones first, the single-stage relaxation (and a start from
 //      its order) only if a quick local search does not reach them (heuristics/warm_starts.h);
+//      between the two, on small instances without offload (up to 256 compute ops), a tree search from
+//      every schedule so far (20k nodes, 5% of the time limit, at most 0.5 s), which proves most
+//      of them in milliseconds and then is the answer (issue 21);
 //      that bound goes to the search as a known bound;
 //   3. the branch-and-bound (search/solver.h), with the warm starts, the known bound and the
 //      root relaxation computed in phase 2, for what is left of the time limit;

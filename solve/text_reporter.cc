@@ -1,5 +1,6 @@
 #include "solve/text_reporter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -60,25 +61,29 @@ void TextSolveReporter::on_warm_starts(const WarmStartReport& r) {
   }
   if (shown == 0) out_ << " none fits";
   out_ << "\n";
-  if (const SolveResult* t = r.tree_first) {
-    out_ << "tree first (a small instance): " << t->stats.nodes << " nodes in " << num(t->stats.seconds, 3) << " s, "
-         << (t->status == SolveResult::Status::kOptimal ? "proven optimal"
-                                                        : (t->schedule ? "best " + num(t->makespan) + " ms" : "no schedule") +
-                                                              std::string(", not proven: local search next"))
-         << "\n";
-  }
   const BoundedWarmStarts& b = r.starts;
   if (b.bound > 0) {
     out_ << "lower bound " << num(b.bound) << " ms (the root's bounds"
          << (b.thorough ? " with the single-stage relaxation, " : ", ") << num(b.bound_seconds, 2) << " s)"
          << (b.starts.reached_target ? ": a warm start meets it" : "") << "\n";
   }
-  for (std::size_t k = 0; k < b.starts.improved.size(); ++k) {
+  auto local_search = [&](std::size_t k) {
     const ImprovedStart& i = b.starts.improved[k];
     out_ << (static_cast<int>(k) < b.quick_runs ? "quick local search from " : "local search from ") << i.heuristic
          << ": " << num(i.before) << " -> " << num(i.after) << " ms (" << i.evaluations << " simulations, "
          << num(i.seconds, 2) << " s)\n";
+  };
+  const std::size_t quick = std::min(b.starts.improved.size(), static_cast<std::size_t>(std::max(0, b.quick_runs)));
+  for (std::size_t k = 0; k < quick; ++k) local_search(k);
+  if (const SolveResult* t = r.tree_first) {  // it runs between the quick and the full phase
+    out_ << "tree search (a small instance): " << t->stats.nodes << " nodes in " << num(t->stats.seconds, 3) << " s, "
+         << (t->status == SolveResult::Status::kOptimal
+                 ? std::string("proven optimal")
+                 : (t->schedule ? "best " + num(t->makespan) + " ms" : std::string("no schedule")) +
+                       ", not proven: the relaxation and the full local search next")
+         << "\n";
   }
+  for (std::size_t k = quick; k < b.starts.improved.size(); ++k) local_search(k);
 }
 
 void TextSolveReporter::on_root_bound(double bound) {
