@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/exit_codes.h"
 #include "model/error.h"
 #include "model/instance_io.h"
 #include "model/schedule_io.h"
@@ -21,12 +22,20 @@ struct ExportArgs {
   bool drop_offload = false, pad = false;
 };
 
+// --format, else from -o's extension (.csv: torch-csv), else the schedule JSON.
 std::string infer_format(const ExportArgs& a) {
   if (!a.format.empty()) return a.format;
   const std::string ext = std::filesystem::path(a.output).extension().string();
-  if (ext == ".csv") return "torch-csv";
-  if (ext == ".json") return "json";
-  throw InputError("export: give --format torch-csv|json (it cannot be told from the output name \"" + a.output + "\")");
+  return ext == ".csv" ? "torch-csv" : "json";
+}
+
+// After --drop-offload: the file is written (a runtime with more memory may still use it), but
+// a schedule that no longer fits is a negative answer (exit 1), not a success.
+void refuse_if_it_no_longer_fits(const ExportArgs& a, const OffloadDropCost& cost) {
+  if (cost.offloads == 0 || cost.after_feasible) return;
+  throw NegativeAnswer("export: without its offloads the schedule no longer fits in memory" +
+                       std::string(a.output == "-" ? "" : " (written to " + a.output + " anyway)") +
+                       "; a runtime without offload needs more memory or another schedule");
 }
 
 void run_export(const ExportArgs& a) {
@@ -58,6 +67,7 @@ void run_export(const ExportArgs& a) {
           << inst->num_stages() << " stages, " << inst->microbatches << " microbatches, "
           << (inst->split_backward ? "split backward as I and W" : "fused backward as B") << ")\n";
     }
+    if (e.cost) refuse_if_it_no_longer_fits(a, *e.cost);
   } else {  // json
     if (inst) {
       const auto violations = check_structure(*inst, sch, 1);
@@ -66,13 +76,18 @@ void run_export(const ExportArgs& a) {
                          "] " + violations.front().message);
       }
     }
+    std::optional<OffloadDropCost> cost;
     if (a.drop_offload && sch.has_offload()) {
-      if (inst) out << describe(*inst, offload_drop_cost(*inst, sch)) << "\n";
+      if (inst) {
+        cost = offload_drop_cost(*inst, sch);
+        out << describe(*inst, *cost) << "\n";
+      }
       sch = without_offload(sch);
       if (!inst) out << "dropped the offloads (give --instance INSTANCE for what that costs)\n";
     }
     write_text_file(a.output, schedule_to_text(sch));
     if (a.output != "-") out << "wrote " << a.output << " (" << kScheduleFormat << ")\n";
+    if (cost) refuse_if_it_no_longer_fits(a, *cost);
   }
   std::cout.flush();
 }
@@ -85,8 +100,8 @@ void add_export_command(CLI::App& app) {
       "export", "Write a schedule for another runtime: PyTorch's pipelining CSV (torch-csv) or the schedule JSON");
   cmd->add_option("SCHEDULE", args->schedule, "schedule file (optpipe-schedule/1)")->required();
   cmd->add_option("--format", args->format,
-                  "torch-csv (PyTorch _PipelineScheduleRuntime._load_csv, compute_only) or json (default: from the "
-                  "extension of -o, .csv or .json)")
+                  "torch-csv (PyTorch _PipelineScheduleRuntime._load_csv, compute_only) or json (default: torch-csv "
+                  "when -o ends in .csv, else json)")
       ->check(CLI::IsMember({"torch-csv", "json"}));
   cmd->add_option("--instance", args->instance,
                   "instance file; required for torch-csv (stage placement and whether the backward is split); "
@@ -94,7 +109,7 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("-o,--output", args->output, "file to write (default - : standard output)");
   cmd->add_flag("--drop-offload", args->drop_offload,
                 "export a schedule that offloads without its offloads and reloads (PyTorch has none) and print what "
-                "that costs: the simulated makespan and peak memory, or that it no longer fits");
+                "that costs: the simulated makespan and peak memory, or that it no longer fits (then exit 1)");
   cmd->add_flag("--pad", args->pad, "torch-csv: pad rows with empty (idle) cells to equal length");
   cmd->footer(
       "torch-csv: one row per rank, one action per cell: <stage>F<mb> forward, <stage>I<mb> input backward and "

@@ -112,6 +112,10 @@ int main(int argc, char** argv) {
     std::cout.flush();
     std::cerr << "optpipe: error: " << e.what() << "\n";
     return optpipe::cli::kBadInput;
+  } catch (const optpipe::cli::NegativeAnswer& e) {
+    std::cout.flush();
+    std::cerr << "optpipe: " << e.what() << "\n";
+    return optpipe::cli::kNegative;
   } catch (const optpipe::cli::RunFailed& e) {
     std::cout.flush();
     std::cerr << "optpipe: error: " << e.what() << "\n";

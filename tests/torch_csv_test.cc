@@ -415,11 +415,40 @@ TEST(TorchCsvCli, OffloadNeedsDropOffloadWhichPrintsTheCost) {
   EXPECT_FALSE(std::filesystem::exists(csv));
   const CliRun dropped = run_cli("export --format torch-csv --drop-offload --instance " + quote(ipath) + " " + quote(sch) +
                                  " -o " + quote(csv));
-  EXPECT_EQ(dropped.status, 0) << dropped.output;
-  EXPECT_NE(dropped.output.find(describe(inst, offload_drop_cost(inst, witness))), std::string::npos) << dropped.output;
+  const OffloadDropCost cost = offload_drop_cost(inst, witness);
+  EXPECT_EQ(dropped.status, cost.after_feasible ? 0 : 1) << dropped.output;  // 1: no longer fits (issue 23)
+  EXPECT_NE(dropped.output.find(describe(inst, cost)), std::string::npos) << dropped.output;
   EXPECT_NE(dropped.output.find("dropped "), std::string::npos) << dropped.output;
   EXPECT_EQ(from_torch_csv(inst, slurp(csv)).devices, without_offload(witness).devices);
   for (const auto& p : {sch, csv}) std::filesystem::remove(p);
+}
+
+// Issue 23: `export` without --format writes the schedule JSON (it was an error), and a
+// --drop-offload that no longer fits exits 1 (it printed so, then exited 0), the file written.
+TEST(TorchCsvCli, JsonByDefaultAndADropThatNoLongerFitsIsNegative) {
+  REQUIRE_CLI();
+  const std::string ipath = shipped("offload-slow-pcie-4x8");
+  Instance inst = load_instance(ipath);
+  const Schedule witness = test_support::offload_slow_witness(inst);
+  const std::string sch = temp_path("witness-json.json");
+  save_schedule(witness, sch);
+  const CliRun plain = run_cli("export " + quote(sch));
+  EXPECT_EQ(plain.status, 0) << plain.output;
+  EXPECT_NE(plain.output.find("\"format\": \"optpipe-schedule/1\""), std::string::npos) << plain.output;
+  // The same witness on a copy of the instance with just enough memory for it with offloads.
+  SimOptions so;
+  const SimResult with = simulate(inst, witness, so);
+  ASSERT_TRUE(with.feasible);
+  for (std::size_t d = 0; d < inst.devices.size(); ++d) inst.devices[d].memory_limit = with.peak_memory[d] + 1;
+  const OffloadDropCost cost = offload_drop_cost(inst, witness);
+  ASSERT_FALSE(cost.after_feasible) << "the drop must not fit for this check";
+  const std::string tight = temp_path("tight.json"), out = temp_path("dropped.json");
+  save_instance(inst, tight);
+  const CliRun dropped = run_cli("export --drop-offload --instance " + quote(tight) + " " + quote(sch) + " -o " + quote(out));
+  EXPECT_EQ(dropped.status, 1) << dropped.output;
+  EXPECT_NE(dropped.output.find("no longer fits in memory (written to " + out + " anyway)"), std::string::npos)
+      << dropped.output;
+  EXPECT_TRUE(std::filesystem::exists(out));
 }
 
 }  // namespace
