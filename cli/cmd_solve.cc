@@ -153,7 +153,8 @@ int run_solve(const SolveArgs& a) {
 
   // The result, always written when there is one (also after Ctrl-C or a limit).
   SimResult sim;
-  const WrittenFiles files = write_outputs(a, inst, r.result, sim);
+  WrittenFiles files = write_outputs(a, inst, r.result, sim);
+  files.cache = options.cache_file;
   reporter->done(inst, r, sim, files);
   if (r.result.status == SolveResult::Status::kInfeasible || !r.result.schedule) return kNegative;
   return kOk;

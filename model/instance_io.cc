@@ -92,14 +92,11 @@ Stage parse_stage(const json& value, const std::string& path, bool split, int nu
 
 Instance instance_from_json(const json& doc, std::vector<std::string>* warnings) {
   jr::expect_object(doc, "");
+  jr::expect_format(doc, kInstanceFormat, "instance");
   jr::expect_only_keys(doc, "",
                        {"format", "name", "microbatches", "split_backward", "offload_levels", "comm",
                         "devices", "stages"});
   Instance inst;
-  const std::string format = jr::string(jr::require(doc, "", "format"), "format");
-  if (format != kInstanceFormat) {
-    jr::fail("format", "must be \"" + std::string(kInstanceFormat) + "\", got \"" + format + "\"");
-  }
   if (const json* v = jr::optional(doc, "name")) inst.name = jr::string(*v, "name");
   const long long m = jr::integer(jr::require(doc, "", "microbatches"), "microbatches");
   if (m < 1 || m > 1'000'000) {
@@ -223,8 +220,19 @@ void save_instance(const Instance& inst, const std::string& path) {
 }
 
 std::string read_text_file(const std::string& path) {
+  if (path == "-") {  // standard input
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    if (std::cin.bad()) throw InputError("-: read error on standard input");
+    return ss.str();
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open file for reading");
+  if (!in) {
+    throw InputError(path + (std::filesystem::exists(path, ec) ? ": cannot open file for reading (permissions?)"
+                                                               : ": no such file"));
+  }
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) throw InputError(path + ": read error");

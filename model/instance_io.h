@@ -27,7 +27,8 @@ Instance load_instance(const std::string& path, std::vector<std::string>* warnin
 nlohmann::json instance_to_json(const Instance& instance);
 void save_instance(const Instance& instance, const std::string& path);
 
-// Reads a whole file; throws InputError naming the file when it cannot be read.
+// Reads a whole file ("-": standard input); throws InputError naming the file and why (no such
+// file, a directory, no permission) when it cannot be read.
 std::string read_text_file(const std::string& path);
 // Writes a whole file: a regular file via a temporary and a rename, so a failed write never
 // leaves half a file; "-" means standard output; devices and pipes are written in place.

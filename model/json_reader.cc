@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "model/bytes.h"
@@ -68,6 +69,22 @@ json parse_text(std::string_view text) {
 
 void fail(const std::string& path, const std::string& reason) {
   throw InputError(path.empty() ? reason : path + ": " + reason);
+}
+
+void expect_format(const json& doc, std::string_view expected, std::string_view kind) {
+  // The document kinds a user may pass where another belongs (the two arguments swapped).
+  static constexpr std::pair<std::string_view, std::string_view> kKinds[] = {
+      {"optpipe-instance/1", "instance"}, {"optpipe-schedule/1", "schedule"}};
+  const std::string format = string(require(doc, "", "format"), "format");
+  if (format == expected) return;
+  for (const auto& [other, other_kind] : kKinds) {
+    if (format == other) {
+      fail("format", "\"" + format + "\" is " + (other_kind == "instance" ? "an " : "a ") + std::string(other_kind) +
+                         ", not " + (kind == "instance" ? "an " : "a ") + std::string(kind) + " (which must be \"" +
+                         std::string(expected) + "\"): are INSTANCE and SCHEDULE swapped?");
+    }
+  }
+  fail("format", "must be \"" + std::string(expected) + "\", got \"" + format + "\"");
 }
 
 std::string describe(const json& value) {

@@ -29,6 +29,12 @@ void expect_array(const json& value, const std::string& path);
 void expect_only_keys(const json& object, const std::string& path,
                       std::initializer_list<std::string_view> allowed);
 
+// Checks the document's "format" (before its other keys, so that a file of another kind is named
+// as such): a known format of another kind gives 'format: "optpipe-schedule/1" is a schedule, not an
+// instance (which must be "optpipe-instance/1"): are INSTANCE and SCHEDULE swapped?'; any other value says what it must be.
+// `kind` is what the caller reads ("instance", "schedule").
+void expect_format(const json& doc, std::string_view expected, std::string_view kind);
+
 const json& require(const json& object, const std::string& path, std::string_view key);
 const json* optional(const json& object, std::string_view key);  // absent or null: nullptr
 

@@ -13,14 +13,11 @@ using nlohmann::json;
 
 Schedule schedule_from_json(const json& doc) {
   jr::expect_object(doc, "");
+  jr::expect_format(doc, kScheduleFormat, "schedule");
   jr::expect_only_keys(doc, "",
                        {"format", "instance", "devices", "makespan", "bubble", "peak_memory", "status",
                         "bound", "gap", "solver"});
   Schedule sch;
-  const std::string format = jr::string(jr::require(doc, "", "format"), "format");
-  if (format != kScheduleFormat) {
-    jr::fail("format", "must be \"" + std::string(kScheduleFormat) + "\", got \"" + format + "\"");
-  }
   sch.instance = jr::string(jr::require(doc, "", "instance"), "instance");
   const json& devices = jr::require(doc, "", "devices");
   jr::expect_array(devices, "devices");

@@ -116,7 +116,11 @@ void JsonSolveReporter::done(const Instance&, const PipelineResult& r, const Sim
                      {"best_heuristic_makespan", finite_or_null(r.best_heuristic_makespan)},
                      {"reason", res.reason},
                      {"seconds", s.seconds},
-                     {"seconds_to_best", s.seconds_to_best},
+                     {"seconds_to_best", s.seconds_to_best},  // on the search's clock
+                     {"search_started", r.search_started},    // on the solve's clock
+                     {"total_seconds", r.seconds},
+                     {"best_from", r.best_from()},
+                     {"seconds_to_best_total", r.seconds_to_best()},  // on the solve's clock
                      {"nodes", s.nodes},
                      {"bound_calls", s.bound_calls},
                      {"pruned_bound", s.pruned_bound},

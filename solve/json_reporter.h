@@ -2,7 +2,9 @@
 // with an "event": "cache" (the lookup), "start" (the instance, every heuristic's makespan, the
 // local searches, the early lower bound), "root", "lns", "progress" (about every second),
 // "cache_store", and "done" (status, makespan, bound, gap, root bound, the best heuristic, the
-// search's work; every summed search counter under "stats"; with `verbose` the nodes by depth).
+// search's work; "best_from": the warm start that gave the schedule, or "search";
+// "search_started", "seconds_to_best_total" and "total_seconds" on the call's clock, where
+// "seconds" and "seconds_to_best" are the search's own; every summed search counter under "stats"; with `verbose` the nodes by depth).
 // Infinite values are null. With `quiet` only "done" is printed.
 #pragma once
 

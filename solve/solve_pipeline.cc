@@ -128,6 +128,16 @@ SolveOptions search_options(const PipelineOptions& o, double left) {
 
 }  // namespace
 
+std::string PipelineResult::best_from() const {
+  const double tolerance = 1e-9 * std::max(1.0, result.makespan);
+  if (result.warm_start.empty() || result.makespan < result.warm_start_makespan - tolerance) return "search";
+  return result.warm_start;
+}
+
+double PipelineResult::seconds_to_best() const {
+  return best_from() == "search" ? search_started + result.stats.seconds_to_best : search_started;
+}
+
 PipelineResult solve_pipeline(const Instance& inst, const PipelineOptions& o, SolveObserver& obs) {
   const auto started = Clock::now();
   if (o.bounds == BoundsMode::kGpu) {  // say so before the heuristics run, not after
@@ -154,7 +164,7 @@ PipelineResult solve_pipeline(const Instance& inst, const PipelineOptions& o, So
   wo.guide_name = "relaxed order";
   wo.time_limit = std::max(0.0, 0.4 * o.time_limit - since(started));  // at most 40% of the time limit
   RootBound relaxed;
-  double tree_root = 0;
+  double tree_root = 0, tree_started = 0;
   const RootBoundFn root_bound = [&](double incumbent, bool thorough) {
     SolveOptions ro;
     ro.time_limit = std::max(0.0, o.time_limit - since(started));
@@ -183,6 +193,7 @@ PipelineResult solve_pipeline(const Instance& inst, const PipelineOptions& o, So
     quick.gap = 0.0;
     if (cached.exact()) quick.known_bound = cached.hit.bound;
     quick.on_root_bound = [&](double b) { tree_root = b; };
+    tree_started = since(started);
     tree_first = solve(inst, starts, quick);
     return tree_first->status == SolveResult::Status::kOptimal;
   };
@@ -193,6 +204,7 @@ PipelineResult solve_pipeline(const Instance& inst, const PipelineOptions& o, So
     PipelineResult out;
     out.result = *tree_first;
     out.tree_first = true;
+    out.search_started = tree_started;
     if (const HeuristicResult* best = heur.best_result()) {
       out.best_heuristic = best->name;
       out.best_heuristic_makespan = best->sim.makespan;
@@ -219,6 +231,7 @@ PipelineResult solve_pipeline(const Instance& inst, const PipelineOptions& o, So
   opt.on_progress = [&](const SolveProgress& p) { obs.on_progress(p); };
 
   PipelineResult out;
+  out.search_started = since(started);
   out.result = solve(inst, warm, opt);
   if (const HeuristicResult* best = heur.best_result()) {
     out.best_heuristic = best->name;

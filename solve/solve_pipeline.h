@@ -67,6 +67,14 @@ struct PipelineResult {
   std::string best_heuristic;     // the best heuristic's name ("" : none fits, or not run)
   double best_heuristic_makespan = std::numeric_limits<double>::infinity();
   double seconds = 0;             // wall time of the whole call
+  double search_started = 0;      // seconds into the call when the tree search began
+
+  // Where the schedule it returns came from: the name of the warm start (heuristic, local
+  // search, cache) when the search did not improve on it, else "search".
+  std::string best_from() const;
+  // When that schedule was found, in seconds into the call: for a warm start, when the search
+  // began (it was ready by then); for the search, when the search found it.
+  double seconds_to_best() const;
 };
 
 // Solves `instance` (see above). Throws InputError for a request that cannot run (e.g. bounds

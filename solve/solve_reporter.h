@@ -21,6 +21,7 @@ struct ReportOptions {
 // What the caller did with the result: the files it wrote ("" : none).
 struct WrittenFiles {
   std::string schedule, svg;
+  std::string cache;  // the schedule cache file the result went to ("" : no cache)
 };
 
 class SolveReporter : public SolveObserver {

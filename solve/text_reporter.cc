@@ -177,7 +177,12 @@ void TextSolveReporter::done(const Instance& inst, const PipelineResult& r, cons
     out_ << summarize(inst, sim);
   }
   out_ << "search: " << s.nodes << " nodes in " << num(s.seconds, 2) << " s (" << num(per_second(s.nodes, s.seconds), 0)
-       << " nodes/s), best found at " << num(s.seconds_to_best, 2) << " s\n";
+       << " nodes/s), started " << num(r.search_started, 2) << " s into the solve\n";
+  if (res.schedule) {  // when the schedule written was found, on the solve's clock (issue 23)
+    const std::string from = r.best_from();
+    out_ << "best schedule: " << (from == "search" ? "found by the search" : "from the warm start " + from)
+         << ", " << num(r.seconds_to_best(), 2) << " s into the solve\n";
+  }
   if (s.pool_full > 0) {
     out_ << "open-node pool full " << s.pool_full
          << " times: those subtrees were searched depth-first outside it (raise --pool-memory for a more "
@@ -189,6 +194,14 @@ void TextSolveReporter::done(const Instance& inst, const PipelineResult& r, cons
   }
   if (opt_.verbose) search_statistics(s);
   if (!files.schedule.empty()) out_ << "wrote " << files.schedule << "\n";
+  if (files.schedule.empty() && res.schedule) {  // say where the result is (issue 23)
+    out_ << (files.cache.empty()
+                 ? std::string("the schedule was not saved: give -o FILE.json to write it")
+                 : "no -o: the schedule is kept in the cache " + files.cache +
+                       "; run again with -o FILE.json to write it (the cache gives it back, at once when proven "
+                       "optimal)")
+         << "\n";
+  }
   if (!files.svg.empty() && res.schedule) out_ << "wrote " << files.svg << "\n";
 }
 

@@ -142,7 +142,75 @@ TEST(Cli, MalformedInstanceNamesFileAndField) {
 
   const CliRun missing = run_cli("validate " + quote(path));
   EXPECT_EQ(missing.status, 2) << missing.output;
-  EXPECT_CONTAINS(missing.output, "optpipe: error: " + path + ": cannot open");
+  EXPECT_CONTAINS(missing.output, "optpipe: error: " + path + ": no such file");
+}
+
+// Issue 23: "-" reads standard input; a directory is called a directory; a schedule where the
+// instance belongs (or the other way round) is recognised as such.
+TEST(Cli, InputsFromStdinDirectoriesAndSwappedArguments) {
+  REQUIRE_CLI();
+  const std::string inst = instance_path("uniform-4x8");
+  const CliRun piped = optpipe::test_support::run_shell("(cat " + quote(inst) + " | " + quote(kCli) + " validate -)");
+  EXPECT_EQ(piped.status, 0) << piped.output;
+  EXPECT_CONTAINS(piped.output, "instance OK");
+  const CliRun dir = run_cli("validate " + quote(std::string(OPTPIPE_SOURCE_DIR) + "/instances"));
+  EXPECT_EQ(dir.status, 2) << dir.output;
+  EXPECT_CONTAINS(dir.output, "/instances: is a directory, not a file");
+  const std::string sch = temp_path("u-1f1b.json");
+  write_1f1b(sch);
+  const CliRun swapped = run_cli("simulate " + quote(sch) + " " + quote(inst));
+  EXPECT_EQ(swapped.status, 2) << swapped.output;
+  EXPECT_CONTAINS(swapped.output, sch + ": format: \"optpipe-schedule/1\" is a schedule, not an instance (which "
+                                        "must be \"optpipe-instance/1\"): are INSTANCE and SCHEDULE swapped?");
+  const CliRun as_schedule = run_cli("simulate " + quote(inst) + " " + quote(inst));
+  EXPECT_EQ(as_schedule.status, 2) << as_schedule.output;
+  EXPECT_CONTAINS(as_schedule.output, "format: \"optpipe-instance/1\" is an instance, not a schedule");
+}
+
+// Issue 23: a schedule file whose makespan or status claims differ from the simulation is
+// valid (the claims are informational) but validate says so.
+TEST(Cli, ValidateWarnsWhenTheFilesClaimsDifferFromTheSimulation) {
+  REQUIRE_CLI();
+  const std::string inst = instance_path("uniform-4x8"), sch = temp_path("claims.json");
+  write_1f1b(sch);
+  const CliRun honest = run_cli("validate " + quote(inst) + " " + quote(sch));
+  EXPECT_EQ(honest.status, 0) << honest.output;
+  EXPECT_FALSE(contains(honest.output, "warning")) << honest.output;
+  nlohmann::json doc = nlohmann::json::parse(read_file(sch));
+  doc["makespan"] = 1.0;
+  doc["status"] = "infeasible";
+  write_file(sch, doc.dump(1));
+  const CliRun edited = run_cli("validate " + quote(inst) + " " + quote(sch));
+  EXPECT_EQ(edited.status, 0) << edited.output;
+  EXPECT_CONTAINS(edited.output, "warning: the file says makespan 1.000 ms, the simulation gives");
+  EXPECT_CONTAINS(edited.output, "warning: the file says status \"infeasible\"");
+}
+
+// Issue 23: without -o, solve says where the schedule went and how to write it; and when the
+// schedule it keeps was found, on the solve's clock (not "best found at 0.00 s").
+TEST(Cli, SolveWithoutOutputSaysWhereTheScheduleIs) {
+  REQUIRE_CLI();
+  const std::string inst = instance_path("uniform-4x8"), cache = temp_path("where.sqlite");
+  const CliRun cached = run_cli("solve " + quote(inst) + " --cache " + quote(cache));
+  EXPECT_EQ(cached.status, 0) << cached.output;
+  EXPECT_CONTAINS(cached.output, "no -o: the schedule is kept in the cache " + cache + "; run again with -o FILE.json");
+  const CliRun none = run_cli("solve --no-cache " + quote(instance_path("v-4x8")));
+  EXPECT_EQ(none.status, 0) << none.output;
+  EXPECT_CONTAINS(none.output, "the schedule was not saved: give -o FILE.json to write it");
+  EXPECT_CONTAINS(none.output, "best schedule: ");
+  EXPECT_CONTAINS(none.output, " s into the solve");
+  EXPECT_FALSE(contains(none.output, "best found at")) << none.output;
+  // In JSON: where it came from, and when, on the same clock as the whole call.
+  const CliRun json = run_cli("solve --no-cache --log-format json " + quote(instance_path("v-4x8")));
+  ASSERT_EQ(json.status, 0) << json.output;
+  std::string last;
+  for (std::istringstream lines(json.output); std::getline(lines, last) && !contains(last, "\"event\":\"done\"");) {
+  }
+  const nlohmann::json done = nlohmann::json::parse(last);
+  ASSERT_TRUE(done["best_from"].is_string()) << last;
+  EXPECT_FALSE(done["best_from"].get<std::string>().empty()) << last;
+  EXPECT_GE(done["seconds_to_best_total"].get<double>(), done["search_started"].get<double>()) << last;
+  EXPECT_LE(done["seconds_to_best_total"].get<double>(), done["total_seconds"].get<double>()) << last;
 }
 
 TEST(Cli, ScheduleWritesFilesAndValidates) {
