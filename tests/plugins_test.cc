@@ -27,7 +27,7 @@ using optpipe::test_support::ShellRun;
 std::string quote(const std::string& s) { return optpipe::test_support::shell_quote(s); }
 ShellRun sh(const std::string& command) { return optpipe::test_support::run_shell(command); }
 std::string instance(const std::string& name) { return std::string(OPTPIPE_SOURCE_DIR) + "/instances/" + name + ".json"; }
-// The plugins are built beside the command (plugins/CMakeLists.txt).
+// The plugins are built beside the command (plugin_modules/CMakeLists.txt).
 std::string beside_cli(const std::string& file) { return std::filesystem::path(kCli).parent_path() / file; }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }

@@ -1,6 +1,6 @@
 // The entry point of liboptpipe_cuda.so (cuda_plugin.h): the table of the plugin's functions,
 // compiled into the plugin only. Which parts are in it is decided at configure time
-// (plugins/CMakeLists.txt): the device query and the batched bounds always, the cuBLAS MLP with
+// (plugin_modules/CMakeLists.txt): the device query and the batched bounds always, the cuBLAS MLP with
 // the tools, the CUDA/NCCL backend when NCCL was found too.
 #include <cuda_runtime_api.h>
 
