@@ -138,108 +138,146 @@ double PipelineResult::seconds_to_best() const {
   return best_from() == "search" ? search_started + result.stats.seconds_to_best : search_started;
 }
 
-PipelineResult solve_pipeline(const Instance& inst, const PipelineOptions& o, SolveObserver& obs) {
-  const auto started = Clock::now();
-  if (o.bounds == BoundsMode::kGpu) {  // say so before the heuristics run, not after
-    const CudaDevices cuda = query_cuda_devices();
-    if (cuda.devices.empty()) throw InputError("--bounds gpu: " + cuda.status);
-  }
-  CacheSession cached = look_up(inst, o, obs);
-  if (cached.exact() && cached.hit.proven_optimal && cached.hit.schedule) {
-    PipelineResult out = answer_from_cache(cached);
-    out.seconds = since(started);
-    return out;
+namespace {
+
+// One call of solve_pipeline: its phases as methods over the state they share (the clock, the
+// cache session, the heuristics, the root relaxation and the short tree search).
+class PipelineRun {
+ public:
+  PipelineRun(const Instance& inst, const PipelineOptions& o, SolveObserver& obs)
+      : inst_(inst), o_(o), obs_(obs), started_(Clock::now()) {}
+
+  PipelineResult run() {
+    if (o_.bounds == BoundsMode::kGpu) {  // say so before the heuristics run, not after
+      const CudaDevices cuda = query_cuda_devices();
+      if (cuda.devices.empty()) throw InputError("--bounds gpu: " + cuda.status);
+    }
+    cached_ = look_up(inst_, o_, obs_);
+    if (cached_.exact() && cached_.hit.proven_optimal && cached_.hit.schedule) {
+      PipelineResult out = answer_from_cache(cached_);
+      out.seconds = since(started_);
+      return out;
+    }
+    // The heuristics, within a quarter of the time limit (each stops looking at its deadline or
+    // the stop request and keeps what it has); then warm starts against the root's bounds (the
+    // thorough one is kept: the search reuses its relaxation).
+    heur_ = run_all_heuristics(
+        inst_, true, [&](const HeuristicResult& h) { obs_.on_heuristic(h, since(started_)); },
+        RunLimits::within(kHeuristicsShare * o_.time_limit - since(started_), o_.stop));
+    const BoundedWarmStarts bounded = build_warm_starts(inst_, heur_, warm_start_options(), root_bound_fn(),
+                                                        tree_next_fn());
+    obs_.on_warm_starts(
+        WarmStartReport{inst_, compute_ops(inst_), heur_, bounded, tree_first_ ? &*tree_first_ : nullptr});
+    if (bounded.ended_by_caller && tree_first_) {
+      obs_.on_root_bound(tree_root_);  // the phases in their usual order
+      PipelineResult out;
+      out.tree_first = true;
+      out.search_started = tree_started_;
+      return finish(std::move(out), *tree_first_);
+    }
+    return search(bounded);
   }
 
-  // The heuristics, within a quarter of the time limit (each stops looking at its deadline or
-  // the stop request and keeps what it has); then warm starts against the root's bounds (the
-  // thorough one is kept: the search reuses its relaxation).
-  const BestResult heur = run_all_heuristics(
-      inst, true, [&](const HeuristicResult& h) { obs.on_heuristic(h, since(started)); },
-      RunLimits::within(kHeuristicsShare * o.time_limit - since(started), o.stop));
-  WarmStartOptions wo;
-  wo.stop = o.stop;
-  wo.evaluations = o.local_search >= 0 ? o.local_search : local_search_budget(o.time_limit);
-  wo.target = cached.exact() ? cached.hit.bound : 0.0;
-  wo.guide_name = "relaxed order";
-  wo.time_limit = std::max(0.0, 0.4 * o.time_limit - since(started));  // at most 40% of the time limit
-  RootBound relaxed;
-  double tree_root = 0, tree_started = 0;
-  const RootBoundFn root_bound = [&](double incumbent, bool thorough) {
-    SolveOptions ro;
-    ro.time_limit = std::max(0.0, o.time_limit - since(started));
-    ro.stage_relaxation = thorough && o.stage_relaxation;
-    ro.stop = o.stop;
-    if (cached.hit.schedule) incumbent = std::min(incumbent, cached.hit.makespan);
-    const RootBound r = root_lower_bound(inst, incumbent, ro);
-    if (thorough) relaxed = r;
-    return GuidedBound{r.bound, r.device, r.order};
-  };
-  // Small instances: when the quick local search has not met the cheap bound, the tree next, from
-  // every schedule so far, for a few thousand nodes, before the relaxation and the full local
-  // search. It proves most of them in milliseconds, where those would take a second (issue 21);
-  // otherwise its best schedule joins the warm starts.
-  std::optional<SolveResult> tree_first;
-  const BetweenPhasesFn tree_next = [&](const WarmStarts& so_far) {
-    // Not with offload: there the tree is weak at this depth (offload-slow-pcie-4x8: 20k nodes,
-    // 0.46 s, no proof), and the relaxation is what proves those.
-    if (compute_ops(inst) > kTreeFirstMaxOps || o.node_limit >= 0 || can_offload(inst)) return false;
-    std::vector<Schedule> starts = so_far.schedules;
-    if (cached.hit.schedule) starts.push_back(*cached.hit.schedule);
-    starts.insert(starts.end(), o.warm_starts.begin(), o.warm_starts.end());
-    SolveOptions quick = search_options(o, std::min(kTreeFirstShare * o.time_limit, kTreeFirstSeconds));
-    quick.node_limit = kTreeFirstNodes;
-    quick.stage_relaxation = false;  // the relaxation comes next if this does not prove it
-    quick.gap = 0.0;
-    if (cached.exact()) quick.known_bound = cached.hit.bound;
-    quick.on_root_bound = [&](double b) { tree_root = b; };
-    tree_started = since(started);
-    tree_first = solve(inst, starts, quick);
-    return tree_first->status == SolveResult::Status::kOptimal;
-  };
-  const BoundedWarmStarts bounded = build_warm_starts(inst, heur, wo, root_bound, tree_next);
-  obs.on_warm_starts(WarmStartReport{inst, compute_ops(inst), heur, bounded, tree_first ? &*tree_first : nullptr});
-  if (bounded.ended_by_caller && tree_first) {
-    obs.on_root_bound(tree_root);  // the phases in their usual order
+ private:
+  WarmStartOptions warm_start_options() const {
+    WarmStartOptions wo;
+    wo.stop = o_.stop;
+    wo.evaluations = o_.local_search >= 0 ? o_.local_search : local_search_budget(o_.time_limit);
+    wo.target = cached_.exact() ? cached_.hit.bound : 0.0;
+    wo.guide_name = "relaxed order";
+    wo.time_limit = std::max(0.0, 0.4 * o_.time_limit - since(started_));  // at most 40% of the time limit
+    return wo;
+  }
+
+  // The root's bounds for the warm starts; the thorough one (with the single-stage relaxation)
+  // is kept for the search.
+  RootBoundFn root_bound_fn() {
+    return [this](double incumbent, bool thorough) {
+      SolveOptions ro;
+      ro.time_limit = std::max(0.0, o_.time_limit - since(started_));
+      ro.stage_relaxation = thorough && o_.stage_relaxation;
+      ro.stop = o_.stop;
+      if (cached_.hit.schedule) incumbent = std::min(incumbent, cached_.hit.makespan);
+      const RootBound r = root_lower_bound(inst_, incumbent, ro);
+      if (thorough) relaxed_ = r;
+      return GuidedBound{r.bound, r.device, r.order};
+    };
+  }
+
+  // Small instances: when the quick local search has not met the cheap bound, the tree next,
+  // from every schedule so far, for a few thousand nodes, before the relaxation and the full
+  // local search. It proves most of them in milliseconds, where those would take a second
+  // (issue 21); otherwise its best schedule joins the warm starts.
+  BetweenPhasesFn tree_next_fn() {
+    return [this](const WarmStarts& so_far) {
+      // Not with offload: there the tree is weak at this depth (offload-slow-pcie-4x8: 20k nodes,
+      // 0.46 s, no proof), and the relaxation is what proves those.
+      if (compute_ops(inst_) > kTreeFirstMaxOps || o_.node_limit >= 0 || can_offload(inst_)) return false;
+      std::vector<Schedule> starts = so_far.schedules;
+      if (cached_.hit.schedule) starts.push_back(*cached_.hit.schedule);
+      starts.insert(starts.end(), o_.warm_starts.begin(), o_.warm_starts.end());
+      SolveOptions quick = search_options(o_, std::min(kTreeFirstShare * o_.time_limit, kTreeFirstSeconds));
+      quick.node_limit = kTreeFirstNodes;
+      quick.stage_relaxation = false;  // the relaxation comes next if this does not prove it
+      quick.gap = 0.0;
+      if (cached_.exact()) quick.known_bound = cached_.hit.bound;
+      quick.on_root_bound = [this](double b) { tree_root_ = b; };
+      tree_started_ = since(started_);
+      tree_first_ = solve(inst_, starts, quick);
+      return tree_first_->status == SolveResult::Status::kOptimal;
+    };
+  }
+
+  // The search, from every warm start, the cache's hit and the short tree's best.
+  PipelineResult search(const BoundedWarmStarts& bounded) {
+    std::vector<Schedule> warm = bounded.starts.schedules;
+    if (cached_.hit.schedule) warm.push_back(*cached_.hit.schedule);  // the cache's hit, re-simulated (and repaired)
+    warm.insert(warm.end(), o_.warm_starts.begin(), o_.warm_starts.end());
+    if (tree_first_ && tree_first_->schedule) warm.push_back(*tree_first_->schedule);
+
+    SolveOptions opt = search_options(o_, std::max(0.0, o_.time_limit - since(started_)));
+    // An exact hit's bound was proven on this very instance by an earlier run, and so was the
+    // root bound before the local search.
+    if (cached_.exact()) opt.known_bound = cached_.hit.bound;
+    opt.known_bound = std::max(opt.known_bound, bounded.bound);
+    opt.root_relaxation = &relaxed_;
+    opt.on_root_bound = [this](double b) { obs_.on_root_bound(b); };
+    opt.on_lns = [this](double s, double before, double after, int k) { obs_.on_lns(s, before, after, k); };
+    opt.on_progress = [this](const SolveProgress& p) { obs_.on_progress(p); };
+
     PipelineResult out;
-    out.result = *tree_first;
-    out.tree_first = true;
-    out.search_started = tree_started;
-    if (const HeuristicResult* best = heur.best_result()) {
+    out.search_started = since(started_);
+    const SolveResult result = solve(inst_, warm, opt);
+    return finish(std::move(out), result);
+  }
+
+  // The result with the best heuristic named, stored in the cache, timed.
+  PipelineResult finish(PipelineResult out, const SolveResult& result) {
+    out.result = result;
+    if (const HeuristicResult* best = heur_.best_result()) {
       out.best_heuristic = best->name;
       out.best_heuristic_makespan = best->sim.makespan;
     }
-    store(cached, inst, o, out.result, since(started), obs);
-    out.seconds = since(started);
+    store(cached_, inst_, o_, out.result, since(started_), obs_);
+    out.seconds = since(started_);
     return out;
   }
-  std::vector<Schedule> from_tree;
-  if (tree_first && tree_first->schedule) from_tree.push_back(*tree_first->schedule);
-  std::vector<Schedule> warm = bounded.starts.schedules;
-  if (cached.hit.schedule) warm.push_back(*cached.hit.schedule);  // the cache's hit, re-simulated (and repaired)
-  warm.insert(warm.end(), o.warm_starts.begin(), o.warm_starts.end());
-  warm.insert(warm.end(), from_tree.begin(), from_tree.end());
 
-  SolveOptions opt = search_options(o, std::max(0.0, o.time_limit - since(started)));
-  // An exact hit's bound was proven on this very instance by an earlier run, and so was the
-  // root bound before the local search.
-  if (cached.exact()) opt.known_bound = cached.hit.bound;
-  opt.known_bound = std::max(opt.known_bound, bounded.bound);
-  opt.root_relaxation = &relaxed;
-  opt.on_root_bound = [&](double b) { obs.on_root_bound(b); };
-  opt.on_lns = [&](double s, double before, double after, int k) { obs.on_lns(s, before, after, k); };
-  opt.on_progress = [&](const SolveProgress& p) { obs.on_progress(p); };
+  const Instance& inst_;
+  const PipelineOptions& o_;
+  SolveObserver& obs_;
+  const Clock::time_point started_;
+  CacheSession cached_;
+  BestResult heur_;
+  RootBound relaxed_;
+  double tree_root_ = 0, tree_started_ = 0;
+  std::optional<SolveResult> tree_first_;
+};
 
-  PipelineResult out;
-  out.search_started = since(started);
-  out.result = solve(inst, warm, opt);
-  if (const HeuristicResult* best = heur.best_result()) {
-    out.best_heuristic = best->name;
-    out.best_heuristic_makespan = best->sim.makespan;
-  }
-  store(cached, inst, o, out.result, since(started), obs);
-  out.seconds = since(started);
-  return out;
+}  // namespace
+
+PipelineResult solve_pipeline(const Instance& inst, const PipelineOptions& o, SolveObserver& obs) {
+  return PipelineRun(inst, o, obs).run();
 }
 
 PipelineResult solve_pipeline(const Instance& instance, const PipelineOptions& options) {
