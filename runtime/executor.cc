@@ -179,8 +179,26 @@ class DeviceRun {
     throw std::runtime_error(where);
   }
 
+  // What one iteration has in flight besides compute: its sends and the two copy streams.
+  struct InFlight {
+    std::vector<Transport::Request> sends;
+    CopyStream d2h, h2d;
+  };
+
   void iteration(int it, DeviceReport& rep) {
-    const int S = inst_.num_stages();
+    begin_iteration(it);
+    InFlight io;
+    int step_index = 0;
+    for (const Step& st : prog_.steps) {
+      if (opt_.fault.device == d_ && opt_.fault.iteration == it && opt_.fault.step == step_index) fail_on_purpose(it, st);
+      ++step_index;
+      execute(st, it, rep, io);
+    }
+    end_iteration(rep, io);
+  }
+
+  // Fresh flags and models; every receive of the iteration, posted up front.
+  void begin_iteration(int it) {
     memory_.restart_order();
     for (auto& [key, x] : slots_) {
       x.r = 0;
@@ -189,7 +207,6 @@ class DeviceRun {
     for (const auto& [s, sh] : shapes_) {
       if (!synthetic_) model(s)->begin_iteration(it);
     }
-    // Every receive of the iteration, posted up front.
     for (const Step& r : prog_.receives) {
       Slot& x = slot(r.stage, r.mb);
       if (r.op == Instr::kWaitInput) {
@@ -198,106 +215,126 @@ class DeviceRun {
         x.recv_grad = t_.irecv(r.peer, message_tag(inst_, 1, r.stage + 1, r.mb, it), x.grad_out, x.shape.output_bytes);
       }
     }
-    std::vector<Transport::Request> sends;
-    CopyStream d2h, h2d;
-    const bool split = inst_.split_backward;
-    int step_index = 0;
-    for (const Step& st : prog_.steps) {
-      if (opt_.fault.device == d_ && opt_.fault.iteration == it && opt_.fault.step == step_index) fail_on_purpose(it, st);
-      ++step_index;
-      const int s = st.stage, j = st.mb;
-      Slot& x = slot(s, j);
-      const Stage& sg = stage(s);
-      switch (st.op) {
-        case Instr::kWaitInput:
-          t_.wait(x.recv_input, opt_.timeout_s, "activation " + op_name('F', s - 1, j));
-          break;
-        case Instr::kForward: {
-          memory_.allocate_in_order(sg.activation, st.ticket, opt_.timeout_s,
-                                    "device " + std::to_string(d_) + ": " + op_name('F', s, j) + " waits for memory");
-          x.r = st.r;
-          if (!synthetic_) {
-            const void* in = s == 0 ? nullptr : same_device(s - 1) ? slot(s - 1, j).output : x.input;
-            model(s)->forward(j, in, x.output, x.keep_b);
-            be_.compute_issued();
-          }
-          busy(sg.forward);
-          break;
+  }
+
+  void execute(const Step& st, int it, DeviceReport& rep, InFlight& io) {
+    const int s = st.stage, j = st.mb;
+    Slot& x = slot(s, j);
+    switch (st.op) {
+      case Instr::kWaitInput:
+        t_.wait(x.recv_input, opt_.timeout_s, "activation " + op_name('F', s - 1, j));
+        break;
+      case Instr::kForward:
+        forward(st);
+        break;
+      case Instr::kSendOutput:
+        io.sends.push_back(t_.isend(st.peer, message_tag(inst_, 0, s, j, it), x.output, x.shape.output_bytes));
+        break;
+      case Instr::kStartOffload:
+        start_offload(st, it, rep, io.d2h);
+        break;
+      case Instr::kIssueReload:
+        issue_reload(st, it, rep, io.h2d);
+        break;
+      case Instr::kWaitGrad:
+        t_.wait(x.recv_grad, opt_.timeout_s, "gradient " + op_name('B', s + 1, j));
+        break;
+      case Instr::kWaitReload:
+        if (x.r > 0) wait_flag(&Slot::reloaded, s, j, "the reload of " + op_name('F', s, j));
+        break;
+      case Instr::kBackward:
+        backward(st);
+        break;
+      case Instr::kSendGrad:
+        io.sends.push_back(t_.isend(st.peer, message_tag(inst_, 1, s, j, it), x.grad_in, x.shape.input_bytes));
+        break;
+      case Instr::kWeight:
+        if (!synthetic_) {
+          model(s)->backward_weight(j, x.keep_w);
+          be_.compute_issued();
         }
-        case Instr::kSendOutput:
-          sends.push_back(t_.isend(st.peer, message_tag(inst_, 0, s, j, it), x.output, x.shape.output_bytes));
-          break;
-        case Instr::kStartOffload: {
-          const double r = st.r;
-          const int channel = st.channel, channel_ticket = st.channel_ticket;
-          d2h.submit([this, s, j, r, it, channel, channel_ticket, &rep] {
-            ChannelTurn turn(opt_.channels, true, channel, it, channel_ticket, opt_.timeout_s,
-                             "device " + std::to_string(d_) + ": the offload of " + op_name('F', s, j));
-            Slot& y = slot(s, j);
-            const std::size_t n = offloaded_bytes(y, r);
-            if (n > 0) be_.copy_to_host(y.host, y.keep_b, n);
-            if (opt_.poison_offloaded && n > 0 && !synthetic_) be_.poison(y.keep_b, n, first_model()->dtype());
-            busy(r * stage(s).offload.value_or(0.0));
-            memory_.release(r * stage(s).activation);
-            ++rep.offloads;
-            set_flag(&Slot::offloaded, s, j);
-          });
-          break;
-        }
-        case Instr::kIssueReload: {
-          const double r = x.r;
-          const int ticket = st.ticket, channel = st.channel, channel_ticket = st.channel_ticket;
-          h2d.submit([this, s, j, r, ticket, it, channel, channel_ticket, &rep] {
-            // Holds the channel while it waits for its offload and for room (spec §4).
-            ChannelTurn turn(opt_.channels, false, channel, it, channel_ticket, opt_.timeout_s,
-                             "device " + std::to_string(d_) + ": the reload of " + op_name('F', s, j));
-            wait_flag(&Slot::offloaded, s, j, "the offload of " + op_name('F', s, j));
-            memory_.allocate_in_order(r * stage(s).activation, ticket, opt_.timeout_s,
-                                      "device " + std::to_string(d_) + ": the reload of " + op_name('F', s, j) +
-                                          " waits for memory");
-            Slot& y = slot(s, j);
-            busy(r * stage(s).reload.value_or(0.0));
-            const std::size_t n = offloaded_bytes(y, r);
-            if (n > 0) be_.copy_to_device(y.keep_b, y.host, n);
-            ++rep.reloads;
-            set_flag(&Slot::reloaded, s, j);
-          });
-          break;
-        }
-        case Instr::kWaitGrad:
-          t_.wait(x.recv_grad, opt_.timeout_s, "gradient " + op_name('B', s + 1, j));
-          break;
-        case Instr::kWaitReload:
-          if (x.r > 0) wait_flag(&Slot::reloaded, s, j, "the reload of " + op_name('F', s, j));
-          break;
-        case Instr::kBackward: {
-          if (!synthetic_) {
-            const void* gout = s == S - 1 ? nullptr : same_device(s + 1) ? slot(s + 1, j).grad_in : x.grad_out;
-            model(s)->backward_input(j, x.keep_b, gout, x.grad_in, x.keep_w);
-            if (!split) model(s)->backward_weight(j, x.keep_w);
-            be_.compute_issued();
-          }
-          busy(split ? sg.backward : sg.backward + sg.weight);
-          memory_.release(split ? sg.activation - sg.weight_activation : sg.activation);
-          break;
-        }
-        case Instr::kSendGrad:
-          sends.push_back(t_.isend(st.peer, message_tag(inst_, 1, s, j, it), x.grad_in, x.shape.input_bytes));
-          break;
-        case Instr::kWeight:
-          if (!synthetic_) {
-            model(s)->backward_weight(j, x.keep_w);
-            be_.compute_issued();
-          }
-          busy(sg.weight);
-          memory_.release(sg.weight_activation);
-          break;
-      }
+        busy(stage(s).weight);
+        memory_.release(stage(s).weight_activation);
+        break;
     }
-    d2h.drain();
-    h2d.drain();
+  }
+
+  void forward(const Step& st) {
+    const int s = st.stage, j = st.mb;
+    Slot& x = slot(s, j);
+    const Stage& sg = stage(s);
+    memory_.allocate_in_order(sg.activation, st.ticket, opt_.timeout_s,
+                              "device " + std::to_string(d_) + ": " + op_name('F', s, j) + " waits for memory");
+    x.r = st.r;
+    if (!synthetic_) {
+      const void* in = s == 0 ? nullptr : same_device(s - 1) ? slot(s - 1, j).output : x.input;
+      model(s)->forward(j, in, x.output, x.keep_b);
+      be_.compute_issued();
+    }
+    busy(sg.forward);
+  }
+
+  void backward(const Step& st) {
+    const int s = st.stage, j = st.mb;
+    Slot& x = slot(s, j);
+    const Stage& sg = stage(s);
+    const bool split = inst_.split_backward;
+    if (!synthetic_) {
+      const void* gout = s == inst_.num_stages() - 1 ? nullptr : same_device(s + 1) ? slot(s + 1, j).grad_in : x.grad_out;
+      model(s)->backward_input(j, x.keep_b, gout, x.grad_in, x.keep_w);
+      if (!split) model(s)->backward_weight(j, x.keep_w);
+      be_.compute_issued();
+    }
+    busy(split ? sg.backward : sg.backward + sg.weight);
+    memory_.release(split ? sg.activation - sg.weight_activation : sg.activation);
+  }
+
+  void start_offload(const Step& st, int it, DeviceReport& rep, CopyStream& d2h) {
+    const int s = st.stage, j = st.mb;
+    const double r = st.r;
+    const int channel = st.channel, channel_ticket = st.channel_ticket;
+    d2h.submit([this, s, j, r, it, channel, channel_ticket, &rep] {
+      ChannelTurn turn(opt_.channels, true, channel, it, channel_ticket, opt_.timeout_s,
+                       "device " + std::to_string(d_) + ": the offload of " + op_name('F', s, j));
+      Slot& y = slot(s, j);
+      const std::size_t n = offloaded_bytes(y, r);
+      if (n > 0) be_.copy_to_host(y.host, y.keep_b, n);
+      if (opt_.poison_offloaded && n > 0 && !synthetic_) be_.poison(y.keep_b, n, first_model()->dtype());
+      busy(r * stage(s).offload.value_or(0.0));
+      memory_.release(r * stage(s).activation);
+      ++rep.offloads;
+      set_flag(&Slot::offloaded, s, j);
+    });
+  }
+
+  void issue_reload(const Step& st, int it, DeviceReport& rep, CopyStream& h2d) {
+    const int s = st.stage, j = st.mb;
+    const double r = slot(s, j).r;
+    const int ticket = st.ticket, channel = st.channel, channel_ticket = st.channel_ticket;
+    h2d.submit([this, s, j, r, ticket, it, channel, channel_ticket, &rep] {
+      // Holds the channel while it waits for its offload and for room (spec §4).
+      ChannelTurn turn(opt_.channels, false, channel, it, channel_ticket, opt_.timeout_s,
+                       "device " + std::to_string(d_) + ": the reload of " + op_name('F', s, j));
+      wait_flag(&Slot::offloaded, s, j, "the offload of " + op_name('F', s, j));
+      memory_.allocate_in_order(r * stage(s).activation, ticket, opt_.timeout_s,
+                                "device " + std::to_string(d_) + ": the reload of " + op_name('F', s, j) +
+                                    " waits for memory");
+      Slot& y = slot(s, j);
+      busy(r * stage(s).reload.value_or(0.0));
+      const std::size_t n = offloaded_bytes(y, r);
+      if (n > 0) be_.copy_to_device(y.keep_b, y.host, n);
+      ++rep.reloads;
+      set_flag(&Slot::reloaded, s, j);
+    });
+  }
+
+  // Drains the copies and sends, checks the memory account, records the loss.
+  void end_iteration(DeviceReport& rep, InFlight& io) {
+    const int S = inst_.num_stages();
+    io.d2h.drain();
+    io.h2d.drain();
     be_.synchronize();
-    for (Transport::Request q : sends) t_.wait(q, opt_.timeout_s, "a send to a neighbouring device");
+    for (Transport::Request q : io.sends) t_.wait(q, opt_.timeout_s, "a send to a neighbouring device");
     const double left = memory_.used() - inst_.devices[static_cast<std::size_t>(d_)].static_memory;
     if (std::fabs(left) > 1.0 + 1e-9 * inst_.devices[static_cast<std::size_t>(d_)].memory_limit) {
       throw std::logic_error("device " + std::to_string(d_) + ": " + std::to_string(left) +

@@ -72,87 +72,123 @@ MlpConfig model_config_for(const Instance& inst, const MlpConfig& base) {
   return c;
 }
 
-TrainResult train(const Instance& inst, const Schedule& schedule, const TrainOptions& opt) {
-  const std::vector<DeviceProgram> programs = lower_schedule(inst, schedule);  // InputError if it does not fit
-  TrainResult res;
-  int num_groups = 0;
-  {
+namespace {
+
+// The first failure is the cause; the others are ranks that stopped because of it (a
+// TransportError): rethrows the cause, else the first error.
+void rethrow_first_cause(const std::vector<std::exception_ptr>& errors) {
+  for (const auto& e : errors) {
+    if (!e) continue;
+    try {
+      std::rethrow_exception(e);
+    } catch (const TransportError&) {
+      continue;
+    } catch (...) {
+      throw;
+    }
+  }
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+// One call of train(): the lowered programs, the model, online re-scheduling, and the two ways
+// to run them (threads in this process; one MPI rank per device).
+class TrainRun {
+ public:
+  TrainRun(const Instance& inst, const Schedule& schedule, const TrainOptions& opt)
+      : inst_(inst), schedule_(schedule), opt_(opt),
+        programs_(lower_schedule(inst, schedule)),  // InputError if it does not fit
+        cfg_(model_config_for(inst, opt.model)) {
     Simulator sim(inst);
     const SimResult s = sim.run(schedule);
-    res.simulated_makespan = s.makespan;
-    res.simulated_peak = s.peak_memory;
-    num_groups = s.num_groups;
+    res_.simulated_makespan = s.makespan;
+    res_.simulated_peak = s.peak_memory;
+    num_groups_ = s.num_groups;
+    if (!opt.synthetic) validate_mlp_config(cfg_);
   }
-  const MlpConfig cfg = model_config_for(inst, opt.model);
-  if (!opt.synthetic) validate_mlp_config(cfg);
-  const int S = inst.num_stages();
-  const int D = inst.num_devices();
-  auto make_models = [&](int d, DeviceBackend& be, std::vector<std::unique_ptr<StageModel>>& owned,
-                         std::vector<StageModel*>& ptrs) {
+
+  TrainResult run() {
+    if (opt_.device == "cuda" && opt_.backend != "mpi") {
+      throw InputError("--backend cuda runs one MPI rank per GPU: start it with mpirun -np " +
+                       std::to_string(inst_.num_devices()));
+    }
+    if (opt_.backend == "threads") return run_threads();
+    if (opt_.backend == "mpi") return run_mpi();
+    throw InputError("unknown backend '" + opt_.backend + "' (threads or mpi)");
+  }
+
+ private:
+  // Device d's stage models (none for synthetic ops), indexed by stage.
+  void make_models(int d, DeviceBackend& be, std::vector<std::unique_ptr<StageModel>>& owned,
+                   std::vector<StageModel*>& ptrs) const {
+    const int S = inst_.num_stages();
     owned.clear();
     ptrs.assign(static_cast<std::size_t>(S), nullptr);
-    if (opt.synthetic) return;
+    if (opt_.synthetic) return;
     for (int s = 0; s < S; ++s) {
-      if (inst.stages[static_cast<std::size_t>(s)].device != d) continue;
-      owned.push_back(be.make_model(cfg, s));
+      if (inst_.stages[static_cast<std::size_t>(s)].device != d) continue;
+      owned.push_back(be.make_model(cfg_, s));
       ptrs[static_cast<std::size_t>(s)] = owned.back().get();
     }
-  };
+  }
 
   // Online re-scheduling: rank 0 decides at each iteration boundary, every rank follows.
-  std::unique_ptr<ScheduleSwitcher> coordinator;
-  auto executor_options = [&](int d) {
-    ExecutorOptions eo = opt.executor;
-    if (!opt.online) return eo;
-    eo.before_iteration = [&, d](int it, Transport& t) -> std::optional<DeviceProgram> {
+  ExecutorOptions executor_options(int d) {
+    ExecutorOptions eo = opt_.executor;
+    if (!opt_.online) return eo;
+    eo.before_iteration = [this, d](int it, Transport& t) -> std::optional<DeviceProgram> {
       std::string text;
-      if (t.rank() == 0 && coordinator) text = coordinator->decide(it);
+      if (t.rank() == 0 && coordinator_) text = coordinator_->decide(it);
       std::vector<char> msg(text.begin(), text.end());
-      t.broadcast(msg, opt.executor.timeout_s);
+      t.broadcast(msg, opt_.executor.timeout_s);
       if (msg.empty()) return std::nullopt;
-      return lower_schedule(inst, parse_schedule(std::string(msg.begin(), msg.end())))[static_cast<std::size_t>(d)];
+      return lower_schedule(inst_, parse_schedule(std::string(msg.begin(), msg.end())))[static_cast<std::size_t>(d)];
     };
     return eo;
-  };
-  auto finish_online = [&] {
-    if (!coordinator) return;
-    coordinator->finish();
-    res.switches = coordinator->switches();
-    res.online_log = coordinator->log();
-  };
-  auto start_online = [&] {  // on rank 0 only
-    if (!opt.online) return;
-    coordinator = opt.online(inst, schedule, cfg, opt.synthetic);
-  };
-  if (opt.device == "cuda" && opt.backend != "mpi") {
-    throw InputError("--backend cuda runs one MPI rank per GPU: start it with mpirun -np " + std::to_string(D));
   }
-  if (opt.backend == "threads") {
+  void start_online() {  // on rank 0 only
+    if (opt_.online) coordinator_ = opt_.online(inst_, schedule_, cfg_, opt_.synthetic);
+  }
+  void finish_online() {
+    if (!coordinator_) return;
+    coordinator_->finish();
+    res_.switches = coordinator_->switches();
+    res_.online_log = coordinator_->log();
+  }
+
+  // Device d on its own thread, over the in-process hub; its final parameters and gradients.
+  void run_thread(int d, InProcessHub& hub, SharedChannels& channels) {
+    std::unique_ptr<Transport> t = hub.transport(d);
+    std::unique_ptr<DeviceBackend> be = make_cpu_backend();
+    std::vector<std::unique_ptr<StageModel>> owned;
+    std::vector<StageModel*> ptrs;
+    make_models(d, *be, owned, ptrs);
+    ExecutorOptions eo = executor_options(d);
+    eo.channels = &channels;
+    res_.devices[static_cast<std::size_t>(d)] = run_device(inst_, programs_[static_cast<std::size_t>(d)], ptrs, *t, *be, eo);
+    for (int s = 0; s < inst_.num_stages(); ++s) {
+      if (StageModel* m = ptrs[static_cast<std::size_t>(s)]) {
+        res_.final_parameters[static_cast<std::size_t>(s)] = m->parameters();
+        res_.final_gradients[static_cast<std::size_t>(s)] = m->gradients();
+      }
+    }
+  }
+
+  TrainResult run_threads() {
+    const int D = inst_.num_devices(), S = inst_.num_stages();
     start_online();
     InProcessHub hub(D);
-    SharedChannels channels(channel_counts(programs, num_groups));  // one process: groups share their channels
-    res.devices.resize(static_cast<std::size_t>(D));
-    res.final_parameters.resize(static_cast<std::size_t>(S));
-    res.final_gradients.resize(static_cast<std::size_t>(S));
+    SharedChannels channels(channel_counts(programs_, num_groups_));  // one process: groups share their channels
+    res_.devices.resize(static_cast<std::size_t>(D));
+    res_.final_parameters.resize(static_cast<std::size_t>(S));
+    res_.final_gradients.resize(static_cast<std::size_t>(S));
     std::vector<std::exception_ptr> errors(static_cast<std::size_t>(D));
     std::vector<std::thread> threads;
     for (int d = 0; d < D; ++d) {
       threads.emplace_back([&, d] {
         try {
-          std::unique_ptr<Transport> t = hub.transport(d);
-          std::unique_ptr<DeviceBackend> be = make_cpu_backend();
-          std::vector<std::unique_ptr<StageModel>> owned;
-          std::vector<StageModel*> ptrs;
-          make_models(d, *be, owned, ptrs);
-          ExecutorOptions eo = executor_options(d);
-          eo.channels = &channels;
-          res.devices[static_cast<std::size_t>(d)] = run_device(inst, programs[static_cast<std::size_t>(d)], ptrs, *t, *be, eo);
-          for (int s = 0; s < S; ++s) {
-            if (StageModel* m = ptrs[static_cast<std::size_t>(s)]) {
-              res.final_parameters[static_cast<std::size_t>(s)] = m->parameters();
-              res.final_gradients[static_cast<std::size_t>(s)] = m->gradients();
-            }
-          }
+          run_thread(d, hub, channels);
         } catch (...) {
           errors[static_cast<std::size_t>(d)] = std::current_exception();
         }
@@ -160,36 +196,25 @@ TrainResult train(const Instance& inst, const Schedule& schedule, const TrainOpt
     }
     for (auto& th : threads) th.join();
     finish_online();
-    // The first failure is the cause; the others are ranks that stopped because of it.
-    for (auto& e : errors) {
-      if (!e) continue;
-      try {
-        std::rethrow_exception(e);
-      } catch (const TransportError&) {
-        continue;
-      } catch (...) {
-        throw;
-      }
-    }
-    for (auto& e : errors) {
-      if (e) std::rethrow_exception(e);
-    }
-    summarise(inst, res);
-    return res;
+    rethrow_first_cause(errors);
+    summarise(inst_, res_);
+    return std::move(res_);
   }
-  if (opt.backend == "mpi") {
-    const int max_tag = message_tag(inst, 1, S - 1, inst.microbatches - 1, 1);
-    // CUDA: the GPU of this rank on its node, the NCCL transport over it (bootstrapped through
-    // MPI); CPU: the MPI transport and host buffers. Destroyed in reverse order: transport first.
+
+  // CUDA: the GPU of this rank on its node, the NCCL transport over it (bootstrapped through
+  // MPI); CPU: the MPI transport and host buffers. Destroyed in reverse order: transport first.
+  TrainResult run_mpi() {
+    const int D = inst_.num_devices(), S = inst_.num_stages();
+    const int max_tag = message_tag(inst_, 1, S - 1, inst_.microbatches - 1, 1);
     std::unique_ptr<DeviceBackend> be;
     std::unique_ptr<Transport> t;
-    if (opt.device == "cuda") {
+    if (opt_.device == "cuda") {
       try {
         be = make_cuda_backend(local_rank());
       } catch (const std::runtime_error& e) {
         throw InputError(std::string("--backend cuda: ") + e.what());
       }
-      t = make_nccl_transport(*be, make_mpi_transport(max_tag), S, inst.microbatches);
+      t = make_nccl_transport(*be, make_mpi_transport(max_tag), S, inst_.microbatches);
     } else {
       be = make_cpu_backend();
       t = make_mpi_transport(max_tag);
@@ -203,15 +228,29 @@ TrainResult train(const Instance& inst, const Schedule& schedule, const TrainOpt
     std::vector<std::unique_ptr<StageModel>> owned;
     std::vector<StageModel*> ptrs;
     make_models(d, *be, owned, ptrs);
-    const DeviceReport mine = run_device(inst, programs[static_cast<std::size_t>(d)], ptrs, *t, *be, executor_options(d));
+    const DeviceReport mine = run_device(inst_, programs_[static_cast<std::size_t>(d)], ptrs, *t, *be, executor_options(d));
     finish_online();
-    const auto all = t->gather(pack(mine), opt.executor.timeout_s);
-    res.root = d == 0;
-    for (const auto& v : all) res.devices.push_back(unpack(v));
-    if (res.root) summarise(inst, res);
-    return res;
+    const auto all = t->gather(pack(mine), opt_.executor.timeout_s);
+    res_.root = d == 0;
+    for (const auto& v : all) res_.devices.push_back(unpack(v));
+    if (res_.root) summarise(inst_, res_);
+    return std::move(res_);
   }
-  throw InputError("unknown backend '" + opt.backend + "' (threads or mpi)");
+
+  const Instance& inst_;
+  const Schedule& schedule_;
+  const TrainOptions& opt_;
+  const std::vector<DeviceProgram> programs_;
+  const MlpConfig cfg_;
+  TrainResult res_;
+  int num_groups_ = 0;
+  std::unique_ptr<ScheduleSwitcher> coordinator_;
+};
+
+}  // namespace
+
+TrainResult train(const Instance& inst, const Schedule& schedule, const TrainOptions& opt) {
+  return TrainRun(inst, schedule, opt).run();
 }
 
 }  // namespace optpipe::runtime
