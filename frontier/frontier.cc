@@ -81,6 +81,11 @@ std::vector<Schedule> warm_starts_at(double limit, const FrontierResult& r) {
   return out;
 }
 
+// The first pass gives each solve this share of its equal part of the time left: enough to
+// prove the easy limits (usually the large ones) and to give every limit a schedule; the second
+// pass spends the rest on the limits that are left open.
+constexpr double kFirstPassShare = 0.25;
+
 struct Sweep {
   const Instance& instance;
   const FrontierOptions& options;
@@ -91,21 +96,22 @@ struct Sweep {
     if (options.progress) options.progress(line);
   }
   bool stopped() const { return options.solve.stop && options.solve.stop->load(); }
-  double share(int solves_left) const {
-    return std::max(0.0, options.time_limit - since(started)) / std::max(1, solves_left);
+  // An equal share of the time left for each of `solves_left` solves, times `fraction`.
+  double share(int solves_left, double fraction = 1.0) const {
+    return fraction * std::max(0.0, options.time_limit - since(started)) / std::max(1, solves_left);
   }
-  FrontierPoint solve_at(double limit, const FrontierResult& r, int solves_left) const {
+  FrontierPoint solve_at(double limit, const FrontierResult& r, double seconds) const {
     const Instance at = with_memory_limit(instance, limit);
-    return solver(PointRequest{at, limit, warm_starts_at(limit, r), share(solves_left)});
+    return solver(PointRequest{at, limit, warm_starts_at(limit, r), seconds});
   }
 };
 
 // Step 2: the upper end from a solve without a memory limit.
 void solve_upper_end(const Sweep& sweep, FrontierResult& r, int solves) {
   const double free = unconstrained_limit(sweep.instance);
-  sweep.say("frontier: solving without a memory limit for the upper end (" + fmt_seconds(sweep.share(solves)) +
-            ")");
-  r.unconstrained = sweep.solve_at(free, r, solves);
+  const double seconds = sweep.share(solves, kFirstPassShare);
+  sweep.say("frontier: solving without a memory limit for the upper end (" + fmt_seconds(seconds) + ")");
+  r.unconstrained = sweep.solve_at(free, r, seconds);
   FrontierPoint& u = *r.unconstrained;
   u.limit = u.run_limit = free;
   if (!u.has_schedule()) throw InputError("no schedule found without a memory limit: " + u.note);
@@ -115,6 +121,28 @@ void solve_upper_end(const Sweep& sweep, FrontierResult& r, int solves) {
   const auto& peak = u.schedule->peak_memory;
   r.high = std::max(r.floor.limit, *std::max_element(peak.begin(), peak.end()));
   sweep.say("frontier: without a memory limit " + point_line(u) + ", peak " + format_bytes(r.high));
+}
+
+// A limit left unsolved (stopped): the fastest of the schedules so far that run at it, no bound.
+FrontierPoint best_known_at(const Instance& instance, double limit, const FrontierResult& r) {
+  FrontierPoint p;
+  p.limit = p.run_limit = limit;
+  p.note = "not solved: stopped";
+  const Instance at = with_memory_limit(instance, limit);
+  for (Schedule& s : warm_starts_at(limit, r)) {
+    const SimResult sim = simulate(at, s, SimOptions::quiet());
+    if (!sim.feasible || (p.has_schedule() && !faster(sim.makespan, p.makespan))) continue;
+    s.makespan = sim.makespan;
+    s.peak_memory = sim.peak_memory;
+    s.bound.reset();
+    s.gap.reset();
+    s.status = "feasible";
+    p.schedule = std::move(s);
+    p.makespan = sim.makespan;
+    p.status = PointStatus::kFeasible;
+    p.source = "the fastest schedule so far that fits (" + p.schedule->solver + ")";
+  }
+  return p;
 }
 
 // Step 3 for one limit of the grid.
@@ -127,11 +155,8 @@ FrontierPoint grid_point(const Sweep& sweep, const FrontierResult& r, double lim
              " (device " + std::to_string(r.floor.device) + ", stage " + std::to_string(r.floor.stage) + ")";
     return p;
   }
-  if (sweep.stopped()) {
-    p.note = "not solved: stopped";
-    return p;
-  }
-  p = sweep.solve_at(limit, r, solves_left);
+  if (sweep.stopped()) return best_known_at(sweep.instance, limit, r);
+  p = sweep.solve_at(limit, r, sweep.share(solves_left, kFirstPassShare));
   p.limit = p.run_limit = limit;
   return p;
 }
@@ -155,28 +180,25 @@ void merge(FrontierPoint& p, const FrontierPoint& again) {
   p.schedule->status = to_string(p.status);
 }
 
-// Step 4: the time the solves left over goes to the points not proven optimal, the largest gap
-// first, each with an equal share of what is left (at least kMinRefineSeconds); each starts
-// from its own schedule and the lower points'. Then the monotone rule again.
-constexpr double kMinRefineSeconds = 1.0;
+// Step 4: what is left goes to the points not proven optimal, in increasing limit, each with an
+// equal share of it (at least kMinSecondSeconds); each starts from its own first schedule and
+// every lower point's. Then the monotone rule again.
+constexpr double kMinSecondSeconds = 0.25;
 
-void refine(const Sweep& sweep, FrontierResult& r) {
+void second_pass(const Sweep& sweep, FrontierResult& r) {
   std::vector<std::size_t> open;
   for (std::size_t k = 0; k < r.points.size(); ++k) {
     const PointStatus st = r.points[k].status;
     if (st == PointStatus::kFeasible || st == PointStatus::kNoSchedule) open.push_back(k);
   }
-  std::stable_sort(open.begin(), open.end(), [&](std::size_t a, std::size_t b) {
-    return r.points[a].gap > r.points[b].gap;
-  });
   for (std::size_t i = 0; i < open.size(); ++i) {
-    const int left = static_cast<int>(open.size() - i);
-    if (sweep.stopped() || sweep.share(left) < kMinRefineSeconds) break;
+    const double seconds = sweep.share(static_cast<int>(open.size() - i));
+    if (sweep.stopped() || seconds < kMinSecondSeconds) break;
     FrontierPoint& p = r.points[open[i]];
-    sweep.say("frontier: time left over: " + format_bytes(p.limit) + " again (" + fmt_seconds(sweep.share(left)) +
-              ")");
-    merge(p, sweep.solve_at(p.limit, r, left));
-    sweep.say("frontier: " + format_bytes(p.limit) + ": " + point_line(p));
+    sweep.say("frontier: again at " + format_bytes(p.limit) + " (" + fmt_seconds(seconds) + ")");
+    merge(p, sweep.solve_at(p.limit, r, seconds));
+    carry_from_below(r.points, open[i]);
+    sweep.say("frontier: at " + format_bytes(p.limit) + ": " + point_line(p));
   }
   for (std::size_t k = 0; k < r.points.size(); ++k) carry_from_below(r.points, k);
 }
@@ -255,7 +277,7 @@ FrontierResult compute_frontier(const Instance& instance, const FrontierOptions&
               format_bytes(grid[k]) + ": " + point_line(r.points.back()) + " (" +
               fmt_seconds(since(sweep.started)) + " so far)");
   }
-  refine(sweep, r);
+  second_pass(sweep, r);
   r.carried = static_cast<int>(std::count_if(r.points.begin(), r.points.end(), [](const FrontierPoint& p) {
     return p.has_schedule() && p.run_limit < p.limit;
   }));

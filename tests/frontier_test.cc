@@ -4,6 +4,7 @@
 // under its limit, the monotone rule when a higher limit times a lower schedule worse, bad
 // requests.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -266,6 +267,30 @@ TEST(Frontier, LimitsBelowTheFloorAreReportedNotSolved) {
       << r.points[0].note;
   EXPECT_TRUE(r.points[1].has_schedule());
   EXPECT_EQ(script->calls, 2);
+}
+
+// Stopped (Ctrl-C) before the sweep: no solve runs, and each limit gets the fastest schedule
+// known to fit it (here the classic ones), without a bound.
+TEST(Frontier, StoppedLimitsTakeTheFastestScheduleKnownToFit) {
+  const Instance inst = test_support::uniform_instance(3, 6, 1, 1, 1, 0.0, GiB, 0.5 * GiB);
+  std::atomic<bool> stop{true};
+  FrontierOptions o = quick(3, 10);
+  o.solve.stop = &stop;
+  o.low = 2 * GiB;   // below 1F1B's 3 activations
+  o.high = 5 * GiB;  // ZB-H2's 5
+  o.point_solver = [](const PointRequest&) -> FrontierPoint { ADD_FAILURE() << "solved"; return {}; };
+  const FrontierResult r = compute_frontier(inst, o);
+  ASSERT_EQ(r.points.size(), 3u);
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_FALSE(r.points[0].has_schedule());
+  EXPECT_EQ(r.points[0].note, "not solved: stopped");
+  const std::vector<ClassicPoint> classics = classic_points(inst);
+  ASSERT_TRUE(r.points[1].has_schedule());  // 3.5 GiB: 1F1B and ZB-H1 fit, ZB-H1 is faster
+  EXPECT_DOUBLE_EQ(r.points[1].makespan, classics[1].makespan);
+  ASSERT_TRUE(r.points[2].has_schedule());  // 5 GiB: ZB-H2
+  EXPECT_DOUBLE_EQ(r.points[2].makespan, classics[2].makespan);
+  EXPECT_EQ(r.points[2].bound, 0.0);
+  EXPECT_TRUE(r.monotone());
 }
 
 std::string error_of(const Instance& inst, const FrontierOptions& o) {

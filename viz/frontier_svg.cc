@@ -104,7 +104,7 @@ void text(std::string& out, double x, double y, const std::string& content, cons
 }
 
 void axes(std::string& out, const Plot& p) {
-  const double xs = nice_tick_step(p.x.hi - p.x.lo, 10), ys = nice_tick_step(p.y.hi - p.y.lo, 8);
+  const double xs = nice_tick_step(p.x.hi - p.x.lo, 10), ys = nice_tick_step(p.y.hi - p.y.lo, 10);
   for (double v = std::ceil(p.x.lo / xs) * xs; v <= p.x.hi + 1e-9; v += xs) {
     const double x = p.x.at(v);
     line(out, x, p.top, x, p.bottom, "stroke=\"" + std::string(kGrid) + "\"");
