@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include "frontier/memory_limits.h"
@@ -38,8 +39,8 @@ class WarningRelay final : public SolveObserver {
 
 std::string point_line(const FrontierPoint& p) {
   if (!p.has_schedule()) return p.note;
-  std::string line = fmt_ms(p.makespan) + ", bound " + fmt_ms(p.bound) + " (" + to_string(p.status) + ", gap " +
-                     fmt_percent(p.gap) + ")";
+  std::string line = fmt_ms(p.makespan) + ", bound " + fmt_ms(p.bound) + " (" + to_string(p.status) +
+                     (std::isfinite(p.gap) ? ", gap " + fmt_percent(p.gap) : std::string()) + ")";
   if (p.run_limit < p.limit) line += ", " + p.source;
   return line;
 }
