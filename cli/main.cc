@@ -17,6 +17,7 @@
 #include "cli/cmd_devices.h"
 #include "cli/cmd_export.h"
 #include "cli/cmd_export_milp.h"
+#include "cli/cmd_frontier.h"
 #include "cli/cmd_generate.h"
 #include "cli/cmd_heuristics.h"
 #include "cli/cmd_profile.h"
@@ -73,6 +74,7 @@ int main_impl(int argc, char** argv) {
   auto* devices = add_devices_command(app);
   add_generate_command(app);
   add_export_command(app);
+  add_frontier_command(app);
   add_train_command(app);
   add_profile_command(app);
   add_cache_command(app);
