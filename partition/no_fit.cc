@@ -2,7 +2,6 @@
 // by how much. A stage's floor alone on its device (static + one activation) is a lower bound on
 // its device's floor, so "needs at least" and "holds at most" below are true statements.
 #include <algorithm>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -11,28 +10,10 @@
 #include "partition/cheap_bound.h"
 #include "partition/partition_search.h"
 #include "partition/reference_splits.h"
+#include "partition/stage_floor.h"
 
 namespace optpipe::partition {
 namespace {
-
-struct StageFloor {
-  double bytes = std::numeric_limits<double>::infinity();
-  double static_bytes = 0, activation = 0;
-};
-
-// The least floor of stage s alone with `count` layers, over where those layers may start.
-StageFloor least_floor(const PartitionModel& m, int s, int count) {
-  int before = 0, after = 0;
-  for (int t = 0; t < s; ++t) before += m.min_layers(t);
-  for (int t = s + 1; t < m.stages(); ++t) after += m.min_layers(t);
-  StageFloor best;
-  for (int begin = before; begin + count + after <= m.layers(); ++begin) {
-    const LayerCost c = m.stage_costs(s, begin, count);
-    const double st = m.device_static({c});
-    if (st + c.activation < best.bytes) best = StageFloor{st + c.activation, st, c.activation};
-  }
-  return best;
-}
 
 std::string stage_words(const PartitionModel& m, int s) {
   std::string w = "stage " + std::to_string(s) + " (device " + std::to_string(m.device_of(s));
@@ -52,7 +33,7 @@ std::string explain_no_fit(const PartitionModel& m) {
   int worst = -1;
   StageFloor worst_floor;
   for (int s = 0; s < m.stages(); ++s) {
-    const StageFloor f = least_floor(m, s, m.min_layers(s));
+    const StageFloor f = least_stage_floor(m, s, m.min_layers(s));
     if (f.bytes > limit && (worst < 0 || f.bytes > worst_floor.bytes)) worst = s, worst_floor = f;
   }
   if (worst >= 0) {
@@ -61,14 +42,12 @@ std::string explain_no_fit(const PartitionModel& m) {
            " + one activation " + format_bytes(worst_floor.activation) + "), " +
            format_bytes(worst_floor.bytes - limit) + " over the limit";
   }
-  std::vector<int> cap(m.stages());
+  const std::vector<int> cap = stage_capacities(m, 0.0);
   int total = 0, cheapest = -1;
   StageFloor cheapest_floor;
   for (int s = 0; s < m.stages(); ++s) {
-    cap[s] = m.min_layers(s);
-    while (cap[s] < m.layers() && least_floor(m, s, cap[s] + 1).bytes <= limit) ++cap[s];
     total += cap[s];
-    const StageFloor more = least_floor(m, s, cap[s] + 1);
+    const StageFloor more = least_stage_floor(m, s, cap[s] + 1);
     if (cheapest < 0 || more.bytes < cheapest_floor.bytes) cheapest = s, cheapest_floor = more;
   }
   if (total < m.layers()) {

@@ -54,8 +54,8 @@ std::string mode_line(const PartitionResult& r) {
   if (r.mode == "exhaustive") {
     o << "exhaustive: " << r.candidates << " splits fit the memory limit; " << solved << " solved, " << r.pruned
       << " cut by their bound";
-    o << (r.proven ? "; the best is proven best over every split (every solve proved its optimum)"
-                   : "; not proven best (a solve stopped before proving its optimum)");
+    o << (r.proven ? "; proven: no other split can beat the best one's schedule (their bounds reach its makespan)"
+                   : "; not proven: some split's bound is below the best makespan (a solve stopped early)");
   } else {
     o << "local: " << (r.enumeration_complete ? "" : "more than ") << r.candidates
       << " splits fit the memory limit; " << r.trials.size() << " built, " << solved << " solved";

@@ -54,6 +54,8 @@ class Searcher {
   double share(int planned_left) const { return std::max(kMinSolveSeconds, left() / std::max(1, planned_left)); }
   void exhaustive(const std::vector<int>& refs, std::vector<int> candidates);
   void local(const std::vector<int>& refs);
+  int promising(const std::vector<int>& except) const;
+  void local_solves(const std::vector<int>& refs);
   int least_bound_split();
   void screen(int i);
   int climb(int current, double until);
@@ -165,7 +167,6 @@ void Searcher::exhaustive(const std::vector<int>& refs, std::vector<int> candida
   }
   say(std::to_string(candidates.size()) + " splits fit the memory limit: each is solved in order of its bound "
       "unless the bound reaches the best makespan");
-  bool all_proven = true;
   for (std::size_t k = 0; k < order.size(); ++k) {
     Trial& t = result_.trials[order[k]];
     const bool reference = !t.roles.empty();
@@ -176,13 +177,19 @@ void Searcher::exhaustive(const std::vector<int>& refs, std::vector<int> candida
     }
     if (out_of_time() && best_ >= 0) {
       t.note = "not solved: time limit";
-      all_proven = false;
       continue;
     }
     solve(order[k], share(static_cast<int>(order.size() - k)));
-    if (t.status != "optimal") all_proven = false;
   }
-  result_.proven = all_proven && result_.enumeration_complete;
+  // Proven: no other split can beat the best split's schedule (its bound, cheap or solved,
+  // reaches that makespan).
+  result_.proven = result_.enumeration_complete && best_ >= 0;
+  for (int i : order) {
+    const Trial& t = result_.trials[i];
+    if (i != best_ && std::max(t.bound.value, t.solved_bound) < result_.trials[best_].makespan - kEps) {
+      result_.proven = false;
+    }
+  }
 }
 
 // Heuristic makespan of trial i (its best heuristic within a short deadline).
@@ -269,7 +276,7 @@ int Searcher::best_screened_unsolved(const std::vector<int>& pool) const {
   return pick;
 }
 
-// Step 3 (see the header).
+// Step 3 (see the header): screening, then the solves.
 void Searcher::local(const std::vector<int>& refs) {
   result_.mode = "local";
   std::vector<int> seeds, solve_first;
@@ -291,12 +298,31 @@ void Searcher::local(const std::vector<int>& refs) {
     if (current < 0 || *result_.trials[i].heuristic < *result_.trials[current].heuristic) current = i;
   }
   if (current >= 0) climb(current, until);
-  const int planned = static_cast<int>(solve_first.size()) + opt_.top_solves + opt_.refine_solves;
+  local_solves(solve_first);
+}
+
+// The screened splits other than `except` worth solving: within kSolveMargin of the best
+// heuristic makespan, at most top_solves.
+int Searcher::promising(const std::vector<int>& except) const {
+  int n = 0;
+  for (std::size_t i = 0; i < result_.trials.size(); ++i) {
+    const Trial& t = result_.trials[i];
+    if (std::find(except.begin(), except.end(), static_cast<int>(i)) != except.end()) continue;
+    if (t.fits() && t.heuristic && *t.heuristic <= (1 + kSolveMargin) * best_heuristic_) ++n;
+  }
+  return std::min(n, opt_.top_solves);
+}
+
+// The references, the best screened splits, then the best solved split's best neighbours; the
+// time left is shared equally among the solves planned (none for splits not worth solving).
+void Searcher::local_solves(const std::vector<int>& refs) {
+  const int top = promising(refs);
+  const int planned = static_cast<int>(refs.size()) + top + (top > 0 ? opt_.refine_solves : 0);
   int done = 0;
-  for (int i : solve_first) solve(i, share(planned - done++));
+  for (int i : refs) solve(i, share(planned - done++));
   std::vector<int> all(result_.trials.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-  for (int k = 0; k < opt_.top_solves && !out_of_time(); ++k) {
+  for (int k = 0; k < top && !out_of_time(); ++k) {
     const int i = best_screened_unsolved(all);
     if (i < 0) break;
     solve(i, share(planned - done++));
@@ -311,7 +337,7 @@ void Searcher::local(const std::vector<int>& refs) {
     }
     const int i = best_screened_unsolved(pool);
     if (i < 0) break;
-    solve(i, share(planned - done++));
+    solve(i, share(std::max(1, planned - done++)));
   }
 }
 

@@ -9,8 +9,9 @@
 //   2. exhaustive, when the enumeration is complete and small (at most exhaustive_max splits and
 //      exhaustive_ops compute ops in all): every candidate in increasing order of its bound,
 //      references first, solved unless its bound already reaches the best makespan found (it
-//      cannot beat it). When every solve proves its optimum, so is the best split: no other
-//      split can be faster (the cheap bound is a lower bound);
+//      cannot beat it). The best split is proven best when every other split's bound (cheap, or
+//      the solve's) reaches its makespan: no other split can be faster. With exact solves (small
+//      instances prove in milliseconds) that is the best over all splits;
 //   3. otherwise local: the splits are screened by the best heuristic schedule (heuristics/
 //      registry.h, a short deadline each), starting from the references and the split of least
 //      bound, and improved by moving one layer from one stage to another (first improvement,
@@ -77,7 +78,7 @@ struct PartitionResult {
   std::optional<Instance> instance;   // the best split's
   std::optional<Schedule> schedule;   // its solved schedule
   std::string mode;                   // "exhaustive" or "local"
-  bool proven = false;                // exhaustive, and every solve that mattered proved its optimum
+  bool proven = false;                // exhaustive, and every other split's bound reaches the best makespan
   std::int64_t candidates = 0;        // splits the enumeration passed (complete or not)
   bool enumeration_complete = false;
   int pruned = 0;                     // exhaustive: candidates cut by their bound

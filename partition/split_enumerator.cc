@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "partition/cheap_bound.h"
+#include "partition/stage_floor.h"
 
 namespace optpipe::partition {
 namespace {
@@ -16,6 +17,9 @@ class Enumerator {
         m_(model.microbatches()), split_(S_, 0), min_rest_(S_ + 1, 0), last_(D_, -1), costs_(D_),
         fb_(D_, 0.0), w_(D_, 0.0), head_of_(D_, 0.0), tail_of_(D_, 0.0) {
     for (int s = S_ - 1; s >= 0; --s) min_rest_[s] = min_rest_[s + 1] + model.min_layers(s);
+    cap_ = stage_capacities(model, 2 * kFloorSlack);
+    cap_rest_.assign(S_ + 1, 0);
+    for (int s = S_ - 1; s >= 0; --s) cap_rest_[s] = cap_rest_[s + 1] + cap_[s];
     for (int s = 0; s < S_; ++s) last_[model.device_of(s)] = s;
   }
 
@@ -34,8 +38,9 @@ class Enumerator {
       return;
     }
     const int remaining = model_.layers() - begin;
-    const int lo = s == S_ - 1 ? remaining : model_.min_layers(s);
-    const int hi = remaining - min_rest_[s + 1];
+    // At least what the later stages cannot hold, at most what this one can.
+    const int lo = s == S_ - 1 ? remaining : std::max(model_.min_layers(s), remaining - cap_rest_[s + 1]);
+    const int hi = std::min(remaining - min_rest_[s + 1], cap_[s]);
     const int ideal = std::clamp(static_cast<int>(std::lround(double(remaining) / (S_ - s))), lo, std::max(lo, hi));
     for (int k = 0; going(); ++k) {
       if (ideal + k > hi && ideal - k < lo) break;
@@ -101,7 +106,7 @@ class Enumerator {
   EnumerateLimits& limits_;
   const std::function<bool(const std::vector<int>&, double)>& visit_;
   int S_, D_, m_;
-  std::vector<int> split_, min_rest_, last_;
+  std::vector<int> split_, min_rest_, last_, cap_, cap_rest_;
   std::vector<std::vector<LayerCost>> costs_;
   std::vector<double> fb_, w_, head_of_, tail_of_;
   double w0_ = 0;

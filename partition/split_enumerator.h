@@ -1,8 +1,9 @@
 // Every split whose estimated cheap bounds pass (issue 22): a depth-first enumeration of the
 // layer counts stage by stage (a branch-and-bound over compositions of the layers), cut where a
 // device whose stages are all placed has a memory floor above the limit or a lower bound above
-// the cutoff (cheap_bound.h; both only grow as stages are added, so the cut is exact), and where
-// the layers left cannot give every later stage its minimum. Counts are tried nearest the even
+// the cutoff (cheap_bound.h; both only grow as stages are added, so the cut is exact), where a
+// stage would get more layers than it can hold alone (stage_floor.h), and where the layers left
+// cannot give every later stage its minimum or are more than the later stages can hold. Counts are tried nearest the even
 // share first, so good splits come early when the visitor lowers the cutoff.
 //
 // The estimates sum the profile's unrounded costs (PartitionModel::stage_costs); the instances
