@@ -232,10 +232,9 @@ int Searcher::climb(int current, double until) {
     improved = false;
     for (const auto& n : neighbours(result_.trials[current].split)) {
       if (elapsed() >= until || out_of_time()) break;
-      const bool seen = index_.count(n) > 0;
       const int i = record(n);
       Trial& t = result_.trials[i];
-      if (seen || !t.fits() || t.bound.value >= best_heuristic_ - kEps) continue;
+      if (t.heuristic || !t.fits() || t.bound.value >= best_heuristic_ - kEps) continue;  // screened, or cannot win
       screen(i);
       if (*t.heuristic < *result_.trials[current].heuristic - kEps) {
         say("screening: " + label(i) + ": heuristic " + ms(*t.heuristic) + " (" + t.heuristic_name + ")");

@@ -12,16 +12,25 @@
 //      cannot beat it). The best split is proven best when every other split's bound (cheap, or
 //      the solve's) reaches its makespan: no other split can be faster. With exact solves (small
 //      instances prove in milliseconds) that is the best over all splits;
-//   3. otherwise local: the splits are screened by the best heuristic schedule (heuristics/
-//      registry.h, a short deadline each), starting from the references and the split of least
-//      bound, and improved by moving one layer from one stage to another (first improvement,
-//      moves between neighbouring stages first; a move is skipped when its floor does not fit or
-//      its bound reaches the best screened makespan); then the references and the best screened
-//      splits are solved, and the best solved split refined by solving its best screened
-//      neighbours while time remains.
+//   3. otherwise local: 30% of the time screens splits by their best heuristic schedule
+//      (heuristics/registry.h, a deadline of 1% of the time limit each), starting from the
+//      references and the split of least bound, and improves them by moving one layer from one
+//      stage to another (first improvement, moves between neighbouring stages first; a move is
+//      skipped when its floor does not fit or its bound reaches the best screened makespan).
+//      Then the references are solved, then the best screened splits (at most top_solves, only
+//      those within 15% of the best heuristic makespan, which the solve pipeline rarely gains
+//      over the heuristics), then the best solved split's one-layer moves are screened and the
+//      best of them solved (refine_solves rounds). The time left is shared equally among the
+//      solves planned.
 // The best split is the solved one with the least makespan (ties: the earlier, so the default
 // split wins a tie): never worse than the default split as solved in the same run.
 // The time limit covers everything; solves share what is left equally among those planned.
+// Sources: branch-and-bound with a relaxation bound (Land and Doig 1960) over the splits; the
+// least-bound split is the balanced partition of PipeDream's planner (Narayanan et al., SOSP
+// 2019) and of GPipe (Huang et al. 2019) with the fill and drain added; first-improvement local
+// search in the one-move neighbourhood (Aarts and Lenstra, "Local Search in Combinatorial
+// Optimization", 1997). What is new here is that each split is judged by its solved schedule,
+// memory and offload included, rather than by its busiest stage.
 // Cost: the enumeration is bounded by its node limit; each solve by its time share.
 #pragma once
 
