@@ -21,6 +21,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kEps = 1e-9;           // ms: a makespan must beat the best by more to replace it
 constexpr double kScreenShare = 0.3;    // local: share of the time for screening
 constexpr double kMinSolveSeconds = 0.05;
+constexpr double kReserveSeconds = 1.0, kReserveShare = 0.02;
+// Local: the proof visits at most this many splits whose bound is below the best makespan.
+constexpr int kProofMaxSplits = 20000;
 // Local: a screened split is solved only if its heuristic makespan is within this share of the
 // best solved makespan (the solve pipeline's local search and tree rarely gain more than ~15%
 // over the heuristics: 13% on gpt-8x24-tight, 3-5% on the 16-GPU tight instances).
@@ -40,7 +43,9 @@ class Searcher {
 
  private:
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
-  double left() const { return opt_.time_limit - elapsed(); }
+  // Seconds left, less a reserve for what follows the last solve (the proof, the report, the
+  // files) and for a solve's own overrun of its limit.
+  double left() const { return opt_.time_limit - std::min(kReserveSeconds, kReserveShare * opt_.time_limit) - elapsed(); }
   bool out_of_time() const { return left() <= 0 || (opt_.stop && opt_.stop->load()); }
   void say(const std::string& line) const {
     if (opt_.progress) opt_.progress(line);
@@ -61,6 +66,7 @@ class Searcher {
   int climb(int current, double until);
   std::vector<std::vector<int>> neighbours(const std::vector<int>& split) const;
   int best_screened_unsolved(const std::vector<int>& pool) const;
+  void prove();
   void finish();
 
   const PartitionModel& model_;
@@ -340,6 +346,32 @@ void Searcher::local_solves(const std::vector<int>& refs) {
   }
 }
 
+// Local: the best split is proven best when every split whose bound is below its makespan is
+// itself, or was solved to a bound that reaches it, or does not fit (the enumeration with the
+// best makespan as cutoff visits every such split; its estimates err on the side of visiting).
+void Searcher::prove() {
+  if (best_ < 0) return;
+  const double target = result_.trials[best_].makespan;
+  EnumerateLimits limits;
+  limits.cutoff = target;
+  limits.node_limit = opt_.node_limit;
+  limits.stop = opt_.stop;
+  bool proven = true;
+  int visited = 0;
+  const EnumerateStats st = enumerate_splits(model_, limits, [&](const std::vector<int>& split, double) {
+    const auto it = index_.find(split);
+    if (it != index_.end()) {
+      const Trial& t = result_.trials[it->second];
+      proven = it->second == best_ || !t.fits() || std::max(t.bound.value, t.solved_bound) >= target - kEps;
+    } else {
+      const Instance inst = model_.instance(split);
+      proven = cheap_bound(inst).value >= target - kEps || !tightest(memory_floors(inst)).fits();
+    }
+    return proven && ++visited < kProofMaxSplits;
+  });
+  result_.proven = proven && st.complete;
+}
+
 void Searcher::finish() {
   if (best_ < 0) {  // nothing solved yet (no time, or no heuristic fit while screening)
     for (std::size_t i = 0; i < result_.trials.size() && best_ < 0; ++i) {
@@ -381,6 +413,7 @@ PartitionResult Searcher::run() {
     say(std::string(result_.enumeration_complete ? "" : "more than ") + std::to_string(found.size()) +
         " splits fit the memory limit: too many to solve each; screening and local search instead");
     local(refs);
+    prove();
   }
   finish();
   return std::move(result_);

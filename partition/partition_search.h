@@ -21,7 +21,9 @@
 //      those within 15% of the best heuristic makespan, which the solve pipeline rarely gains
 //      over the heuristics), then the best solved split's one-layer moves are screened and the
 //      best of them solved (refine_solves rounds). The time left is shared equally among the
-//      solves planned.
+//      solves planned. Last, the enumeration runs again with the best makespan as its cutoff:
+//      when every split it visits (those whose bound is below that makespan) is the best one or
+//      was solved to a bound that reaches it, the best split is proven best here too.
 // The best split is the solved one with the least makespan (ties: the earlier, so the default
 // split wins a tie): never worse than the default split as solved in the same run.
 // The time limit covers everything; solves share what is left equally among those planned.
@@ -87,7 +89,7 @@ struct PartitionResult {
   std::optional<Instance> instance;   // the best split's
   std::optional<Schedule> schedule;   // its solved schedule
   std::string mode;                   // "exhaustive" or "local"
-  bool proven = false;                // exhaustive, and every other split's bound reaches the best makespan
+  bool proven = false;                // every other split's bound (cheap or solved) reaches the best makespan
   std::int64_t candidates = 0;        // splits the enumeration passed (complete or not)
   bool enumeration_complete = false;
   int pruned = 0;                     // exhaustive: candidates cut by their bound

@@ -72,10 +72,22 @@ class Enumerator {
       const double ops = 3.0 * m_ * static_cast<double>(costs_[d].size()) + S_;
       ok = lb <= limits_.cutoff + kBoundSlack * ops;
     }
-    if (ok) dfs(s + 1, begin + c, head + F + model_.comm_after(s), tail + model_.comm_after(s) + B, lb);
+    const double next_head = head + F + model_.comm_after(s);
+    ok = ok && rest_can_meet_cutoff(s + 1, begin + c, next_head);
+    if (ok) dfs(s + 1, begin + c, next_head, tail + model_.comm_after(s) + B, lb);
     costs_[d].pop_back();
     fb_[d] -= F + B;
     w_[d] -= W;
+  }
+
+  // One stage per device: some later stage does at least the average of the work left, after
+  // the later stages' head (>= next_head), so its device's bound is at least next_head + m x that
+  // average (the devices of two-stage placements share work: not cut there).
+  bool rest_can_meet_cutoff(int next, int begin, double next_head) const {
+    if (next >= S_ || S_ != D_) return true;
+    const LayerCost rest = model_.profile().stage_costs(begin, model_.layers() - begin, false, true);
+    const double average = (rest.forward + rest.backward + rest.weight) / (S_ - next);
+    return next_head + m_ * average <= limits_.cutoff + kBoundSlack * (3.0 * m_ + S_);
   }
 
   // The floor of device d with the stages placed so far (it only grows with more).
