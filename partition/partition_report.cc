@@ -30,6 +30,12 @@ std::string relative(const Trial& t, const Trial* base) {
   return b;
 }
 
+// The line without trailing blanks, with its newline.
+std::string line_of(std::string text) {
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\n')) text.pop_back();
+  return text + "\n";
+}
+
 std::string roles_text(const Trial& t) {
   std::string out;
   for (const auto& r : t.roles) out += (out.empty() ? "" : ", ") + r;
@@ -44,7 +50,7 @@ std::string row(const Trial& t, const Trial* base, std::size_t split_width) {
                 t.heuristic ? fixed(*t.heuristic).c_str() : "-", t.solved ? fixed(t.makespan).c_str() : "-",
                 t.solved ? fixed(t.solved_bound).c_str() : "-", t.solved ? t.status.c_str() : "-",
                 relative(t, base).c_str(), (roles_text(t) + (t.solved ? "" : (t.roles.empty() ? "" : "; ") + t.note)).c_str());
-  return line;
+  return line_of(line);
 }
 
 std::string mode_line(const PartitionResult& r) {
@@ -57,7 +63,7 @@ std::string mode_line(const PartitionResult& r) {
     o << (r.proven ? "; proven: no other split can beat the best one's schedule (their bounds reach its makespan)"
                    : "; not proven: some split's bound is below the best makespan (a solve stopped early)");
   } else {
-    o << "local: " << (r.enumeration_complete ? "" : "more than ") << r.candidates
+    o << "local: " << (r.enumeration_complete ? "" : "at least ") << r.candidates
       << " splits fit the memory limit; " << r.trials.size() << " built, " << solved << " solved";
     if (r.proven) o << "; proven: every other split's bound reaches the best makespan";
   }
@@ -89,7 +95,7 @@ std::string partition_table_text(const PartitionModel& model, const PartitionRes
   std::snprintf(head, sizeof head, "  %-*s %12s %16s %12s %12s %12s %-9s %8s  %s\n", static_cast<int>(width), "split",
                 "cheap bound", "memory floor", "heuristic", "makespan", "bound", "status",
                 base && base->has_role("default") ? "vs dflt" : "vs unif", "");
-  o << head;
+  o << line_of(head);
   int more = 0, screened = 0, over = 0;
   for (const Trial& t : r.trials) {
     if (t.solved || !t.roles.empty()) {

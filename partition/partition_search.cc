@@ -410,7 +410,7 @@ PartitionResult Searcher::run() {
       ops <= opt_.exhaustive_ops) {
     exhaustive(refs, found);
   } else {
-    say(std::string(result_.enumeration_complete ? "" : "more than ") + std::to_string(found.size()) +
+    say(std::string(result_.enumeration_complete ? "" : "at least ") + std::to_string(found.size()) +
         " splits fit the memory limit: too many to solve each; screening and local search instead");
     local(refs);
     prove();
