@@ -160,6 +160,9 @@ void add_generate_command(CLI::App& app) {
       throw CLI::Success();
     }
     gen::GenerateOptions options = to_options(*args, *cmd);
+    if (cmd->count("--time-limit") > 0 && args->partition != "auto") {
+      throw InputError("--time-limit: the time of --partition auto's search; give --partition auto or leave it out");
+    }
     if (args->partition == "auto") choose_split(options, args->time_limit, args->quiet);
     const gen::Generated g = gen::generate(options);
     write_text_file(args->output, gen::generated_instance_json(g.instance));

@@ -95,6 +95,9 @@ TEST(GeneratePartitionAuto, WritesThePartitionsInstance) {
   const ShellRun both = cli("generate " + kSmall + " --partition auto --split 2,2,2");
   EXPECT_EQ(both.status, 2) << both.output;
   EXPECT_NE(both.output.find("--split and --partition auto exclude each other"), std::string::npos) << both.output;
+  const ShellRun limit = cli("generate --model gpt3-1.5b --devices 4 --microbatches 8 --time-limit 5");
+  EXPECT_EQ(limit.status, 2) << limit.output;
+  EXPECT_NE(limit.output.find("--time-limit: the time of --partition auto's search"), std::string::npos) << limit.output;
 }
 
 // A profile instead of a preset: the preset's own profile (--profile-out) read back.
