@@ -5,18 +5,24 @@
 #include <memory>
 #include <string>
 
+#include "cli/cmd_partition.h"
+#include "cli/exit_codes.h"
 #include "model/bytes.h"
+#include "model/error.h"
 #include "model/instance_io.h"
 #include "instances/generator/generate.h"
 #include "instances/generator/generate_request.h"
 #include "instances/generator/summary.h"
+#include "partition/partition_report.h"
+#include "partition/reference_splits.h"
 
 namespace optpipe::cli {
 namespace {
 
 struct GenerateArgs {
   std::string model, dtype, mlp, gpu = "h100-sxm", placement = "one", memory = "gpu", recompute = "none";
-  std::string offload_levels = "0,1", split, name, output = "-", workspace;
+  std::string offload_levels = "0,1", split, name, output = "-", workspace, partition;
+  double time_limit = 60;  // --partition auto's search
   int layers = 0, hidden = 0, heads = 0, ffn = 0, vocab = 0, seq = 0, micro_batch = 0;
   int devices = 0, microbatches = 0;
   double utilization = 0, bytes_per_param = 0;
@@ -78,6 +84,24 @@ gen::GenerateOptions to_options(const GenerateArgs& a, const CLI::App& cmd) {
   return gen::resolve(r);
 }
 
+// --partition auto: the split of the partition search (the memory limit resolved as it
+// resolved it, so that the file is the search's instance).
+void choose_split(gen::GenerateOptions& options, double time_limit, bool quiet) {
+  if (!options.split.empty()) throw InputError("split: --split and --partition auto exclude each other");
+  const auto model = partition::PartitionModel::from_generator(options);
+  const auto r = run_partition_search(model, time_limit, 0, quiet);
+  if (r.best < 0) throw NegativeAnswer("--partition auto: no split was solved to a schedule within the time limit");
+  options.split = r.trials[r.best].split;
+  options.memory = gen::MemoryLimit{gen::MemoryLimit::Kind::kBytes, model.memory_limit()};
+  if (!quiet) {
+    const std::string vs = partition::versus_default(r);
+    char makespan[32];
+    std::snprintf(makespan, sizeof makespan, "%.3f", r.trials[r.best].makespan);
+    std::cerr << "partition: split " << partition::split_text(options.split) << ", makespan " << makespan << " ms"
+              << (vs.empty() ? "" : "; " + vs) << "\n";
+  }
+}
+
 }  // namespace
 
 void add_generate_command(CLI::App& app) {
@@ -110,6 +134,12 @@ void add_generate_command(CLI::App& app) {
   cmd->add_flag("--no-flash-attention", args->no_flash, "keep the s x s attention scores (the 5as term of M_B)");
   cmd->add_option("--offload-levels", args->offload_levels, "allowed offload fractions (default 0,1), e.g. 0,0.5,1");
   cmd->add_option("--split", args->split, "layers per stage, e.g. 4,4,4,4 (default: even, or the Zero Bubble split)");
+  cmd->add_option("--partition", args->partition,
+                  "auto: choose the split jointly with the schedule (optpipe partition; the default split, uniform and "
+                  "Megatron-style splits and the search's, each solved) and write the best one's instance")
+      ->check(CLI::IsMember({"auto"}));
+  cmd->add_option("--time-limit", args->time_limit, "seconds for --partition auto's search (default 60)")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--unsplit-backward", args->unsplit, "fused backward (split_backward false: no W ops)");
   cmd->add_option("--workspace", args->workspace, "per-GPU workspace in the static memory (default 1GiB)");
   cmd->add_option("--bytes-per-param", args->bytes_per_param,
@@ -129,7 +159,11 @@ void add_generate_command(CLI::App& app) {
       print_presets();
       throw CLI::Success();
     }
-    const gen::GenerateOptions options = to_options(*args, *cmd);
+    gen::GenerateOptions options = to_options(*args, *cmd);
+    if (cmd->count("--time-limit") > 0 && args->partition != "auto") {
+      throw InputError("--time-limit: the time of --partition auto's search; give --partition auto or leave it out");
+    }
+    if (args->partition == "auto") choose_split(options, args->time_limit, args->quiet);
     const gen::Generated g = gen::generate(options);
     write_text_file(args->output, gen::generated_instance_json(g.instance));
     if (!args->quiet) {

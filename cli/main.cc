@@ -20,6 +20,7 @@
 #include "cli/cmd_frontier.h"
 #include "cli/cmd_generate.h"
 #include "cli/cmd_heuristics.h"
+#include "cli/cmd_partition.h"
 #include "cli/cmd_profile.h"
 #include "cli/cmd_render.h"
 #include "cli/cmd_schedule.h"
@@ -73,6 +74,7 @@ int main_impl(int argc, char** argv) {
   auto* heuristics = add_heuristics_command(app);
   auto* devices = add_devices_command(app);
   add_generate_command(app);
+  add_partition_command(app);
   add_export_command(app);
   add_frontier_command(app);
   add_train_command(app);

@@ -1,0 +1,29 @@
+// The generator's model and cluster flags (--model, --layers, ..., --devices, --memory-limit) for
+// commands other than `generate` that build instances from a model: `optpipe partition`. They
+// mean what they mean for `optpipe generate` (instances/generator/generate_request.h combines
+// them with the preset).
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "instances/generator/generate_request.h"
+
+namespace optpipe::cli {
+
+struct GeneratorFlags {
+  std::string model, dtype, mlp, gpu = "h100-sxm", placement = "one", memory = "gpu", recompute = "none";
+  std::string offload_levels = "0,1", name, workspace;
+  int layers = 0, hidden = 0, heads = 0, ffn = 0, vocab = 0, seq = 0, micro_batch = 0;
+  int devices = 0, microbatches = 0;
+  double utilization = 0, bytes_per_param = 0;
+  bool no_flash = false, unsplit = false;
+};
+
+// Registers the flags on `cmd` (the model shape ones only when `shape`).
+void add_generator_flags(CLI::App* cmd, GeneratorFlags& flags, bool shape);
+// The request of the flags given on `cmd`'s command line. Throws InputError naming the flag's field.
+gen::GenerateRequest generator_request(const GeneratorFlags& flags, const CLI::App& cmd);
+
+}  // namespace optpipe::cli
