@@ -1,0 +1,71 @@
+// The SVG Gantt chart's geometry (gantt_svg_parts.h): the time axis, the picture's width, and
+// the bands of every device row.
+#include <algorithm>
+#include <cmath>
+
+#include "viz/gantt_svg_parts.h"
+
+namespace optpipe::gantt {
+namespace {
+
+double axis_end(const SimResult& sim) {
+  double end = sim.makespan;
+  for (const Transfer& t : sim.transfers) end = std::max(end, t.started ? t.end : t.request);
+  for (const auto& curve : sim.memory) {
+    if (!curve.empty()) end = std::max(end, curve.back().time);
+  }
+  return end > 0 && std::isfinite(end) ? end : 1.0;
+}
+
+TimeAxis make_axis(double left, double right, double end) {
+  TimeAxis a;
+  a.left = left;
+  a.right = right;
+  a.end = end;
+  a.step = nice_tick_step(end, std::max(2, static_cast<int>((right - left) / 90)));
+  a.tick_decimals = std::max(0, -static_cast<int>(std::floor(std::log10(a.step) + 1e-9)));
+  a.time_decimals = std::max(2, a.tick_decimals + 1);
+  return a;
+}
+
+}  // namespace
+
+std::string gpu(int d) { return "GPU " + std::to_string(d); }
+
+bool has_transfer(const SimResult& sim, int d, Transfer::Kind kind) {
+  return std::any_of(sim.transfers.begin(), sim.transfers.end(),
+                     [&](const Transfer& t) { return t.device == d && t.kind == kind; });
+}
+
+double layout_device(Chart& c, int d, double y) {
+  DeviceRows r;
+  r.top = y;
+  r.op = y;
+  y += kOpRow;
+  if (c.opt.transfers && has_transfer(c.sim, d, Transfer::Kind::kOffload)) {
+    r.d2h = y + kLaneGap;
+    y = r.d2h + kLane;
+  }
+  if (c.opt.transfers && has_transfer(c.sim, d, Transfer::Kind::kReload)) {
+    r.h2d = y + kLaneGap;
+    y = r.h2d + kLane;
+  }
+  if (c.opt.memory) {
+    r.caption = y + 3;
+    r.chart = r.caption + kMemCaption;
+    y = r.chart + kMemChart;
+  }
+  r.bottom = y;
+  c.rows.push_back(r);
+  return y + kDeviceGap;
+}
+
+Chart make_chart(const Instance& inst, const Schedule& sch, const SimResult& sim, const SvgGanttOptions& opt) {
+  Chart c{inst, sch, sim, opt, inst.stages_by_device(), false, {}, {}, 0, 0, 0, 0};
+  for (const auto& s : c.stages) c.multi_stage = c.multi_stage || s.size() > 1;
+  c.width = std::max(opt.width, 320);
+  c.axis = make_axis(kMargin + kLabelColumn, c.width - kMargin - 10, axis_end(sim));
+  return c;
+}
+
+}  // namespace optpipe::gantt
