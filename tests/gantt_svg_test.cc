@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -136,6 +137,20 @@ Instance offloadable(Instance inst) {
     st.reload = 0.6;
   }
   return inst;
+}
+
+// The SVG without its tooltips (<title> elements): what a reader sees without hovering.
+std::string without_tooltips(std::string svg) {
+  for (std::size_t at = svg.find("<title>"); at != std::string::npos; at = svg.find("<title>", at)) {
+    svg.erase(at, svg.find("</title>", at) + 8 - at);
+  }
+  return svg;
+}
+
+std::string svg_fixed2(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
 }
 
 struct OpBox {
@@ -320,20 +335,44 @@ TEST(GanttSvg, EscapesSpecialCharactersInNames) {
   EXPECT_EQ(svg.find("<1F1B>"), std::string::npos);
 }
 
-TEST(GanttSvg, ShowsWhatTheSolverProved) {
+TEST(GanttSvg, ShowsWhatTheSolverProvedInOneWording) {
   const Instance inst = test_support::uniform_instance(2, 2, 1.0, 1.0, 1.0);
   Schedule sch = one_f_one_b(inst);
   const SimResult sim = simulate(inst, sch);
-  EXPECT_EQ(render_svg_gantt(inst, sch, sim).find("lower bound"), std::string::npos);  // a heuristic's: nothing
+  // The status is said once, in the title line; the line under it names the schedule's origin.
+  auto status_of = [&](const std::string& svg) {
+    const std::size_t at = svg.find("class=\"status\"");
+    if (at == std::string::npos) return std::string("(none)");
+    const std::size_t open = svg.find(">", at) + 1;
+    return svg.substr(open, svg.find("</tspan>", open) - open);
+  };
+  const std::string heuristic = without_tooltips(render_svg_gantt(inst, sch, sim));  // no bound: just feasible
+  EXPECT_EQ(status_of(heuristic), "feasible");
+  EXPECT_EQ(count(heuristic, "class=\"status\""), 1);
+  EXPECT_EQ(heuristic.find("lower bound"), std::string::npos);
   sch.status = "feasible";
   sch.bound = 4.5;
   sch.gap = 0.125;
-  const std::string open = render_svg_gantt(inst, sch, sim);
-  EXPECT_NE(open.find("lower bound 4.50 ms (gap 12.50%)"), std::string::npos);
+  const std::string open = without_tooltips(render_svg_gantt(inst, sch, sim));
+  EXPECT_EQ(status_of(open), "feasible, gap 12.50% (lower bound 4.50 ms)");
+  EXPECT_EQ(count(open, "lower bound"), 1);
+  EXPECT_EQ(count(open, "gap "), 1);
   sch.status = "optimal";
-  const std::string proven = render_svg_gantt(inst, sch, sim);
-  EXPECT_NE(proven.find("proven optimal"), std::string::npos);
+  const std::string proven = without_tooltips(render_svg_gantt(inst, sch, sim));
+  EXPECT_EQ(status_of(proven), "proven optimal");
+  EXPECT_EQ(count(proven, "optimal"), 1);
   EXPECT_EQ(proven.find("lower bound"), std::string::npos);
+  EXPECT_EQ(count(proven, ">feasible"), 0);
+  // A custom title moves the default line, status included, under it: still said once.
+  SvgGanttOptions titled;
+  titled.title = "solved";
+  EXPECT_EQ(count(without_tooltips(render_svg_gantt(inst, sch, sim, titled)), "optimal"), 1);
+  // A bound without a gap: the gap is worked out from the makespan.
+  sch.status = "feasible";
+  sch.gap.reset();
+  sch.bound = sim.makespan / 2;
+  EXPECT_EQ(status_of(without_tooltips(render_svg_gantt(inst, sch, sim))),
+            "feasible, gap 50.00% (lower bound " + svg_fixed2(sim.makespan / 2) + " ms)");
 }
 
 TEST(GanttSvg, InfeasibleSimulationStillRendersWithItsReason) {
@@ -346,6 +385,7 @@ TEST(GanttSvg, InfeasibleSimulationStillRendersWithItsReason) {
   std::string svg = render_svg_gantt(inst, sch, sim);
   EXPECT_EQ(xml_problem(svg), "");
   EXPECT_NE(svg.find("INFEASIBLE"), std::string::npos);
+  EXPECT_EQ(svg.find(">feasible"), std::string::npos);
   EXPECT_NE(svg.find(xml_escape(sim.reason)), std::string::npos);
   EXPECT_EQ(count(svg, "class=\"limit\""), 2);
   EXPECT_LT(count(svg, "class=\"op "), static_cast<int>(sch.num_actions()));  // only what ran
