@@ -10,7 +10,7 @@ namespace optpipe::cli {
 
 struct RenderArgs {
   std::string instance, schedule, output, title;
-  int width = 1400;
+  int width = 0;  // 0: from the ops (SvgGanttOptions::width)
   bool no_memory = false, no_transfers = false;
 };
 

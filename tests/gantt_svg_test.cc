@@ -476,8 +476,9 @@ TEST(GanttSvg, LaterStagesOfADeviceAreLighter) {
   EXPECT_EQ(single.find("later stage"), std::string::npos);
 }
 
-TEST(GanttSvg, MicrobatchLabelsOnlyOnWideBoxes) {
-  // Forwards are 100x shorter than backwards: at 1400 px the B boxes carry labels, F boxes don't.
+TEST(GanttSvg, MicrobatchLabelsInsideWideBoxesAndAboveNarrowOnes) {
+  // Forwards are 100x shorter than backwards: the B and W boxes carry their labels inside, the
+  // F boxes are too narrow and get theirs above the row, with a tick down to the box.
   const Instance inst = test_support::uniform_instance(1, 3, 0.01, 1.0, 1.0);
   const Schedule sch =
       test_support::lists(inst, {{"F0.0", "B0.0", "W0.0", "F0.1", "B0.1", "W0.1", "F0.2", "B0.2", "W0.2"}});
@@ -485,7 +486,33 @@ TEST(GanttSvg, MicrobatchLabelsOnlyOnWideBoxes) {
   ASSERT_TRUE(sim.feasible) << sim.reason;
   const std::string svg = render_svg_gantt(inst, sch, sim);
   EXPECT_EQ(count(svg, "class=\"label\""), 6);
-  EXPECT_NE(svg.find("text-anchor=\"middle\" pointer-events=\"none\">2</text>"), std::string::npos);
+  EXPECT_EQ(count(svg, "class=\"label above\""), 3);
+  EXPECT_EQ(count(svg, "class=\"tick-mb\""), 3);
+  for (const char* mb : {"0", "1", "2"}) {
+    EXPECT_EQ(count(svg, std::string("pointer-events=\"none\">") + mb + "</text>"), 3) << mb;  // F, B and W
+  }
+}
+
+TEST(GanttSvg, WidthFollowsTheOpsUnlessGiven) {
+  // 4 x 8 fits the default 1400 px; 16 x 64 gets wider, so that its ops have room for "63".
+  const Instance small = test_support::uniform_instance(4, 8, 1.0, 1.0, 1.0);
+  const Instance large = test_support::uniform_instance(16, 64, 1.0, 1.0, 1.0);
+  auto width_of = [](const std::string& svg) {
+    return std::strtod(svg.c_str() + svg.find("width=\"") + 7, nullptr);
+  };
+  const Schedule s1 = one_f_one_b(small), s2 = one_f_one_b(large);
+  EXPECT_DOUBLE_EQ(width_of(render_svg_gantt(small, s1, simulate(small, s1))), 1400);
+  const std::string wide = render_svg_gantt(large, s2, simulate(large, s2));
+  EXPECT_GT(width_of(wide), 3000);
+  EXPECT_LE(width_of(wide), 20000);
+  EXPECT_EQ(count(wide, "class=\"label above\""), 0);  // equal durations: every box has room
+  SvgGanttOptions given;
+  given.width = 900;
+  const std::string narrow = render_svg_gantt(large, s2, simulate(large, s2), given);
+  EXPECT_DOUBLE_EQ(width_of(narrow), 900);
+  // At 900 px no box has room: labels above the rows, on every Nth microbatch for one N.
+  EXPECT_EQ(count(narrow, "class=\"label\""), 0);
+  EXPECT_GT(count(narrow, "class=\"label above\""), 16);
 }
 
 TEST(GanttSvg, TickStepsAreRound) {

@@ -33,6 +33,8 @@ std::string render_svg_gantt(const Instance& instance, const Schedule& schedule,
   for (int d = 0; d < instance.num_devices(); ++d) y = layout_device(c, d, y);
   c.plot_bottom = y - kDeviceGap + 4;
   const double bottom_ticks = c.plot_bottom + 12;
+  collect_ops(c);
+  plan_labels(c);
   c.height = bottom_ticks + kMargin;
 
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
@@ -51,6 +53,7 @@ std::string render_svg_gantt(const Instance& instance, const Schedule& schedule,
   for (int d = 0; d < instance.num_devices(); ++d) {
     write_row_labels(out, c, d);
     write_ops(out, c, d);
+    write_op_labels(out, c, d);
     write_transfers(out, c, d);
     write_memory(out, c, d);
   }

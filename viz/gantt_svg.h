@@ -41,7 +41,7 @@
 namespace optpipe {
 
 struct SvgGanttOptions {
-  int width = 1400;       // px of the whole picture
+  int width = 0;          // px of the whole picture; 0: from the ops (1400 to 20000, see below)
   bool memory = true;     // memory curve under each device row
   bool transfers = true;  // D2H / H2D lanes under each device that has transfers
   std::string title;      // shown on top; default: instance name, makespan, bubble

@@ -28,7 +28,31 @@ TimeAxis make_axis(double left, double right, double end) {
   return a;
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
 }  // namespace
+
+double auto_width(const Instance& inst, const Schedule& sch, const SimResult& sim) {
+  std::vector<double> durations;
+  for (std::size_t d = 0; d < sim.timeline.size() && d < sch.devices.size(); ++d) {
+    for (std::size_t k = 0; k < sim.timeline[d].size() && k < sch.devices[d].size(); ++k) {
+      const ActionTiming& t = sim.timeline[d][k];
+      if (sch.devices[d][k].is_compute() && t.done() && t.end > t.start) durations.push_back(t.end - t.start);
+    }
+  }
+  const double typical = median(durations);
+  const double fixed_px = kMargin + kLabelColumn + kMargin + 10;
+  if (!(typical > 0)) return kMinAutoWidth;
+  const auto chars = std::to_string(std::max(0, inst.microbatches - 1)).size();
+  const double need = svg::text_width(chars, kAutoLabelFont) + 2 * kBoxPad;
+  const double width = fixed_px + need / typical * axis_end(sim);
+  return std::clamp(std::ceil(width), static_cast<double>(kMinAutoWidth), static_cast<double>(kMaxAutoWidth));
+}
 
 std::string gpu(int d) { return "GPU " + std::to_string(d); }
 
@@ -40,8 +64,9 @@ bool has_transfer(const SimResult& sim, int d, Transfer::Kind kind) {
 double layout_device(Chart& c, int d, double y) {
   DeviceRows r;
   r.top = y;
-  r.op = y;
-  y += kOpRow;
+  r.lane = y;
+  r.op = y + kLabelLane;
+  y = r.op + kOpRow;
   if (c.opt.transfers && has_transfer(c.sim, d, Transfer::Kind::kOffload)) {
     r.d2h = y + kLaneGap;
     y = r.d2h + kLane;
@@ -61,9 +86,9 @@ double layout_device(Chart& c, int d, double y) {
 }
 
 Chart make_chart(const Instance& inst, const Schedule& sch, const SimResult& sim, const SvgGanttOptions& opt) {
-  Chart c{inst, sch, sim, opt, inst.stages_by_device(), false, {}, {}, 0, 0, 0, 0};
+  Chart c{inst, sch, sim, opt, inst.stages_by_device(), false, {}, {}, 0, 0, 0, 0, {}, {}, 1};
   for (const auto& s : c.stages) c.multi_stage = c.multi_stage || s.size() > 1;
-  c.width = std::max(opt.width, 320);
+  c.width = opt.width > 0 ? std::max(opt.width, 320) : auto_width(inst, sch, sim);
   c.axis = make_axis(kMargin + kLabelColumn, c.width - kMargin - 10, axis_end(sim));
   return c;
 }

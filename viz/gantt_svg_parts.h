@@ -1,12 +1,15 @@
 // The SVG Gantt chart's parts, for viz/gantt_svg.cc, which puts them together (one concept per
 // file): the chart's geometry (gantt_svg_layout.cc), the header and legend
 // (gantt_svg_header.cc), the time axis (gantt_svg_axis.cc), the device rows
-// (gantt_svg_rows.cc) and the memory charts (gantt_svg_memory.cc). Internal to viz/.
+// (gantt_svg_rows.cc), the microbatch labels (gantt_svg_labels.cc) and the memory charts
+// (gantt_svg_memory.cc). Internal to viz/.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
+#include "model/action.h"
 #include "model/instance.h"
 #include "model/schedule.h"
 #include "model/simulator.h"
@@ -24,7 +27,8 @@ inline constexpr double kLane = 12;
 inline constexpr double kLaneGap = 2;
 inline constexpr double kMemCaption = 13;
 inline constexpr double kMemChart = 40;
-inline constexpr double kDeviceGap = 14;
+inline constexpr double kLabelLane = 11;  // above each op row: labels of ops too narrow for theirs
+inline constexpr double kDeviceGap = 5;
 inline constexpr double kAxisLabels = 16;    // tick labels band
 inline constexpr double kMakespanBand = 14;  // makespan label band above the tick labels
 
@@ -37,7 +41,24 @@ struct TimeAxis {
 
 // Top edges (px) of one device's bands; -1 for a band it does not have.
 struct DeviceRows {
-  double top = 0, op = 0, d2h = -1, h2d = -1, caption = -1, chart = -1, bottom = 0;
+  double top = 0, lane = 0, op = 0, d2h = -1, h2d = -1, caption = -1, chart = -1, bottom = 0;
+};
+
+// One compute op's box in the chart.
+struct OpBox {
+  int device = 0;
+  std::size_t index = 0;  // in the device's list
+  OpType type = OpType::F;
+  int mb = 0;
+  double x = 0, y = 0, w = 0, h = 0;  // h: the part a label may use (above an offload strip)
+  svg::Rgb fill;
+};
+
+// A microbatch label: inside its op's box, or in the label lane above the op's row.
+struct OpLabel {
+  std::size_t box = 0;  // index into Chart::ops
+  double x = 0, baseline = 0, font = 0;
+  bool above = false;
 };
 
 struct Chart {
@@ -51,7 +72,16 @@ struct Chart {
   std::vector<DeviceRows> rows;
   double width = 0, height = 0;
   double plot_top = 0, plot_bottom = 0;  // grid lines span
+  std::vector<OpBox> ops;                // every compute op that ran, device by device
+  std::vector<OpLabel> labels;
+  int label_every = 1;                   // ops without room for their label get one above when mb % this == 0
 };
+
+// The picture's width for SvgGanttOptions::width == 0: wide enough that the median compute op
+// has room for its microbatch number at kAutoLabelFont, kMinAutoWidth to kMaxAutoWidth px.
+inline constexpr int kMinAutoWidth = 1400, kMaxAutoWidth = 20000;
+inline constexpr double kAutoLabelFont = 9.5;
+double auto_width(const Instance& inst, const Schedule& sch, const SimResult& sim);
 
 Chart make_chart(const Instance& inst, const Schedule& sch, const SimResult& sim, const SvgGanttOptions& opt);
 // Lays out device `d` from `y` down; returns where the next device starts.
@@ -76,8 +106,32 @@ void write_makespan(std::string& out, const Chart& c, double label_baseline);
 
 void write_backgrounds(std::string& out, const Chart& c, int d);
 void write_row_labels(std::string& out, const Chart& c, int d);
+// Fills c.ops from the simulation's timeline.
+void collect_ops(Chart& c);
 void write_ops(std::string& out, const Chart& c, int d);
 void write_transfers(std::string& out, const Chart& c, int d);
+
+// ---- Microbatch labels (gantt_svg_labels.cc) ------------------------------------------------------
+// The rule, the same for F, B and W: an op whose box has room for its microbatch number gets it
+// inside (kMaxBoxFont down to kMinBoxFont px); of the others, those whose microbatch is a
+// multiple of N get it in the label lane above the row, centred on the box, with a tick down to
+// it (moved inwards at the plot's ends). N is the smallest of 1, 2, 5, 10, 20, 50, ... for which
+// no two such labels collide on any row, so that a reader finds microbatch numbers everywhere. The chart's script applies the same rule when it zooms (gantt_svg_script.cc).
+
+inline constexpr double kMaxBoxFont = 11, kMinBoxFont = 8, kLaneFont = 9;
+inline constexpr double kBoxPad = 2;   // px left free on each side of an in-box label
+inline constexpr double kLaneGapPx = 3;  // px between two labels in a lane
+
+// The font of a label of `chars` glyphs centred in a box w × h: the largest up to `max_font`
+// that leaves kBoxPad on each side and fits the height, or 0 when that is below kMinBoxFont.
+double in_box_font(double w, double h, std::size_t chars, double max_font);
+// The baseline that centres a line of digits of `font` px on a box from y to y + h.
+double centred_baseline(double y, double h, double font);
+
+// Fills c.labels and c.label_every from c.ops and c.rows.
+void plan_labels(Chart& c);
+// The labels of device d's ops, and the ticks from the lane labels down to their boxes.
+void write_op_labels(std::string& out, const Chart& c, int d);
 
 // ---- Memory (gantt_svg_memory.cc) -----------------------------------------------------------------
 

@@ -59,13 +59,13 @@ void write_row_labels(std::string& out, const Chart& c, int d) {
 
 namespace {
 
-// A centred label inside a box of width `w` when it fits at a readable size (≥ 6.5 px).
+// A centred label inside a transfer's box when it fits (the rule of in-box op labels).
 void box_label(std::string& out, double x, double y, double w, double h, const std::string& label,
                double max_font, const char* colour) {
-  const double font = std::min(max_font, (w - 3) / (static_cast<double>(label.size()) * 0.62));
-  if (font < 6.5) return;
-  text(out, x + w / 2, y + h / 2 + font * 0.36, escape(label),
-       std::string("class=\"label\" font-size=\"") + fixed(font, 1) + "\" fill=\"" + colour +
+  const double font = in_box_font(w, h, label.size(), max_font);
+  if (font <= 0) return;
+  text(out, x + w / 2, centred_baseline(y, h, font), escape(label),
+       std::string("class=\"label xfer-label\" font-size=\"") + fixed(font, 1) + "\" fill=\"" + colour +
            "\" text-anchor=\"middle\" pointer-events=\"none\"");
 }
 
@@ -80,30 +80,48 @@ std::string op_tooltip(const Chart& c, int d, const Action& a, const ActionTimin
 
 }  // namespace
 
+void collect_ops(Chart& c) {
+  c.ops.clear();
+  const double h = kOpRow - 4;
+  for (int d = 0; d < c.inst.num_devices(); ++d) {
+    if (d >= static_cast<int>(c.sch.devices.size()) || d >= static_cast<int>(c.sim.timeline.size())) continue;
+    const auto& list = c.sch.devices[d];
+    const auto& timing = c.sim.timeline[d];
+    const std::vector<int>& mine = c.stages[d];
+    for (std::size_t k = 0; k < list.size() && k < timing.size(); ++k) {
+      const Action& a = list[k];
+      if (!a.is_compute() || !timing[k].done()) continue;
+      const auto it = std::find(mine.begin(), mine.end(), a.stage);
+      const int shade = it == mine.end() ? 0 : static_cast<int>(it - mine.begin());
+      OpBox b;
+      b.device = d;
+      b.index = k;
+      b.type = a.type;
+      b.mb = a.mb;
+      b.fill = stage_shade(type_colour(a.type), shade, static_cast<int>(mine.size()));
+      b.x = c.axis.x(timing[k].start);
+      b.w = std::max(c.axis.x(timing[k].end) - b.x, 0.8);
+      b.y = c.rows[d].op + 2;
+      b.h = h - (a.type == OpType::F && a.r > 0 ? 3 : 0);  // above the offload strip
+      c.ops.push_back(b);
+    }
+  }
+}
+
 void write_ops(std::string& out, const Chart& c, int d) {
-  if (d >= static_cast<int>(c.sch.devices.size()) || d >= static_cast<int>(c.sim.timeline.size())) return;
-  const auto& list = c.sch.devices[d];
-  const auto& timing = c.sim.timeline[d];
-  const std::vector<int>& mine = c.stages[d];
-  const double y = c.rows[d].op + 2, h = kOpRow - 4;
-  for (std::size_t k = 0; k < list.size() && k < timing.size(); ++k) {
-    const Action& a = list[k];
-    if (!a.is_compute() || !timing[k].done()) continue;
-    const auto it = std::find(mine.begin(), mine.end(), a.stage);
-    const int shade = it == mine.end() ? 0 : static_cast<int>(it - mine.begin());
-    const Rgb colour = stage_shade(type_colour(a.type), shade, static_cast<int>(mine.size()));
-    const double x0 = c.axis.x(timing[k].start), w = std::max(c.axis.x(timing[k].end) - x0, 0.8);
+  const double h = kOpRow - 4;
+  for (const OpBox& b : c.ops) {
+    if (b.device != d) continue;
+    const Action& a = c.sch.devices[d][b.index];
     const char* type = a.type == OpType::F ? "F" : (a.type == OpType::B ? "B" : "W");
-    rect(out, x0, y, w, h,
-         std::string("class=\"op ") + type + "\" fill=\"" + hex(colour) +
-             "\" stroke=\"#FFFFFF\" stroke-width=\"0.6\"",
-         op_tooltip(c, d, a, timing[k]));
+    rect(out, b.x, b.y, b.w, h,
+         std::string("class=\"op ") + type + "\" fill=\"" + hex(b.fill) + "\" stroke=\"#FFFFFF\" stroke-width=\"0.6\"",
+         op_tooltip(c, d, a, c.sim.timeline[d][b.index]));
     if (a.type == OpType::F && a.r > 0) {
       // A purple strip along the bottom, as long as the offloaded fraction.
-      rect(out, x0, y + h - 3, w * std::min(a.r, 1.0), 3,
+      rect(out, b.x, b.y + h - 3, b.w * std::min(a.r, 1.0), 3,
            "fill=\"" + hex(kOffload) + "\" pointer-events=\"none\"");
     }
-    box_label(out, x0, y, w, h - (a.r > 0 ? 2 : 0), std::to_string(a.mb), 11, text_colour_on(colour));
   }
 }
 

@@ -143,5 +143,5 @@ def test_render_svg_equals_the_command(cli, tmp_path):
     run_cli(cli, "render", instance_path("offload-fast-pcie-4x8"), path, "-o", tmp_path / "d.svg", "--no-memory",
             "--no-transfers")
     assert optpipe.render_svg(inst, sched, memory=False, transfers=False) == (tmp_path / "d.svg").read_text()
-    with pytest.raises(optpipe.InputError, match=r"^width: must be 300 to 20000 pixels, got 10"):
+    with pytest.raises(optpipe.InputError, match=r"^width: must be 300 to 20000 pixels \(or 0: from the ops\), got 10"):
         optpipe.render_svg(inst, sched, width=10)
