@@ -515,6 +515,43 @@ TEST(GanttSvg, WidthFollowsTheOpsUnlessGiven) {
   EXPECT_GT(count(narrow, "class=\"label above\""), 16);
 }
 
+TEST(GanttSvg, SummaryBandShowsEachGpusIdleShare) {
+  // The last stage's forward is twice as long: it is the busiest GPU, the others idle more.
+  Instance inst = test_support::uniform_instance(3, 4, 1.0, 1.0, 1.0);
+  inst.stages[2].forward = 2.0;
+  const Schedule sch = one_f_one_b(inst);
+  const SimResult sim = simulate(inst, sch);
+  ASSERT_TRUE(sim.feasible) << sim.reason;
+  const std::string svg = render_svg_gantt(inst, sch, sim);
+  EXPECT_EQ(count(svg, "class=\"idle-bar\""), 3 * 3);  // before, between, after per GPU
+  EXPECT_EQ(count(svg, "class=\"bubble-line\""), 1);
+  char all[32];
+  std::snprintf(all, sizeof all, ">all: %.1f%%<", sim.bubble * 100);
+  EXPECT_NE(svg.find(all), std::string::npos) << all;
+  for (int d = 0; d < 3; ++d) {
+    const double idle = sim.makespan - sim.busy[d];
+    char row[32], band[32];
+    std::snprintf(row, sizeof row, ">idle %.1f%%<", idle / sim.makespan * 100);
+    std::snprintf(band, sizeof band, ">%.0f%%<", idle / sim.makespan * 100);
+    EXPECT_NE(svg.find(row), std::string::npos) << row;  // in the row label
+    EXPECT_NE(svg.find(band), std::string::npos) << band;
+    char tip[64];
+    std::snprintf(tip, sizeof tip, "GPU %d: busy %.2f ms, idle %.2f ms", d, sim.busy[d], idle);
+    EXPECT_NE(svg.find(tip), std::string::npos) << tip;
+  }
+  EXPECT_GT(sim.makespan - sim.busy[0], sim.makespan - sim.busy[2]);
+  // The idle parts add up: GPU 0 waits for nothing at the start, GPU 2 for the two stages before it.
+  EXPECT_NE(svg.find("GPU 0: busy"), std::string::npos);
+  EXPECT_NE(svg.find(": 0.00 ms before its first op"), std::string::npos);
+  EXPECT_NE(svg.find(": 2.00 ms before its first op"), std::string::npos);
+
+  // An infeasible run has no makespan: no band, no idle shares.
+  const Instance tight = test_support::uniform_instance(2, 2, 1.0, 1.0, 1.0, 0.0, GiB, GiB / 2, 1.5 * GiB);
+  const Schedule stuck = one_f_one_b(tight);
+  const std::string none = render_svg_gantt(tight, stuck, simulate(tight, stuck));
+  EXPECT_EQ(count(none, "idle"), 0);
+}
+
 TEST(GanttSvg, TickStepsAreRound) {
   EXPECT_DOUBLE_EQ(nice_tick_step(10, 10), 1);
   EXPECT_DOUBLE_EQ(nice_tick_step(11, 10), 2);

@@ -27,6 +27,7 @@ std::string render_svg_gantt(const Instance& instance, const Schedule& schedule,
   std::string body;
   double y = write_header(body, c, kMargin - 4);
   y = write_legend(body, c, y);
+  y = write_summary(body, c, y);
   const double makespan_baseline = y + 10, top_ticks = y + kMakespanBand + 10;
   c.plot_top = y + kMakespanBand + kAxisLabels - 2;
   y = c.plot_top + 4;

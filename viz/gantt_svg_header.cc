@@ -62,7 +62,7 @@ std::string info_line(const Chart& c) {
 }  // namespace
 
 double write_header(std::string& out, const Chart& c, double y) {
-  const double x = kMargin, max_w = c.width - 2 * kMargin;
+  const double x = kMargin, max_w = c.header_right - kMargin;
   const std::string name = c.inst.name.empty() ? std::string("(unnamed instance)") : c.inst.name;
   const std::string stats = status_line(c);
   if (c.opt.title.empty()) {
@@ -163,7 +163,7 @@ double write_legend(std::string& out, const Chart& c, double y) {
   y += 4;
   for (const LegendItem& item : legend_items(c)) {
     const double w = swatch_width(item) + 5 + text_width(glyphs(item.label), font) + 18;
-    if (x + w > c.width - kMargin && x > kMargin) {
+    if (x + w > c.header_right && x > kMargin) {
       x = kMargin;
       y += row_h;
     }

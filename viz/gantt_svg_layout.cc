@@ -51,7 +51,10 @@ double auto_width(const Instance& inst, const Schedule& sch, const SimResult& si
   const auto chars = std::to_string(std::max(0, inst.microbatches - 1)).size();
   const double need = svg::text_width(chars, kAutoLabelFont) + 2 * kBoxPad;
   const double width = fixed_px + need / typical * axis_end(sim);
-  return std::clamp(std::ceil(width), static_cast<double>(kMinAutoWidth), static_cast<double>(kMaxAutoWidth));
+  // Room for the summary band's columns too.
+  const double band = kMargin + kLabelColumn + inst.num_devices() * kMinSummaryColumn + 130 + kMargin;
+  return std::clamp(std::ceil(std::max(width, band)), static_cast<double>(kMinAutoWidth),
+                    static_cast<double>(kMaxAutoWidth));
 }
 
 std::string gpu(int d) { return "GPU " + std::to_string(d); }
@@ -86,9 +89,10 @@ double layout_device(Chart& c, int d, double y) {
 }
 
 Chart make_chart(const Instance& inst, const Schedule& sch, const SimResult& sim, const SvgGanttOptions& opt) {
-  Chart c{inst, sch, sim, opt, inst.stages_by_device(), false, {}, {}, 0, 0, 0, 0, {}, {}, 1};
+  Chart c{inst, sch, sim, opt, inst.stages_by_device()};
   for (const auto& s : c.stages) c.multi_stage = c.multi_stage || s.size() > 1;
   c.width = opt.width > 0 ? std::max(opt.width, 320) : auto_width(inst, sch, sim);
+  c.header_right = std::min(c.width, kHeaderWidth) - kMargin;
   c.axis = make_axis(kMargin + kLabelColumn, c.width - kMargin - 10, axis_end(sim));
   return c;
 }

@@ -1,8 +1,8 @@
 // The SVG Gantt chart's parts, for viz/gantt_svg.cc, which puts them together (one concept per
 // file): the chart's geometry (gantt_svg_layout.cc), the header and legend
 // (gantt_svg_header.cc), the time axis (gantt_svg_axis.cc), the device rows
-// (gantt_svg_rows.cc), the microbatch labels (gantt_svg_labels.cc) and the memory charts
-// (gantt_svg_memory.cc). Internal to viz/.
+// (gantt_svg_rows.cc), the microbatch labels (gantt_svg_labels.cc), the idle summary
+// (gantt_svg_summary.cc) and the memory charts (gantt_svg_memory.cc). Internal to viz/.
 #pragma once
 
 #include <cstddef>
@@ -28,9 +28,12 @@ inline constexpr double kLaneGap = 2;
 inline constexpr double kMemCaption = 13;
 inline constexpr double kMemChart = 40;
 inline constexpr double kLabelLane = 11;  // above each op row: labels of ops too narrow for theirs
-inline constexpr double kDeviceGap = 5;
+inline constexpr double kDeviceGap = 8;
 inline constexpr double kAxisLabels = 16;    // tick labels band
 inline constexpr double kMakespanBand = 14;  // makespan label band above the tick labels
+// The header (title, legend, summary) stays within this width of a wide picture, so that it can
+// be read in one window (the script keeps it in view while the plot scrolls).
+inline constexpr double kHeaderWidth = 1400;
 
 struct TimeAxis {
   double left = 0, right = 0, end = 1, step = 1;
@@ -68,12 +71,13 @@ struct Chart {
   const SvgGanttOptions& opt;
   std::vector<std::vector<int>> stages;  // stages_by_device()
   bool multi_stage = false;
-  TimeAxis axis;
-  std::vector<DeviceRows> rows;
+  TimeAxis axis{};
+  std::vector<DeviceRows> rows{};
   double width = 0, height = 0;
+  double header_right = 0;               // right edge of the header's text: min(width, kHeaderWidth) - kMargin
   double plot_top = 0, plot_bottom = 0;  // grid lines span
-  std::vector<OpBox> ops;                // every compute op that ran, device by device
-  std::vector<OpLabel> labels;
+  std::vector<OpBox> ops{};              // every compute op that ran, device by device
+  std::vector<OpLabel> labels{};
   int label_every = 1;                   // ops without room for their label get one above when mb % this == 0
 };
 
@@ -132,6 +136,23 @@ double centred_baseline(double y, double h, double font);
 void plan_labels(Chart& c);
 // The labels of device d's ops, and the ticks from the lane labels down to their boxes.
 void write_op_labels(std::string& out, const Chart& c, int d);
+
+// ---- Idle summary (gantt_svg_summary.cc) ----------------------------------------------------------
+// A band under the legend: each GPU's idle share of the makespan as a bar (its bubble), stacked
+// from idle before its first op, between its ops and after its last op (the times in its
+// tooltip); the overall bubble as a dashed line across them. Nothing for an infeasible run,
+// which has no makespan.
+
+inline constexpr double kSummaryBand = 58;
+inline constexpr double kMinSummaryColumn = 26, kMaxSummaryColumn = 48;
+
+// Width of one GPU's column in the band.
+double summary_column(const Chart& c);
+// The band from `y` down; returns the y below it (y itself when there is no band).
+double write_summary(std::string& out, const Chart& c, double y);
+// "idle 28.2%" for device d's row label ("" when infeasible), and its tooltip.
+std::string idle_label(const Chart& c, int d);
+std::string idle_tooltip(const Chart& c, int d);
 
 // ---- Memory (gantt_svg_memory.cc) -----------------------------------------------------------------
 

@@ -45,12 +45,16 @@ void write_backgrounds(std::string& out, const Chart& c, int d) {
 }
 
 void write_row_labels(std::string& out, const Chart& c, int d) {
+  // The name in the label lane's height, so that the stages and the idle share fit beside the ops.
   const DeviceRows& r = c.rows[d];
   const double x = c.axis.left - 8, max_w = kLabelColumn - 12;
-  text(out, x, r.op + 12, escape(gpu(d)),
-       "font-size=\"12\" font-weight=\"bold\" fill=\"#1A1A1A\" text-anchor=\"end\"");
-  fitted_text(out, x, r.op + 23, stage_list(c.stages[d]), 9, max_w,
-              "font-size=\"9\" fill=\"#666666\" text-anchor=\"end\"");
+  text(out, x, r.op - 1, escape(gpu(d)), "font-size=\"12\" font-weight=\"bold\" fill=\"#1A1A1A\" text-anchor=\"end\"");
+  fitted_text(out, x, r.op + 11, stage_list(c.stages[d]), 9, max_w, "font-size=\"9\" fill=\"#666666\" text-anchor=\"end\"");
+  const std::string idle = idle_label(c, d);
+  if (!idle.empty()) {
+    text(out, x, r.op + 22, "<title>" + escape(idle_tooltip(c, d)) + "</title>" + escape(idle),
+         "class=\"idle\" font-size=\"9\" fill=\"#333333\" text-anchor=\"end\"");
+  }
   if (r.d2h >= 0)
     text(out, x, r.d2h + 9, "D2H", "font-size=\"9\" fill=\"" + hex(kOffload) + "\" text-anchor=\"end\"");
   if (r.h2d >= 0)
