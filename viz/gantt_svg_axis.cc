@@ -10,6 +10,14 @@ namespace optpipe::gantt {
 
 using namespace svg;
 
+namespace {
+
+std::string makespan_text(const Chart& c) {
+  return (c.sim.feasible ? "makespan " : "stopped at ") + c.axis.time(c.sim.makespan) + " ms";
+}
+
+}  // namespace
+
 void write_tick_labels(std::string& out, const Chart& c, double baseline) {
   const TimeAxis& a = c.axis;
   const auto n = static_cast<int>(std::floor(a.end / a.step + 1e-9));
@@ -31,16 +39,21 @@ void write_grid(std::string& out, const Chart& c) {
   }
 }
 
-void write_makespan(std::string& out, const Chart& c, double label_baseline) {
+void write_makespan_line(std::string& out, const Chart& c) {
   const double x = c.axis.x(c.sim.makespan);
-  const std::string label =
-      (c.sim.feasible ? "makespan " : "stopped at ") + c.axis.time(c.sim.makespan) + " ms";
   line(out, x, c.plot_top - 2, x, c.plot_bottom,
-       "class=\"makespan\" stroke=\"#1A1A1A\" stroke-width=\"1.2\" stroke-dasharray=\"5 3\"", label);
+       "class=\"makespan\" stroke=\"#1A1A1A\" stroke-width=\"1.2\" stroke-dasharray=\"5 3\"", makespan_text(c));
+}
+
+void write_makespan_label(std::string& out, const Chart& c, double baseline) {
+  const double x = c.axis.x(c.sim.makespan);
+  const std::string label = makespan_text(c);
   const bool room_left = x - text_width(glyphs(label), 10) - 4 >= c.axis.left;
-  text(out, room_left ? x - 3 : x + 3, label_baseline, escape(label),
-       std::string("font-size=\"10\" font-weight=\"bold\" fill=\"#1A1A1A\" text-anchor=\"") +
-           (room_left ? "end" : "start") + "\"");
+  // data-x0: where the line is, for the script that moves the label with it.
+  text(out, room_left ? x - 3 : x + 3, baseline, escape(label),
+       "class=\"makespan-label\" data-x0=\"" + px(x) +
+           "\" font-size=\"10\" font-weight=\"bold\" fill=\"#1A1A1A\" text-anchor=\"" + (room_left ? "end" : "start") +
+           "\"");
 }
 
 }  // namespace optpipe::gantt

@@ -23,18 +23,20 @@ namespace {
 
 std::size_t digits(int mb) { return std::to_string(mb).size(); }
 
-// 1, 2, 5, 10, 20, 50, ... up to the first at or above `most`.
+// 1, 2, 5, 10, 20, 50, ... up to the first at or above `most` (as the script's labelEvery).
 std::vector<int> label_steps(int most) {
   std::vector<int> steps;
-  for (int decade = 1; steps.empty() || steps.back() < most; decade *= 10) {
-    for (int f : {1, 2, 5}) steps.push_back(f * decade);
+  for (int decade = 1;; decade *= 10) {
+    for (int f : {1, 2, 5}) {
+      steps.push_back(f * decade);
+      if (steps.back() >= most) return steps;
+    }
   }
-  return steps;
 }
 
 // Lane labels of one row for candidates (indices into c.ops, by increasing x) whose mb is a
 // multiple of `every`; returns them and counts in `collisions` those left out for lack of room
-// (a label would come within kLaneGapPx of the one before it).
+// (a label would come within kLaneGapPx of the one before it) whose number is not the one before.
 std::vector<OpLabel> lane_labels(const Chart& c, const std::vector<std::size_t>& candidates, int every,
                                  int& collisions) {
   std::vector<OpLabel> out;
@@ -46,11 +48,13 @@ std::vector<OpLabel> lane_labels(const Chart& c, const std::vector<std::size_t>&
     const double half = text_width(digits(b.mb), kLaneFont) / 2;
     const double cx = std::clamp(b.x + b.w / 2, c.axis.left + half, c.axis.right - half);
     if (cx - half < last_right + kLaneGapPx) {
-      ++collisions;
+      // Left out; it counts unless the label before it has the same number (B and W of one
+      // microbatch side by side: one label serves both).
+      if (c.ops[out.back().box].mb != b.mb) ++collisions;
       continue;
     }
     last_right = cx + half;
-    out.push_back({i, cx, c.rows[b.device].lane + kLabelLane - 2.5, kLaneFont, true});
+    out.push_back({i, cx, b.y - kLaneBaselineAboveBox, kLaneFont, true});
   }
   return out;
 }
@@ -72,13 +76,16 @@ void plan_labels(Chart& c) {
   for (auto& row : narrow) {
     std::sort(row.begin(), row.end(), [&](std::size_t a, std::size_t b) { return c.ops[a].x < c.ops[b].x; });
   }
-  // The smallest N with no collision; when every N collides, the one with the fewest.
-  int best_every = 1, best_collisions = -1;
+  // The smallest N at which at most a tenth of the labels collide; else the N with the fewest.
+  int best_every = 1;
+  double best_share = 2;
   for (int every : label_steps(std::max(1, c.inst.microbatches))) {
     int collisions = 0;
-    for (const auto& row : narrow) lane_labels(c, row, every, collisions);
-    if (best_collisions < 0 || collisions < best_collisions) best_every = every, best_collisions = collisions;
-    if (collisions == 0) break;
+    std::size_t placed = 0;
+    for (const auto& row : narrow) placed += lane_labels(c, row, every, collisions).size();
+    const double share = collisions == 0 ? 0.0 : collisions / static_cast<double>(collisions + placed);
+    if (share < best_share) best_every = every, best_share = share;
+    if (share <= kMaxLaneCollisions) break;
   }
   c.label_every = best_every;
   int ignored = 0;
@@ -99,7 +106,7 @@ void write_op_labels(std::string& out, const Chart& c, int d) {
       continue;
     }
     const Rgb base = b.type == OpType::F ? kForward : (b.type == OpType::B ? kBackward : kWeight);
-    const std::string colour = hex(darken(base, 0.25));
+    const std::string colour = hex(darken(base, kLaneDarken));
     const double tick = b.x + b.w / 2;
     line(out, tick, l.baseline + 1.5, tick, b.y, "class=\"tick-mb\" stroke=\"" + colour + "\" stroke-width=\"1\"");
     text(out, l.x, l.baseline, mb,

@@ -64,6 +64,8 @@ bool has_transfer(const SimResult& sim, int d, Transfer::Kind kind) {
                      [&](const Transfer& t) { return t.device == d && t.kind == kind; });
 }
 
+namespace {
+
 double layout_device(Chart& c, int d, double y) {
   DeviceRows r;
   r.top = y;
@@ -86,6 +88,21 @@ double layout_device(Chart& c, int d, double y) {
   r.bottom = y;
   c.rows.push_back(r);
   return y + kDeviceGap;
+}
+
+}  // namespace
+
+void layout_plot(Chart& c, double y) {
+  c.axis_top = y;
+  c.makespan_baseline = y + 10;
+  c.top_ticks = y + kMakespanBand + 10;
+  c.plot_top = y + kMakespanBand + kAxisLabels - 2;
+  y = c.plot_top + 4;
+  c.rows.clear();
+  for (int d = 0; d < c.inst.num_devices(); ++d) y = layout_device(c, d, y);
+  c.plot_bottom = y - kDeviceGap + 4;
+  c.bottom_ticks = c.plot_bottom + 12;
+  c.height = c.bottom_ticks + kMargin;
 }
 
 Chart make_chart(const Instance& inst, const Schedule& sch, const SimResult& sim, const SvgGanttOptions& opt) {

@@ -72,11 +72,11 @@ void write_memory(std::string& out, const Chart& c, int d) {
   const std::function<double(double)> y_of = [&](double bytes) {
     return bottom - kMemChart * std::clamp((bytes - m.bottom) / (m.top - m.bottom), 0.0, 1.0);
   };
-  const bool has_curve = d < static_cast<int>(c.sim.memory.size()) && !c.sim.memory[d].empty();
-  if (has_curve) {
+  if (d < static_cast<int>(c.sim.memory.size()) && !c.sim.memory[d].empty()) {
+    // The stroke keeps its width when the script stretches the path along the time axis.
     out += "<path class=\"memory\" d=\"" + memory_path(c, c.sim.memory[d], m.statics, y_of) + "\" fill=\"" +
            kMemoryFill + "\" stroke=\"" + kMemoryStroke +
-           "\" stroke-width=\"1\" stroke-linejoin=\"round\"/>\n";
+           "\" stroke-width=\"1\" stroke-linejoin=\"round\" vector-effect=\"non-scaling-stroke\"/>\n";
     // The first moment of the peak.
     for (const MemoryPoint& p : c.sim.memory[d]) {
       if (p.bytes < m.peak - kMemoryTolerance) continue;
@@ -98,16 +98,27 @@ void write_memory(std::string& out, const Chart& c, int d) {
            "\" stroke-width=\"1.5\" stroke-dasharray=\"6 3\"",
        "memory limit " + format_bytes(m.limit) +
            (m.limit_off_scale ? " (far above the peak: off scale)" : ""));
-  // Caption and scale labels.
+}
+
+void write_memory_caption(std::string& out, const Chart& c, int d) {
+  const DeviceRows& r = c.rows[d];
+  if (r.chart < 0) return;
+  const MemoryScale m = memory_scale(c, d);
+  const bool has_curve = d < static_cast<int>(c.sim.memory.size()) && !c.sim.memory[d].empty();
   std::string caption = "memory: peak " +
                         (has_curve || m.peak > 0 ? format_bytes(m.peak) : std::string("n/a")) + " / limit " +
                         format_bytes(m.limit) + (m.limit_off_scale ? " (off scale)" : "");
   if (m.statics > 0) caption += " \u00b7 static " + format_bytes(m.statics);
   if (m.peak > m.limit + kMemoryTolerance) caption += " \u00b7 OVER THE LIMIT";
-  text(out, left + 2, r.caption + 10, escape(caption), "class=\"peak\" font-size=\"10\" fill=\"#333333\"");
-  const double x = left - 8;
-  text(out, x, r.chart + 8, escape(format_bytes(m.top)),
-       "font-size=\"8.5\" fill=\"#666666\" text-anchor=\"end\"");
+  text(out, c.axis.left + 2, r.caption + 10, escape(caption), "class=\"peak\" font-size=\"10\" fill=\"#333333\"");
+}
+
+void write_memory_scale(std::string& out, const Chart& c, int d) {
+  const DeviceRows& r = c.rows[d];
+  if (r.chart < 0) return;
+  const MemoryScale m = memory_scale(c, d);
+  const double x = c.axis.left - 8, bottom = r.chart + kMemChart;
+  text(out, x, r.chart + 8, escape(format_bytes(m.top)), "font-size=\"8.5\" fill=\"#666666\" text-anchor=\"end\"");
   text(out, x, bottom, escape(m.bottom > 0 ? format_bytes(m.bottom) : std::string("0")),
        "font-size=\"8.5\" fill=\"#666666\" text-anchor=\"end\"");
   text(out, x, r.chart + kMemChart / 2 + 3, "memory", "font-size=\"9\" fill=\"#666666\" text-anchor=\"end\"");

@@ -76,6 +76,8 @@ struct Chart {
   double width = 0, height = 0;
   double header_right = 0;               // right edge of the header's text: min(width, kHeaderWidth) - kMargin
   double plot_top = 0, plot_bottom = 0;  // grid lines span
+  double axis_top = 0;                   // top of the band of the makespan label and top ticks
+  double makespan_baseline = 0, top_ticks = 0, bottom_ticks = 0;
   std::vector<OpBox> ops{};              // every compute op that ran, device by device
   std::vector<OpLabel> labels{};
   int label_every = 1;                   // ops without room for their label get one above when mb % this == 0
@@ -88,10 +90,23 @@ inline constexpr double kAutoLabelFont = 9.5;
 double auto_width(const Instance& inst, const Schedule& sch, const SimResult& sim);
 
 Chart make_chart(const Instance& inst, const Schedule& sch, const SimResult& sim, const SvgGanttOptions& opt);
-// Lays out device `d` from `y` down; returns where the next device starts.
-double layout_device(Chart& c, int d, double y);
+// Lays out the time axis bands and every device from `y` (under the header) down, and the
+// picture's height.
+void layout_plot(Chart& c, double y);
 bool has_transfer(const SimResult& sim, int d, Transfer::Kind kind);
 std::string gpu(int d);  // "GPU 3"
+
+// ---- Interaction (gantt_svg_script.cc) -------------------------------------------------------------
+// The document's layers, back to front, which the script moves: "gantt-scroll" (the plot; it
+// pans both ways, and its groups of class "tx" stretch along the time axis when zooming),
+// "gantt-captions" (memory captions: they stay at the plot's left edge), "gantt-axis" (makespan
+// label and top tick labels: they stay at the top when scrolling down) and "gantt-fixed" (the
+// header and the label column: they stay at the left). Without the script they are just drawn.
+
+// The <script> element: pan (drag, wheel, Shift+wheel, arrow keys), time zoom (Ctrl+wheel, + and
+// -, 0, f, and buttons), sticky layers, and an initial view from the URL's fragment
+// (#t=1200&gpu=16&zoom=2, zoom=fit). Self-contained: no external resources.
+std::string script_element(const Chart& c);
 
 // ---- Header (gantt_svg_header.cc) ---------------------------------------------------------------
 
@@ -104,7 +119,8 @@ double write_legend(std::string& out, const Chart& c, double y);
 
 void write_tick_labels(std::string& out, const Chart& c, double baseline);
 void write_grid(std::string& out, const Chart& c);
-void write_makespan(std::string& out, const Chart& c, double label_baseline);
+void write_makespan_line(std::string& out, const Chart& c);
+void write_makespan_label(std::string& out, const Chart& c, double baseline);
 
 // ---- Device rows (gantt_svg_rows.cc) -------------------------------------------------------------
 
@@ -114,17 +130,24 @@ void write_row_labels(std::string& out, const Chart& c, int d);
 void collect_ops(Chart& c);
 void write_ops(std::string& out, const Chart& c, int d);
 void write_transfers(std::string& out, const Chart& c, int d);
+inline constexpr double kMaxTransferFont = 9;
+void write_transfer_labels(std::string& out, const Chart& c, int d);
 
 // ---- Microbatch labels (gantt_svg_labels.cc) ------------------------------------------------------
 // The rule, the same for F, B and W: an op whose box has room for its microbatch number gets it
 // inside (kMaxBoxFont down to kMinBoxFont px); of the others, those whose microbatch is a
 // multiple of N get it in the label lane above the row, centred on the box, with a tick down to
 // it (moved inwards at the plot's ends). N is the smallest of 1, 2, 5, 10, 20, 50, ... for which
-// no two such labels collide on any row, so that a reader finds microbatch numbers everywhere. The chart's script applies the same rule when it zooms (gantt_svg_script.cc).
+// at most a tenth of those labels would collide with the one before them on their row (they are
+// left out; a label next to one with its own number, as B and W of a microbatch often are, is
+// left out without counting), so that a reader finds microbatch numbers everywhere. The chart's script applies the same rule when it zooms (gantt_svg_script.cc).
 
 inline constexpr double kMaxBoxFont = 11, kMinBoxFont = 8, kLaneFont = 9;
-inline constexpr double kBoxPad = 2;   // px left free on each side of an in-box label
+inline constexpr double kBoxPad = 2;     // px left free on each side of an in-box label
 inline constexpr double kLaneGapPx = 3;  // px between two labels in a lane
+inline constexpr double kLaneBaselineAboveBox = 4.5;  // a lane label's baseline, px above its op's box
+inline constexpr double kLaneDarken = 0.25;           // lane labels: the op type's colour, darker
+inline constexpr double kMaxLaneCollisions = 0.1;     // share of lane labels N may leave out
 
 // The font of a label of `chars` glyphs centred in a box w × h: the largest up to `max_font`
 // that leaves kBoxPad on each side and fits the height, or 0 when that is below kMinBoxFont.
@@ -156,6 +179,10 @@ std::string idle_tooltip(const Chart& c, int d);
 
 // ---- Memory (gantt_svg_memory.cc) -----------------------------------------------------------------
 
+// The curve, the limit and static memory lines (time-scaled); the caption above the chart; the
+// scale labels left of it (in the label column).
 void write_memory(std::string& out, const Chart& c, int d);
+void write_memory_caption(std::string& out, const Chart& c, int d);
+void write_memory_scale(std::string& out, const Chart& c, int d);
 
 }  // namespace optpipe::gantt

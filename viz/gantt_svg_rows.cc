@@ -118,8 +118,11 @@ void write_ops(std::string& out, const Chart& c, int d) {
     if (b.device != d) continue;
     const Action& a = c.sch.devices[d][b.index];
     const char* type = a.type == OpType::F ? "F" : (a.type == OpType::B ? "B" : "W");
-    rect(out, b.x, b.y, b.w, h,
-         std::string("class=\"op ") + type + "\" fill=\"" + hex(b.fill) + "\" stroke=\"#FFFFFF\" stroke-width=\"0.6\"",
+    // data-mb (and data-lh, the height a label may use when less than the box's) for the script,
+    // which labels the ops again when it zooms.
+    std::string attrs = std::string("class=\"op ") + type + "\" data-mb=\"" + std::to_string(b.mb) + "\" ";
+    if (b.h < h) attrs += "data-lh=\"" + px(b.h) + "\" ";
+    rect(out, b.x, b.y, b.w, h, attrs + "fill=\"" + hex(b.fill) + "\" stroke=\"#FFFFFF\" stroke-width=\"0.6\"",
          op_tooltip(c, d, a, c.sim.timeline[d][b.index]));
     if (a.type == OpType::F && a.r > 0) {
       // A purple strip along the bottom, as long as the offloaded fraction.
@@ -165,9 +168,18 @@ void write_transfers(std::string& out, const Chart& c, int d) {
     }
     const double x0 = c.axis.x(t.start), w = std::max(c.axis.x(t.end) - x0, 0.8);
     rect(out, x0, lane + 1, w, kLane - 2,
-         "class=\"" + cls + "\" fill=\"" + hex(colour) + "\" stroke=\"#FFFFFF\" stroke-width=\"0.5\"",
+         "class=\"" + cls + "\" data-mb=\"" + std::to_string(t.mb) + "\" fill=\"" + hex(colour) +
+             "\" stroke=\"#FFFFFF\" stroke-width=\"0.5\"",
          transfer_tooltip(c, t));
-    box_label(out, x0, lane + 1, w, kLane - 2, std::to_string(t.mb), 9, "#FFFFFF");
+  }
+}
+
+void write_transfer_labels(std::string& out, const Chart& c, int d) {
+  for (const Transfer& t : c.sim.transfers) {
+    const double lane = t.device != d ? -1 : (t.kind == Transfer::Kind::kOffload ? c.rows[d].d2h : c.rows[d].h2d);
+    if (lane < 0 || !t.started) continue;
+    const double x0 = c.axis.x(t.start), w = std::max(c.axis.x(t.end) - x0, 0.8);
+    box_label(out, x0, lane + 1, w, kLane - 2, std::to_string(t.mb), kMaxTransferFont, "#FFFFFF");
   }
 }
 
