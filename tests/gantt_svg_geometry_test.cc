@@ -4,6 +4,8 @@
 // box it labels (or above its row, joined to it by a tick) and says that op's microbatch, and a
 // reader finds microbatch numbers on every row. The schedules are tests/data/charts/ (made with
 // `optpipe schedule` and `optpipe solve`, see its README); the instances are shipped ones.
+// In a browser (suite GanttSvgInBrowser, skipped without Chromium): after the chart's script has
+// zoomed, the labels it made pass the same checks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,6 +22,7 @@
 #include "model/schedule_io.h"
 #include "model/simulator.h"
 #include "tests/test_paths.h"
+#include "tests/test_util.h"
 #include "viz/gantt_svg.h"
 
 namespace optpipe {
@@ -192,14 +195,18 @@ Chart read_chart(const std::string& svg) {
   return c;
 }
 
-void check_bounds_and_overlaps(const Chart& c, Report& r) {
+// `picture`: also that every text is inside the picture and the label column (not after the
+// script has taken the window: then the layers are moved and only labels are compared).
+void check_bounds_and_overlaps(const Chart& c, Report& r, bool picture = true) {
   std::vector<Box> boxes;
   for (const Element& t : c.texts) boxes.push_back(text_box(t));
   std::map<std::pair<int, int>, std::vector<std::size_t>> cells;  // 40 px cells, for the pairs
   for (std::size_t i = 0; i < boxes.size(); ++i) {
     const Box& b = boxes[i];
-    if (!inside(b, 0, 0, c.width, c.height)) r.problems.push_back("outside the picture: " + describe(c.texts[i]));
-    if (b.y0 >= c.column.y0 && c.texts[i].num("x") < c.column.x1 && b.x1 > c.column.x1 + kTolerance) {
+    if (picture && !inside(b, 0, 0, c.width, c.height)) {
+      r.problems.push_back("outside the picture: " + describe(c.texts[i]));
+    }
+    if (picture && b.y0 >= c.column.y0 && c.texts[i].num("x") < c.column.x1 && b.x1 > c.column.x1 + kTolerance) {
       r.problems.push_back("runs from the label column into the plot: " + describe(c.texts[i]));
     }
     std::set<std::size_t> seen;
@@ -307,6 +314,23 @@ Report check_chart(const std::string& svg) {
   return r;
 }
 
+// The labels of the plot layer of a chart whose script has run (a browser's DOM): inside their
+// boxes or above them, right numbers, apart.
+Report check_script_labels(const std::string& dom) {
+  Chart c = read_chart(dom);
+  std::vector<Element> labels;
+  for (const Element& t : c.texts) {
+    if (t.is("label")) labels.push_back(t);
+  }
+  c.texts = labels;
+  Report r;
+  check_bounds_and_overlaps(c, r, false);
+  std::set<const Element*> labelled;
+  check_labels(c, r, labelled);
+  r.labelled = static_cast<int>(labelled.size());
+  return r;
+}
+
 std::string first_problems(const Report& r) {
   std::string s = std::to_string(r.problems.size()) + " problems";
   for (std::size_t i = 0; i < r.problems.size() && i < 12; ++i) s += "\n  " + r.problems[i];
@@ -392,6 +416,59 @@ TEST(GanttSvgGeometry, NarrowChartsLabelEveryNthMicrobatch) {
     std::printf("%s at 1400 px: %d of %d ops labelled, widest gap %d (one type), %d (any type)\n", schedule,
                 r.labelled, r.ops, r.widest_gap, r.widest_row_gap);
   }
+}
+
+// ---- In a browser ----------------------------------------------------------------------------------------
+
+std::string find_chromium() {
+  if (const char* env = std::getenv("CHROMIUM")) return env;
+  const auto r = test_support::run_shell("(command -v chromium || command -v chromium-browser || command -v google-chrome)");
+  return r.status == 0 ? r.output.substr(0, r.output.find('\n')) : std::string();
+}
+
+// The chart's DOM after its script ran in headless Chromium, the URL fragment giving the view.
+std::string browser_dom(const std::string& chromium, const std::string& svg, const std::string& fragment) {
+  const std::string path = test_support::temp_file("chart", "chart.svg");
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  std::fwrite(svg.data(), 1, svg.size(), f);
+  std::fclose(f);
+  const auto r = test_support::run_shell(
+      "timeout 180 " + test_support::shell_quote(chromium) +
+      " --headless --no-sandbox --disable-gpu --window-size=1600,1000 --user-data-dir=" +
+      test_support::shell_quote(test_support::temp_file("chart", "profile")) + " --dump-dom " +
+      test_support::shell_quote("file://" + path + "#" + fragment) + " 2>/dev/null");
+  EXPECT_EQ(r.status, 0) << r.output.substr(0, 2000);
+  return r.output;
+}
+
+double first_op_width(const std::string& svg) {
+  const std::size_t op = svg.find("class=\"op ");
+  const std::size_t w = svg.rfind(" width=\"", op);
+  return std::strtod(svg.c_str() + w + 8, nullptr);
+}
+
+TEST(GanttSvgInBrowser, ZoomedChartsAreLabelledByTheSameRule) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (apt-get install chromium; CI does not install it)";
+  // 16 x 64 zoomed in 3 times, scrolled into the middle: the script stretched the ops and
+  // labelled those near the view.
+  const std::string svg = chart("instances/generated/scale-llama2-7b-16x64-2act.json",
+                                "scale-llama2-7b-16x64-2act.schedule.json");
+  const std::string zoomed = browser_dom(chromium, svg, "zoom=3&t=1500&gpu=4");
+  ASSERT_NE(zoomed.find("data-view=\"ready\""), std::string::npos) << zoomed.substr(0, 500);
+  EXPECT_NEAR(first_op_width(zoomed), 3 * first_op_width(svg), 0.01 * first_op_width(svg));
+  Report r = check_script_labels(zoomed);
+  EXPECT_TRUE(r.problems.empty()) << first_problems(r);
+  EXPECT_GT(r.labelled, 300);
+  // 32 x 128 fitted to 1600 px: no box has room; landmarks above the rows.
+  const std::string fit = browser_dom(chromium,
+                                      chart("instances/generated/scale-llama2-7b-32x128-2act.json",
+                                            "scale-llama2-7b-32x128-2act.schedule.json"),
+                                      "zoom=fit");
+  ASSERT_NE(fit.find("data-view=\"ready\""), std::string::npos) << fit.substr(0, 500);
+  r = check_script_labels(fit);
+  EXPECT_TRUE(r.problems.empty()) << first_problems(r);
+  EXPECT_GE(r.labelled, 32 * 3);  // a few on every row
 }
 
 }  // namespace
