@@ -10,8 +10,8 @@ namespace optpipe::cli {
 
 struct RenderArgs {
   std::string instance, schedule, output, title;
-  int width = 1400;
-  bool no_memory = false, no_transfers = false;
+  int width = 0;  // 0: from the ops (SvgGanttOptions::width)
+  bool no_memory = false, no_transfers = false, no_script = false;
 };
 
 // Registers the `render` subcommand on `app` with its flags bound to `args`, which must outlive

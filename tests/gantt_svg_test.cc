@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -39,7 +40,7 @@ std::string xml_escape(std::string_view s) {
 }
 
 // A tiny XML checker: every opened tag is closed in order, attribute values are quoted, and every
-// '&' starts an entity. Returns "" when well-formed, else what is wrong.
+// '&' starts an entity (CDATA sections are skipped). Returns "" when well-formed, else what is wrong.
 std::string xml_problem(std::string_view xml) {
   std::vector<std::string> open;
   std::size_t i = 0;
@@ -57,6 +58,12 @@ std::string xml_problem(std::string_view xml) {
     if (xml[i] == '>') return "stray '>' at " + std::to_string(i);
     if (xml[i] != '<') {
       ++i;
+      continue;
+    }
+    if (xml.substr(i, 9) == "<![CDATA[") {  // the script
+      const std::size_t end = xml.find("]]>", i);
+      if (end == std::string_view::npos) return "unterminated CDATA section";
+      i = end + 3;
       continue;
     }
     if (xml.substr(i, 2) == "<?" || xml.substr(i, 4) == "<!--") {
@@ -138,6 +145,20 @@ Instance offloadable(Instance inst) {
   return inst;
 }
 
+// The SVG without its tooltips (<title> elements): what a reader sees without hovering.
+std::string without_tooltips(std::string svg) {
+  for (std::size_t at = svg.find("<title>"); at != std::string::npos; at = svg.find("<title>", at)) {
+    svg.erase(at, svg.find("</title>", at) + 8 - at);
+  }
+  return svg;
+}
+
+std::string svg_fixed2(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
 struct OpBox {
   std::string name;  // "F0.3"
   double x = 0, start = 0;
@@ -173,8 +194,22 @@ TEST(GanttSvg, OutputIsWellFormedSelfContainedSvg) {
   EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
   EXPECT_NE(svg.find("<svg xmlns=\"http://www.w3.org/2000/svg\""), std::string::npos);
   EXPECT_NE(svg.find("viewBox=\"0 0 1400.0 "), std::string::npos);
-  EXPECT_EQ(svg.find("<script"), std::string::npos);
+  // One inline script (pan, zoom, sticky labels), nothing fetched from anywhere.
+  EXPECT_EQ(count(svg, "<script type=\"application/ecmascript\"><![CDATA["), 1);
+  EXPECT_EQ(count(svg, "</script>"), 1);
   EXPECT_EQ(svg.find("href"), std::string::npos);
+  EXPECT_EQ(svg.find("url("), std::string::npos);
+  EXPECT_EQ(count(svg, "http"), 2);  // the SVG namespace, on the root and in the script's createElementNS
+  EXPECT_EQ(count(svg, "http://www.w3.org/2000/svg"), 2);
+  for (const char* layer : {"gantt-scroll", "gantt-captions", "gantt-axis", "gantt-fixed"}) {
+    EXPECT_EQ(count(svg, std::string("<g id=\"") + layer + "\">"), 1) << layer;  // what the script moves
+  }
+  SvgGanttOptions still;
+  still.script = false;
+  const std::string plain = render_svg_gantt(inst, sch, sim, still);
+  EXPECT_EQ(plain.find("<script"), std::string::npos);
+  EXPECT_EQ(xml_problem(plain), "");
+  EXPECT_EQ(plain, svg.substr(0, svg.find("<script")) + "</svg>\n");  // the same picture otherwise
   for (int d = 0; d < 3; ++d) EXPECT_NE(svg.find(">GPU " + std::to_string(d) + "<"), std::string::npos);
   EXPECT_NE(svg.find("uniform-3x4"), std::string::npos);
   EXPECT_NE(svg.find("feasible"), std::string::npos);
@@ -320,20 +355,44 @@ TEST(GanttSvg, EscapesSpecialCharactersInNames) {
   EXPECT_EQ(svg.find("<1F1B>"), std::string::npos);
 }
 
-TEST(GanttSvg, ShowsWhatTheSolverProved) {
+TEST(GanttSvg, ShowsWhatTheSolverProvedInOneWording) {
   const Instance inst = test_support::uniform_instance(2, 2, 1.0, 1.0, 1.0);
   Schedule sch = one_f_one_b(inst);
   const SimResult sim = simulate(inst, sch);
-  EXPECT_EQ(render_svg_gantt(inst, sch, sim).find("lower bound"), std::string::npos);  // a heuristic's: nothing
+  // The status is said once, in the title line; the line under it names the schedule's origin.
+  auto status_of = [&](const std::string& svg) {
+    const std::size_t at = svg.find("class=\"status\"");
+    if (at == std::string::npos) return std::string("(none)");
+    const std::size_t open = svg.find(">", at) + 1;
+    return svg.substr(open, svg.find("</tspan>", open) - open);
+  };
+  const std::string heuristic = without_tooltips(render_svg_gantt(inst, sch, sim));  // no bound: just feasible
+  EXPECT_EQ(status_of(heuristic), "feasible");
+  EXPECT_EQ(count(heuristic, "class=\"status\""), 1);
+  EXPECT_EQ(heuristic.find("lower bound"), std::string::npos);
   sch.status = "feasible";
   sch.bound = 4.5;
   sch.gap = 0.125;
-  const std::string open = render_svg_gantt(inst, sch, sim);
-  EXPECT_NE(open.find("lower bound 4.50 ms (gap 12.50%)"), std::string::npos);
+  const std::string open = without_tooltips(render_svg_gantt(inst, sch, sim));
+  EXPECT_EQ(status_of(open), "feasible, gap 12.50% (lower bound 4.50 ms)");
+  EXPECT_EQ(count(open, "lower bound"), 1);
+  EXPECT_EQ(count(open, "gap "), 1);
   sch.status = "optimal";
-  const std::string proven = render_svg_gantt(inst, sch, sim);
-  EXPECT_NE(proven.find("proven optimal"), std::string::npos);
+  const std::string proven = without_tooltips(render_svg_gantt(inst, sch, sim));
+  EXPECT_EQ(status_of(proven), "proven optimal");
+  EXPECT_EQ(count(proven, "optimal"), 1);
   EXPECT_EQ(proven.find("lower bound"), std::string::npos);
+  EXPECT_EQ(count(proven, ">feasible"), 0);
+  // A custom title moves the default line, status included, under it: still said once.
+  SvgGanttOptions titled;
+  titled.title = "solved";
+  EXPECT_EQ(count(without_tooltips(render_svg_gantt(inst, sch, sim, titled)), "optimal"), 1);
+  // A bound without a gap: the gap is worked out from the makespan.
+  sch.status = "feasible";
+  sch.gap.reset();
+  sch.bound = sim.makespan / 2;
+  EXPECT_EQ(status_of(without_tooltips(render_svg_gantt(inst, sch, sim))),
+            "feasible, gap 50.00% (lower bound " + svg_fixed2(sim.makespan / 2) + " ms)");
 }
 
 TEST(GanttSvg, InfeasibleSimulationStillRendersWithItsReason) {
@@ -346,6 +405,7 @@ TEST(GanttSvg, InfeasibleSimulationStillRendersWithItsReason) {
   std::string svg = render_svg_gantt(inst, sch, sim);
   EXPECT_EQ(xml_problem(svg), "");
   EXPECT_NE(svg.find("INFEASIBLE"), std::string::npos);
+  EXPECT_EQ(svg.find(">feasible"), std::string::npos);
   EXPECT_NE(svg.find(xml_escape(sim.reason)), std::string::npos);
   EXPECT_EQ(count(svg, "class=\"limit\""), 2);
   EXPECT_LT(count(svg, "class=\"op "), static_cast<int>(sch.num_actions()));  // only what ran
@@ -436,8 +496,9 @@ TEST(GanttSvg, LaterStagesOfADeviceAreLighter) {
   EXPECT_EQ(single.find("later stage"), std::string::npos);
 }
 
-TEST(GanttSvg, MicrobatchLabelsOnlyOnWideBoxes) {
-  // Forwards are 100x shorter than backwards: at 1400 px the B boxes carry labels, F boxes don't.
+TEST(GanttSvg, MicrobatchLabelsInsideWideBoxesAndAboveNarrowOnes) {
+  // Forwards are 100x shorter than backwards: the B and W boxes carry their labels inside, the
+  // F boxes are too narrow and get theirs above the row, with a tick down to the box.
   const Instance inst = test_support::uniform_instance(1, 3, 0.01, 1.0, 1.0);
   const Schedule sch =
       test_support::lists(inst, {{"F0.0", "B0.0", "W0.0", "F0.1", "B0.1", "W0.1", "F0.2", "B0.2", "W0.2"}});
@@ -445,7 +506,70 @@ TEST(GanttSvg, MicrobatchLabelsOnlyOnWideBoxes) {
   ASSERT_TRUE(sim.feasible) << sim.reason;
   const std::string svg = render_svg_gantt(inst, sch, sim);
   EXPECT_EQ(count(svg, "class=\"label\""), 6);
-  EXPECT_NE(svg.find("text-anchor=\"middle\" pointer-events=\"none\">2</text>"), std::string::npos);
+  EXPECT_EQ(count(svg, "class=\"label above\""), 3);
+  EXPECT_EQ(count(svg, "class=\"tick-mb\""), 3);
+  for (const char* mb : {"0", "1", "2"}) {
+    EXPECT_EQ(count(svg, std::string("pointer-events=\"none\">") + mb + "</text>"), 3) << mb;  // F, B and W
+  }
+}
+
+TEST(GanttSvg, WidthFollowsTheOpsUnlessGiven) {
+  // 4 x 8 fits the default 1400 px; 16 x 64 gets wider, so that its ops have room for "63".
+  const Instance small = test_support::uniform_instance(4, 8, 1.0, 1.0, 1.0);
+  const Instance large = test_support::uniform_instance(16, 64, 1.0, 1.0, 1.0);
+  auto width_of = [](const std::string& svg) {
+    return std::strtod(svg.c_str() + svg.find("width=\"") + 7, nullptr);
+  };
+  const Schedule s1 = one_f_one_b(small), s2 = one_f_one_b(large);
+  EXPECT_DOUBLE_EQ(width_of(render_svg_gantt(small, s1, simulate(small, s1))), 1400);
+  const std::string wide = render_svg_gantt(large, s2, simulate(large, s2));
+  EXPECT_GT(width_of(wide), 3000);
+  EXPECT_LE(width_of(wide), 20000);
+  EXPECT_EQ(count(wide, "class=\"label above\""), 0);  // equal durations: every box has room
+  SvgGanttOptions given;
+  given.width = 900;
+  const std::string narrow = render_svg_gantt(large, s2, simulate(large, s2), given);
+  EXPECT_DOUBLE_EQ(width_of(narrow), 900);
+  // At 900 px no box has room: labels above the rows, on every Nth microbatch for one N.
+  EXPECT_EQ(count(narrow, "class=\"label\""), 0);
+  EXPECT_GT(count(narrow, "class=\"label above\""), 16);
+}
+
+TEST(GanttSvg, SummaryBandShowsEachGpusIdleShare) {
+  // The last stage's forward is twice as long: it is the busiest GPU, the others idle more.
+  Instance inst = test_support::uniform_instance(3, 4, 1.0, 1.0, 1.0);
+  inst.stages[2].forward = 2.0;
+  const Schedule sch = one_f_one_b(inst);
+  const SimResult sim = simulate(inst, sch);
+  ASSERT_TRUE(sim.feasible) << sim.reason;
+  const std::string svg = render_svg_gantt(inst, sch, sim);
+  EXPECT_EQ(count(svg, "class=\"idle-bar\""), 3 * 3);  // before, between, after per GPU
+  EXPECT_EQ(count(svg, "class=\"bubble-line\""), 1);
+  char all[32];
+  std::snprintf(all, sizeof all, ">all: %.1f%%<", sim.bubble * 100);
+  EXPECT_NE(svg.find(all), std::string::npos) << all;
+  for (int d = 0; d < 3; ++d) {
+    const double idle = sim.makespan - sim.busy[d];
+    char row[32], band[32];
+    std::snprintf(row, sizeof row, ">idle %.1f%%<", idle / sim.makespan * 100);
+    std::snprintf(band, sizeof band, ">%.0f%%<", idle / sim.makespan * 100);
+    EXPECT_NE(svg.find(row), std::string::npos) << row;  // in the row label
+    EXPECT_NE(svg.find(band), std::string::npos) << band;
+    char tip[64];
+    std::snprintf(tip, sizeof tip, "GPU %d: busy %.2f ms, idle %.2f ms", d, sim.busy[d], idle);
+    EXPECT_NE(svg.find(tip), std::string::npos) << tip;
+  }
+  EXPECT_GT(sim.makespan - sim.busy[0], sim.makespan - sim.busy[2]);
+  // The idle parts add up: GPU 0 waits for nothing at the start, GPU 2 for the two stages before it.
+  EXPECT_NE(svg.find("GPU 0: busy"), std::string::npos);
+  EXPECT_NE(svg.find(": 0.00 ms before its first op"), std::string::npos);
+  EXPECT_NE(svg.find(": 2.00 ms before its first op"), std::string::npos);
+
+  // An infeasible run has no makespan: no band, no idle shares.
+  const Instance tight = test_support::uniform_instance(2, 2, 1.0, 1.0, 1.0, 0.0, GiB, GiB / 2, 1.5 * GiB);
+  const Schedule stuck = one_f_one_b(tight);
+  const std::string none = render_svg_gantt(tight, stuck, simulate(tight, stuck));
+  EXPECT_EQ(count(none, "idle"), 0);
 }
 
 TEST(GanttSvg, TickStepsAreRound) {

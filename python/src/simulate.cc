@@ -149,10 +149,11 @@ void bind_simulate(nb::module_& m) {
 
   m.def(
       "render_svg",
-      [](const Instance& inst, const Schedule& sch, int width, const std::string& title, bool memory, bool transfers) {
+      [](const Instance& inst, const Schedule& sch, int width, const std::string& title, bool memory, bool transfers,
+         bool script) {
         require_structure(inst, sch);
-        if (width < 300 || width > 20000) {  // as `optpipe render --width`
-          throw InputError("width: must be 300 to 20000 pixels, got " + std::to_string(width));
+        if (width != 0 && (width < 300 || width > 20000)) {  // as `optpipe render --width`; 0: from the ops
+          throw InputError("width: must be 300 to 20000 pixels (or 0: from the ops), got " + std::to_string(width));
         }
         nb::gil_scoped_release release;
         const SimResult sim = simulate(inst, sch);
@@ -161,13 +162,16 @@ void bind_simulate(nb::module_& m) {
         o.title = title;
         o.memory = memory;
         o.transfers = transfers;
+        o.script = script;
         return render_svg_gantt(inst, sch, sim, o);
       },
-      nb::arg("instance"), nb::arg("schedule"), nb::kw_only(), nb::arg("width") = 1400, nb::arg("title") = "",
-      nb::arg("memory") = true, nb::arg("transfers") = true,
+      nb::arg("instance"), nb::arg("schedule"), nb::kw_only(), nb::arg("width") = 0, nb::arg("title") = "",
+      nb::arg("memory") = true, nb::arg("transfers") = true, nb::arg("script") = true,
       "An SVG Gantt chart of the simulated schedule (what `optpipe render` writes): one row per GPU,\n"
+      "as wide as its ops need for their microbatch numbers (width=0) or `width` px;\n"
       "offload and reload lanes, the memory curve against the limit. An infeasible schedule shows what\n"
-      "ran and why it stopped.");
+      "ran and why it stopped. `script`: the inline script for pan, time zoom and labels that stay in\n"
+      "view when the file is opened in a browser.");
 }
 
 }  // namespace optpipe::python

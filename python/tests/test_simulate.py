@@ -141,7 +141,9 @@ def test_render_svg_equals_the_command(cli, tmp_path):
     assert svg == (tmp_path / "c.svg").read_text()
     assert "<svg" in svg and "Title &amp; more" in svg
     run_cli(cli, "render", instance_path("offload-fast-pcie-4x8"), path, "-o", tmp_path / "d.svg", "--no-memory",
-            "--no-transfers")
-    assert optpipe.render_svg(inst, sched, memory=False, transfers=False) == (tmp_path / "d.svg").read_text()
-    with pytest.raises(optpipe.InputError, match=r"^width: must be 300 to 20000 pixels, got 10"):
+            "--no-transfers", "--no-script")
+    still = optpipe.render_svg(inst, sched, memory=False, transfers=False, script=False)
+    assert still == (tmp_path / "d.svg").read_text()
+    assert "<script" in optpipe.render_svg(inst, sched) and "<script" not in still
+    with pytest.raises(optpipe.InputError, match=r"^width: must be 300 to 20000 pixels \(or 0: from the ops\), got 10"):
         optpipe.render_svg(inst, sched, width=10)
