@@ -14,6 +14,7 @@
 
 #include "cache/cache_transfer.h"
 #include "cache/schedule_cache.h"
+#include "cli/validators.h"
 #include "model/error.h"
 
 namespace optpipe::cli {
@@ -153,8 +154,8 @@ void add_cache_command(CLI::App& app) {
 
   auto* prune = cmd->add_subcommand("prune", "Remove old entries");
   prune->add_option("--older-than", args->older_than, "remove entries created more than DAYS days ago")
-      ->check(CLI::NonNegativeNumber);
-  prune->add_option("--keep", args->keep, "then keep only the N newest entries")->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
+  prune->add_option("--keep", args->keep, "then keep only the N newest entries")->check(at_least(0));
   add_path_option(prune, *args);
   prune->callback([args]() {
     run_prune(*args);
