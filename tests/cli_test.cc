@@ -356,6 +356,32 @@ TEST(Cli, NothingFitsIsANegativeAnswer) {
   std::filesystem::remove(path);
 }
 
+// Issue 23: `schedule` printed "inf ms -nan%" (a 1e308 ms forward). Such a value is refused
+// with its path; ops of 0 ms (makespan 0: a bubble of 0/0) print numbers.
+TEST(Cli, ScheduleNeverPrintsInfOrNan) {
+  REQUIRE_CLI();
+  const std::string zero = temp_path("zero-ms.json"), huge = temp_path("huge-ms.json");
+  const std::string stages = R"("stages": [{"device": 0, "forward": FWD, "backward": 0, "weight": 0, "activation": "1GiB"},
+               {"device": 1, "forward": 0, "backward": 0, "weight": 0, "activation": "1GiB"}]})";
+  const std::string head = R"({"format": "optpipe-instance/1", "name": "z", "microbatches": 2,
+    "devices": [{"memory_limit": "10GiB"}, {"memory_limit": "10GiB"}], )";
+  std::string z = head + stages, h = head + stages;
+  z.replace(z.find("FWD"), 3, "0");
+  h.replace(h.find("FWD"), 3, "1e308");
+  write_file(zero, z);
+  write_file(huge, h);
+  const CliRun r = run_cli("schedule " + quote(zero));
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "makespan 0.000 ms, bubble 0.0%");
+  const CliRun bad = run_cli("schedule " + quote(huge));
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_CONTAINS(bad.output, "stages[0].forward");
+  for (const CliRun* run : {&r, &bad}) {
+    EXPECT_FALSE(contains(run->output, "inf ms")) << run->output;
+    EXPECT_FALSE(contains(run->output, "nan")) << run->output;
+  }
+}
+
 TEST(Cli, HeuristicsListsEveryName) {
   REQUIRE_CLI();
   const CliRun r = run_cli("heuristics");
