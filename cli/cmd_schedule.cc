@@ -41,7 +41,12 @@ int run_schedule(const ScheduleArgs& a) {
   const Instance inst = load_instance_reporting(a.instance);
   out << describe_instance(inst) << "\n";
   if (auto why = obviously_infeasible(inst)) {
-    out << *why << "\n";
+    // What `solve` says and writes for such an instance: the same status line, the same file.
+    out << "status infeasible (" << *why << ")\n";
+    if (!a.output.empty()) {
+      save_schedule(infeasible_schedule(inst.name, inst.num_devices(), "optpipe schedule: " + *why), a.output);
+      if (a.output != "-") out << "wrote " << a.output << "\n";
+    }
     return kNegative;
   }
   BestResult best;

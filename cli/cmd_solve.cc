@@ -76,12 +76,7 @@ WrittenFiles write_outputs(const SolveArgs& a, const Instance& inst, const Solve
     if (!a.output.empty()) save_schedule(*res.schedule, a.output), files.schedule = a.output;
     if (!a.svg.empty()) write_text_file(a.svg, render_svg_gantt(inst, *res.schedule, sim)), files.svg = a.svg;
   } else if (!a.output.empty() && res.status == SolveResult::Status::kInfeasible) {
-    Schedule none;
-    none.instance = inst.name;
-    none.devices.assign(inst.num_devices(), {});
-    none.status = "infeasible";
-    none.solver = "optpipe solve: " + res.reason;
-    save_schedule(none, a.output);
+    save_schedule(infeasible_schedule(inst.name, inst.num_devices(), "optpipe solve: " + res.reason), a.output);
     files.schedule = a.output;
   }
   return files;

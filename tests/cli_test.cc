@@ -382,6 +382,34 @@ TEST(Cli, ScheduleNeverPrintsInfOrNan) {
   }
 }
 
+// Issue 23: on an instance that no schedule fits, `solve` wrote an infeasible schedule file and
+// `schedule` wrote nothing; both now say the same and write the same file, and exit 1.
+TEST(Cli, SolveAndScheduleAgreeOnAnInfeasibleInstance) {
+  REQUIRE_CLI();
+  const std::string inst = temp_path("infeasible.json");
+  write_file(inst, R"({"format": "optpipe-instance/1", "name": "too-small", "microbatches": 2,
+    "devices": [{"memory_limit": "10GiB", "static_memory": "9.5GiB"}, {"memory_limit": "10GiB"}],
+    "stages": [{"device": 0, "forward": 1, "backward": 1, "weight": 1, "activation": "1GiB"},
+               {"device": 1, "forward": 1, "backward": 1, "weight": 1, "activation": "1GiB"}]})");
+  const std::string by_solve = temp_path("infeasible-solve.json"), by_schedule = temp_path("infeasible-schedule.json");
+  const CliRun solve = run_cli("solve --no-cache " + quote(inst) + " -o " + quote(by_solve));
+  const CliRun schedule = run_cli("schedule " + quote(inst) + " -o " + quote(by_schedule));
+  const std::string status = "status infeasible (no schedule can fit: stage 0 needs static 9.50 GiB + one activation";
+  for (const auto& [run, file] : {std::pair{&solve, by_solve}, std::pair{&schedule, by_schedule}}) {
+    EXPECT_EQ(run->status, 1) << run->output;
+    EXPECT_CONTAINS(run->output, status);
+    EXPECT_CONTAINS(run->output, "wrote " + file);
+    ASSERT_TRUE(std::filesystem::exists(file)) << run->output;
+  }
+  const Schedule a = load_schedule(by_solve), b = load_schedule(by_schedule);
+  EXPECT_EQ(a.status, "infeasible");
+  EXPECT_EQ(b.status, a.status);
+  EXPECT_EQ(b.instance, a.instance);
+  EXPECT_EQ(b.devices, a.devices);
+  EXPECT_EQ(b.num_actions(), 0u);
+  EXPECT_EQ(a.solver.substr(a.solver.find(':')), b.solver.substr(b.solver.find(':')));  // the same reason
+}
+
 TEST(Cli, HeuristicsListsEveryName) {
   REQUIRE_CLI();
   const CliRun r = run_cli("heuristics");
