@@ -45,7 +45,8 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args) {
   cmd->add_option("INSTANCE", args.instance, "instance file")->required();
   cmd->add_option("SCHEDULE", args.schedule, "schedule file")->required();
   cmd->add_flag("--no-gantt", args.no_gantt, "do not print the text Gantt chart");
-  cmd->add_option("--width", args.width, "columns of the text Gantt chart (default: $COLUMNS or 120)");
+  cmd->add_option("--width", args.width, "columns of the text Gantt chart (default: $COLUMNS or 120; up to twice as many when that "
+                  "makes room for every microbatch number)");
   cmd->add_flag("--timeline", args.timeline, "print the start and end of every action and transfer");
   return cmd;
 }

@@ -287,6 +287,25 @@ TEST(Cli, SimulatePrintsTextGantt) {
   std::filesystem::remove(path);
 }
 
+// Issue 23: microbatches 10 and up were letters ('a' for 10), which the legend's "lower case: a
+// device's later stage" made ambiguous. Now they are numbers, and the legend says so.
+TEST(Cli, SimulateChartShowsTwoDigitMicrobatchNumbers) {
+  REQUIRE_CLI();
+  const std::string inst = temp_path("u-2x12.json"), sch = temp_path("u-2x12-1f1b.json");
+  write_file(inst, R"({"format": "optpipe-instance/1", "name": "u-2x12", "microbatches": 12,
+    "devices": [{"memory_limit": "80GiB"}, {"memory_limit": "80GiB"}],
+    "stages": [{"device": 0, "forward": 1, "backward": 1, "weight": 1, "activation": "1GiB"},
+               {"device": 1, "forward": 1, "backward": 1, "weight": 1, "activation": "1GiB"}]})");
+  const CliRun s = run_cli("schedule --heuristic 1f1b " + quote(inst) + " -o " + quote(sch));
+  ASSERT_EQ(s.status, 0) << s.output;
+  const CliRun r = run_cli("simulate " + quote(inst) + " " + quote(sch));  // 100 columns
+  EXPECT_EQ(r.status, 0) << r.output;
+  for (const char* label : {"F10", "F11", "B11", "W11", "F9-"}) EXPECT_CONTAINS(r.output, label);
+  for (const char* letters : {"Fa", "Fb", "Ba", "Bb", "Wb"}) EXPECT_FALSE(contains(r.output, letters)) << r.output;
+  EXPECT_CONTAINS(r.output, "then the microbatch number where it fits (F11: forward of microbatch 11)");
+  EXPECT_CONTAINS(r.output, "f, b, w: a device's later stage");
+}
+
 TEST(Cli, SimulateInfeasibleIsANegativeAnswer) {
   REQUIRE_CLI();
   // Room for one activation: the second forward can never start.
