@@ -1,0 +1,196 @@
+// `--format json` of schedule, simulate, validate, generate and cache list (docs/json.md): each
+// run's standard output must parse as exactly one JSON document (nlohmann's parse refuses
+// anything after it), its fields must equal what the libraries compute for the same input
+// (simulate(), validate(), the heuristics, the generator, the cache), and the negative answers
+// (deadlock, broken lists, nothing fits) and bad input keep their exit codes with a document
+// that says so. Warnings go to standard error and leave standard output alone.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cache/schedule_cache.h"
+#include "heuristics/registry.h"
+#include "instances/generator/generate.h"
+#include "instances/generator/generate_request.h"
+#include "model/instance_io.h"
+#include "model/schedule_io.h"
+#include "model/simulator.h"
+#include "model/validator.h"
+#include "tests/test_paths.h"
+#include "tests/test_util.h"
+
+namespace optpipe {
+namespace {
+
+using nlohmann::json;
+namespace ts = test_support;
+
+struct JsonRun {
+  int status = -1;
+  std::string out, err;  // standard output and standard error, apart
+  json doc;              // `out` parsed; discarded when it is not exactly one document
+  bool parsed = false;
+};
+
+// Runs `optpipe ARGS` (ARGS already quoted) and parses its standard output.
+JsonRun run_json(const std::string& args) {
+  static int n = 0;
+  const std::string err = ts::temp_file("json-stderr", std::to_string(n++) + ".txt");
+  // In a subshell: run_shell sends the group's stderr to its output, the command's goes to `err`.
+  const ts::ShellRun r = ts::run_shell("(" + ts::shell_quote(ts::kCliPath) + " " + args + " 2>" + ts::shell_quote(err) + ")");
+  JsonRun j{r.status, r.output, ts::read_text(err), json(), false};
+  j.doc = json::parse(j.out, nullptr, false);
+  j.parsed = !j.doc.is_discarded();
+  return j;
+}
+
+std::string q(const std::string& s) { return ts::shell_quote(s); }
+std::string shipped(const std::string& name) { return std::string(OPTPIPE_SOURCE_DIR) + "/instances/" + name + ".json"; }
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ts::temp_file("json", name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+#define ASSERT_ONE_DOCUMENT(run) ASSERT_TRUE((run).parsed) << "stdout is not one JSON document:\n" << (run).out << (run).err
+
+// A heuristic's schedule of `instance` written with the library, for the commands to read.
+std::string heuristic_schedule_file(const Instance& inst, const std::string& heuristic, const std::string& name) {
+  const HeuristicResult r = run_heuristic(*find_heuristic(heuristic), inst);
+  EXPECT_TRUE(r.ok()) << r.reason;
+  const std::string path = ts::temp_file("json", name);
+  save_schedule(*r.schedule, path);
+  return path;
+}
+
+void expect_simulation(const json& j, const Instance& inst, const SimResult& sim) {
+  ASSERT_TRUE(j.is_object()) << j;
+  EXPECT_EQ(j["feasible"], sim.feasible);
+  EXPECT_DOUBLE_EQ(j["makespan"].get<double>(), sim.makespan);
+  EXPECT_DOUBLE_EQ(j["bubble"].get<double>(), sim.bubble);
+  ASSERT_EQ(j["devices"].size(), static_cast<std::size_t>(inst.num_devices()));
+  for (int d = 0; d < inst.num_devices(); ++d) {
+    const json& dev = j["devices"][d];
+    EXPECT_EQ(dev["device"], d);
+    EXPECT_DOUBLE_EQ(dev["busy"].get<double>(), sim.busy[d]);
+    EXPECT_DOUBLE_EQ(dev["idle"].get<double>(), sim.makespan - sim.busy[d]);
+    EXPECT_DOUBLE_EQ(dev["peak_memory"].get<double>(), sim.peak_memory[d]);  // bytes, a number
+    EXPECT_DOUBLE_EQ(dev["memory_limit"].get<double>(), inst.devices[d].memory_limit);
+  }
+}
+
+TEST(CliJson, SimulateMatchesTheSimulator) {
+  OPTPIPE_REQUIRE_CLI();
+  const std::string ipath = shipped("offload-fast-pcie-4x8");
+  const Instance inst = load_instance(ipath);
+  const std::string spath = heuristic_schedule_file(inst, "pipe-offload", "pipe-offload.json");
+  const Schedule sch = load_schedule(spath);
+  const SimResult sim = simulate(inst, sch);
+  ASSERT_TRUE(sim.feasible);
+  ASSERT_FALSE(sim.transfers.empty());
+  const JsonRun r = run_json("simulate --format json --timeline " + q(ipath) + " " + q(spath));
+  EXPECT_EQ(r.status, 0) << r.err;
+  ASSERT_ONE_DOCUMENT(r);
+  EXPECT_EQ(r.doc["format"], "optpipe-simulate-report/1");
+  EXPECT_EQ(r.doc["instance"], inst.name);
+  EXPECT_EQ(r.doc["schedule"], spath);
+  EXPECT_EQ(r.doc["valid"], true);
+  EXPECT_TRUE(r.doc["violations"].empty());
+  expect_simulation(r.doc["simulation"], inst, sim);
+  const json& tl = r.doc["simulation"]["timeline"];
+  ASSERT_EQ(tl["actions"].size(), sch.num_actions());
+  for (const json& a : tl["actions"]) {
+    const int d = a["device"], k = a["position"];
+    EXPECT_EQ(a["action"], to_string(sch.devices[d][k]));
+    EXPECT_DOUBLE_EQ(a["start"].get<double>(), sim.timeline[d][k].start);
+    EXPECT_DOUBLE_EQ(a["end"].get<double>(), sim.timeline[d][k].end);
+  }
+  ASSERT_EQ(tl["transfers"].size(), sim.transfers.size());
+  for (std::size_t i = 0; i < sim.transfers.size(); ++i) {
+    const Transfer& t = sim.transfers[i];
+    EXPECT_EQ(tl["transfers"][i]["kind"], t.kind == Transfer::Kind::kOffload ? "offload" : "reload");
+    EXPECT_DOUBLE_EQ(tl["transfers"][i]["bytes"].get<double>(), t.bytes);
+    EXPECT_DOUBLE_EQ(tl["transfers"][i]["end"].get<double>(), t.end);
+  }
+  int transfers = 0;
+  for (const json& dev : r.doc["simulation"]["devices"]) transfers += dev["transfers"].get<int>();
+  EXPECT_EQ(transfers, static_cast<int>(sim.transfers.size()));
+  // Without --timeline there is none.
+  const JsonRun plain = run_json("simulate --format json " + q(ipath) + " " + q(spath));
+  ASSERT_ONE_DOCUMENT(plain);
+  EXPECT_FALSE(plain.doc["simulation"].contains("timeline"));
+}
+
+TEST(CliJson, SimulateSaysWhenTheScheduleDeadlocksOrIsMalformed) {
+  OPTPIPE_REQUIRE_CLI();
+  const std::string inst = write_temp("one-activation.json", R"({"format": "optpipe-instance/1", "name": "one",
+    "microbatches": 2, "devices": [{"memory_limit": "1.5GiB"}],
+    "stages": [{"device": 0, "forward": 1, "backward": 1, "weight": 1, "activation": "1GiB"}]})");
+  const std::string stuck = write_temp("stuck.json", R"({"format": "optpipe-schedule/1", "instance": "one",
+    "devices": [["F0.0", "F0.1", "B0.0", "W0.0", "B0.1", "W0.1"]]})");
+  const std::string twice = write_temp("twice.json", R"({"format": "optpipe-schedule/1", "instance": "one",
+    "devices": [["F0.0", "B0.0", "W0.0", "F0.1", "B0.1", "W0.1", "F0.0"]]})");
+  const JsonRun r = run_json("simulate --format json " + q(inst) + " " + q(stuck));
+  EXPECT_EQ(r.status, 1);
+  ASSERT_ONE_DOCUMENT(r);
+  EXPECT_EQ(r.doc["valid"], false);
+  const json& sim = r.doc["simulation"];
+  EXPECT_EQ(sim["feasible"], false);
+  EXPECT_TRUE(sim["makespan"].is_null()) << sim;  // infinite: null
+  EXPECT_TRUE(sim["bubble"].is_null()) << sim;
+  EXPECT_NE(sim["reason"].get<std::string>().find("F0.1"), std::string::npos) << sim;
+  ASSERT_FALSE(sim["stalls"].empty());
+  EXPECT_EQ(sim["stalls"][0]["kind"], "forward_memory");
+  EXPECT_EQ(sim["stalls"][0]["action"], "F0.1");
+  EXPECT_EQ(r.doc["violations"][0]["rule"], "deadlock");
+  const JsonRun m = run_json("simulate --format json " + q(inst) + " " + q(twice));
+  EXPECT_EQ(m.status, 1);
+  ASSERT_ONE_DOCUMENT(m);
+  EXPECT_TRUE(m.doc["simulation"].is_null());
+  ASSERT_FALSE(m.doc["violations"].empty());
+  EXPECT_EQ(m.doc["violations"][0]["rule"], "duplicate");
+  EXPECT_EQ(m.doc["violations"][0]["device"], 0);
+  EXPECT_EQ(m.doc["violations"][0]["position"], 6);
+}
+
+TEST(CliJson, ValidateMatchesTheValidatorAndListsTheClaims) {
+  OPTPIPE_REQUIRE_CLI();
+  const std::string ipath = shipped("uniform-4x8");
+  const Instance inst = load_instance(ipath);
+  const std::string spath = heuristic_schedule_file(inst, "zb-h1", "zb-h1.json");
+  Schedule sch = load_schedule(spath);
+  const JsonRun ok = run_json("validate --format json " + q(ipath) + " " + q(spath));
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  ASSERT_ONE_DOCUMENT(ok);
+  EXPECT_EQ(ok.doc["format"], "optpipe-validate-report/1");
+  EXPECT_EQ(ok.doc["valid"], true);
+  EXPECT_TRUE(ok.doc["warnings"].empty());
+  EXPECT_TRUE(ok.doc["infeasible_instance"].is_null());
+  expect_simulation(ok.doc["simulation"], inst, *validate(inst, sch).sim);
+  sch.makespan = 1.0;  // claims the simulation denies: warnings in the document, not text on stdout
+  sch.status = "infeasible";
+  save_schedule(sch, spath);
+  const JsonRun claims = run_json("validate --format json " + q(ipath) + " " + q(spath));
+  EXPECT_EQ(claims.status, 0);
+  ASSERT_ONE_DOCUMENT(claims);
+  ASSERT_EQ(claims.doc["warnings"].size(), 2u) << claims.doc["warnings"];
+  EXPECT_NE(claims.doc["warnings"][0].get<std::string>().find("the file says makespan 1.000 ms"), std::string::npos);
+  // The instance alone; one that no schedule fits says why, and is still a valid file (exit 0).
+  const std::string tight = write_temp("tight.json", R"({"format": "optpipe-instance/1", "name": "tight",
+    "microbatches": 2, "devices": [{"memory_limit": "1GiB", "static_memory": "0.5GiB"}],
+    "stages": [{"device": 0, "forward": 1, "backward": 1, "weight": 1, "activation": "1GiB"}]})");
+  const JsonRun alone = run_json("validate --format json " + q(tight));
+  EXPECT_EQ(alone.status, 0);
+  ASSERT_ONE_DOCUMENT(alone);
+  EXPECT_EQ(alone.doc["valid"], true);
+  EXPECT_TRUE(alone.doc["schedule"].is_null());
+  EXPECT_EQ(alone.doc["infeasible_instance"], *obviously_infeasible(load_instance(tight)));
+}
+
+}  // namespace
+}  // namespace optpipe
