@@ -192,5 +192,105 @@ TEST(CliJson, ValidateMatchesTheValidatorAndListsTheClaims) {
   EXPECT_EQ(alone.doc["infeasible_instance"], *obviously_infeasible(load_instance(tight)));
 }
 
+TEST(CliJson, ScheduleMatchesTheHeuristics) {
+  OPTPIPE_REQUIRE_CLI();
+  const std::string ipath = shipped("gpt-8x24-tight"), out = ts::temp_file("json", "best.json");
+  const Instance inst = load_instance(ipath);
+  const BestResult best = run_all_heuristics(inst);
+  ASSERT_NE(best.best_result(), nullptr);
+  const JsonRun r = run_json("schedule --format json -o " + q(out) + " " + q(ipath));
+  EXPECT_EQ(r.status, 0) << r.err;
+  ASSERT_ONE_DOCUMENT(r);
+  EXPECT_EQ(r.doc["format"], "optpipe-schedule-report/1");
+  EXPECT_EQ(r.doc["status"], "feasible");
+  EXPECT_EQ(r.doc["output"], out);
+  EXPECT_TRUE(r.doc["svg"].is_null());
+  ASSERT_EQ(r.doc["heuristics"].size(), best.results.size());
+  for (std::size_t i = 0; i < best.results.size(); ++i) {
+    const HeuristicResult& h = best.results[i];
+    const json& j = r.doc["heuristics"][i];
+    EXPECT_EQ(j["name"], h.name);
+    EXPECT_EQ(j["fits"], h.ok()) << h.name;
+    if (h.ok()) {
+      EXPECT_DOUBLE_EQ(j["makespan"].get<double>(), h.sim.makespan) << h.name;
+      EXPECT_EQ(j["peak_memory"].size(), static_cast<std::size_t>(inst.num_devices()));
+    } else {
+      EXPECT_TRUE(j["makespan"].is_null()) << h.name;
+      EXPECT_EQ(j["reason"], h.reason);
+    }
+  }
+  EXPECT_EQ(r.doc["best"]["name"], best.best_result()->name);
+  // The schedule in the document is the file's, and its simulation is simulate()'s.
+  const Schedule written = load_schedule(out);
+  EXPECT_EQ(schedule_from_json(r.doc["schedule"]).devices, written.devices);
+  expect_simulation(r.doc["best"]["simulation"], inst, simulate(inst, written));
+  EXPECT_EQ(r.err.find("wrote"), std::string::npos) << r.err;
+}
+
+TEST(CliJson, ScheduleSaysWhenNothingFits) {
+  OPTPIPE_REQUIRE_CLI();
+  const std::string inst = write_temp("too-small.json", R"({"format": "optpipe-instance/1", "name": "too-small",
+    "microbatches": 2,
+    "devices": [{"memory_limit": "10GiB", "static_memory": "9.5GiB"}, {"memory_limit": "10GiB"}],
+    "stages": [{"device": 0, "forward": 1, "backward": 1, "weight": 1, "activation": "1GiB"},
+               {"device": 1, "forward": 1, "backward": 1, "weight": 1, "activation": "1GiB"}]})");
+  const std::string out = ts::temp_file("json", "too-small-schedule.json");
+  const JsonRun r = run_json("schedule --format json -o " + q(out) + " " + q(inst));
+  EXPECT_EQ(r.status, 1);
+  ASSERT_ONE_DOCUMENT(r);
+  EXPECT_EQ(r.doc["status"], "infeasible");
+  EXPECT_EQ(r.doc["reason"], *obviously_infeasible(load_instance(inst)));
+  EXPECT_TRUE(r.doc["best"].is_null());
+  EXPECT_TRUE(r.doc["schedule"].is_null());
+  EXPECT_EQ(r.doc["output"], out);
+  EXPECT_EQ(load_schedule(out).status, "infeasible");  // as solve writes it
+  // One heuristic that does not fit an instance that others do: "unknown", not a proof.
+  const JsonRun one = run_json("schedule --format json --heuristic 1f1b " + q(shipped("gpt-8x24-tight")));
+  EXPECT_EQ(one.status, 1);
+  ASSERT_ONE_DOCUMENT(one);
+  EXPECT_EQ(one.doc["status"], "unknown");
+  ASSERT_EQ(one.doc["heuristics"].size(), 1u);
+  EXPECT_EQ(one.doc["heuristics"][0]["fits"], false);
+  EXPECT_NE(one.doc["heuristics"][0]["reason"].get<std::string>().find("1F1B needs"), std::string::npos);
+  EXPECT_TRUE(one.doc["output"].is_null());
+}
+
+TEST(CliJson, WarningsGoToStandardErrorAndBadInputIsAnErrorDocument) {
+  OPTPIPE_REQUIRE_CLI();
+  const std::string ipath = shipped("uniform-4x8");
+  const Instance inst = load_instance(ipath);
+  const std::string spath = heuristic_schedule_file(inst, "1f1b", "renamed.json");
+  Schedule sch = load_schedule(spath);
+  sch.instance = "another";
+  save_schedule(sch, spath);
+  const JsonRun warned = run_json("simulate --format json " + q(ipath) + " " + q(spath));
+  EXPECT_EQ(warned.status, 0);
+  ASSERT_ONE_DOCUMENT(warned);
+  EXPECT_NE(warned.err.find("warning: " + spath + " is for instance \"another\""), std::string::npos) << warned.err;
+  const std::string bad = write_temp("bad.json", R"({"format": "optpipe-instance/1", "name": "bad",
+    "microbatches": 2, "devices": [{"memory_limit": "1GiB"}],
+    "stages": [{"device": 0, "forward": -1, "backward": 1, "weight": 1, "activation": "1MiB"}]})");
+  for (const std::string& args : {"simulate --format json " + q(bad) + " " + q(spath), "validate --format=json " + q(bad),
+                                  "schedule --format json " + q(bad), "schedule --format json -o - " + q(ipath)}) {
+    const JsonRun r = run_json(args);
+    EXPECT_EQ(r.status, 2) << args;
+    ASSERT_ONE_DOCUMENT(r);
+    EXPECT_EQ(r.doc["format"], "optpipe-error/1") << args;
+    EXPECT_EQ(r.doc["exit_code"], 2);
+    EXPECT_NE(r.err.find("optpipe: error: " + r.doc["error"].get<std::string>()), std::string::npos) << r.err;
+  }
+  EXPECT_NE(run_json("validate --format json " + q(bad)).doc["error"].get<std::string>().find("stages[0].forward"),
+            std::string::npos);
+  // solve --log-format json: JSON lines, the last one an error event.
+  const JsonRun solve = run_json("solve --log-format json " + q(bad));
+  EXPECT_EQ(solve.status, 2);
+  ASSERT_ONE_DOCUMENT(solve);
+  EXPECT_EQ(solve.doc["event"], "error");
+  // Text stays the default, and says nothing in JSON.
+  const JsonRun text = run_json("validate " + q(ipath));
+  EXPECT_FALSE(text.parsed) << text.out;
+  EXPECT_NE(text.out.find("instance OK"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace optpipe
