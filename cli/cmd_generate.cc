@@ -5,9 +5,11 @@
 #include <memory>
 #include <string>
 
+#include "cli/json_output.h"
 #include "model/bytes.h"
 #include "model/instance_io.h"
 #include "instances/generator/generate.h"
+#include "instances/generator/generated_json.h"
 #include "instances/generator/generate_request.h"
 #include "instances/generator/summary.h"
 
@@ -21,6 +23,7 @@ struct GenerateArgs {
   int devices = 0, microbatches = 0;
   double utilization = 0, bytes_per_param = 0;
   bool list_presets = false, no_flash = false, unsplit = false, quiet = false;
+  std::string format = "text";  // json: one document on stdout, the instance in it (docs/json.md)
 };
 
 void print_presets() {
@@ -78,6 +81,33 @@ gen::GenerateOptions to_options(const GenerateArgs& a, const CLI::App& cmd) {
   return gen::resolve(r);
 }
 
+// --list-presets, or the instance: to -o (standard output by default) with the summary on
+// standard error, or with --format json one document on standard output holding the instance
+// and the summary's fields (generated_json.h), the instance also written to -o FILE if given.
+// Warnings go to standard error either way.
+void run_generate(const GenerateArgs& a, const CLI::App& cmd) {
+  const bool json = a.format == "json";
+  if (a.list_presets) {
+    if (!json) return print_presets();
+    nlohmann::json doc{{"format", "optpipe-presets/1"}};
+    doc.update(gen::presets_json());
+    return print_json(doc);
+  }
+  const gen::GenerateOptions options = to_options(a, cmd);
+  const gen::Generated g = gen::generate(options);
+  if (!json || a.output != "-") write_text_file(a.output, gen::generated_instance_json(g.instance));
+  if (!json && !a.quiet) {
+    std::cerr << gen::generated_summary(options, g);
+    if (a.output != "-") std::cerr << "wrote " << a.output << "\n";
+  }
+  for (const auto& w : g.warnings) std::cerr << "optpipe: warning: " << w << "\n";
+  if (!json) return;
+  nlohmann::json doc = report_header("optpipe-generate-report/1", g.instance.name);
+  doc["output"] = a.output != "-" ? nlohmann::json(a.output) : nlohmann::json(nullptr);
+  doc.update(gen::generated_json(options, g));
+  print_json(doc);
+}
+
 }  // namespace
 
 void add_generate_command(CLI::App& app) {
@@ -118,25 +148,16 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("-o,--output", args->output, "instance file to write (default - : standard output)");
   cmd->add_flag("--list-presets", args->list_presets, "list the model and GPU presets and exit");
   cmd->add_flag("-q,--quiet", args->quiet, "no summary on standard error");
+  add_format_option(cmd, args->format);
   cmd->footer(
       "Examples:\n"
       "  optpipe generate --model gpt3-1.5b --devices 8 --microbatches 24 -o gpt.json\n"
       "  optpipe generate --model llama2-7b --devices 8 --placement v --microbatches 32 --memory-limit 40GiB\n"
       "  optpipe generate --layers 16 --hidden 1024 --heads 16 --vocab 32000 --seq 2048 --devices 4 --microbatches 8\n"
-      "The summary (per-stage F/B/W ms, activations, static memory, whether 1F1B fits) goes to standard error.");
+      "The summary (per-stage F/B/W ms, activations, static memory, whether 1F1B fits) goes to standard error;\n"
+      "with --format json, instance and summary are one document on standard output.");
   cmd->callback([args, cmd]() {
-    if (args->list_presets) {
-      print_presets();
-      throw CLI::Success();
-    }
-    const gen::GenerateOptions options = to_options(*args, *cmd);
-    const gen::Generated g = gen::generate(options);
-    write_text_file(args->output, gen::generated_instance_json(g.instance));
-    if (!args->quiet) {
-      std::cerr << gen::generated_summary(options, g);
-      if (args->output != "-") std::cerr << "wrote " << args->output << "\n";
-    }
-    for (const auto& w : g.warnings) std::cerr << "optpipe: warning: " << w << "\n";
+    run_generate(*args, *cmd);
     std::cout.flush();
     throw CLI::Success();
   });

@@ -292,5 +292,78 @@ TEST(CliJson, WarningsGoToStandardErrorAndBadInputIsAnErrorDocument) {
   EXPECT_NE(text.out.find("instance OK"), std::string::npos);
 }
 
+TEST(CliJson, GenerateMatchesTheGenerator) {
+  OPTPIPE_REQUIRE_CLI();
+  gen::GenerateRequest req;
+  req.model = "gpt3-1.5b";
+  req.devices = 4;
+  req.microbatches = 8;
+  req.memory_limit = "12GiB";  // device 0 does not fit one activation: a warning
+  const gen::GenerateOptions options = gen::resolve(req);
+  const gen::Generated g = gen::generate(options);
+  ASSERT_FALSE(g.warnings.empty());
+  const std::string out = ts::temp_file("json", "gpt.json");
+  const JsonRun r = run_json("generate --model gpt3-1.5b --devices 4 --microbatches 8 --memory-limit 12GiB "
+                             "--format json -o " + q(out));
+  EXPECT_EQ(r.status, 0) << r.err;
+  ASSERT_ONE_DOCUMENT(r);
+  EXPECT_EQ(r.doc["format"], "optpipe-generate-report/1");
+  EXPECT_EQ(r.doc["instance"], json::parse(gen::generated_instance_json(g.instance)));
+  EXPECT_EQ(ts::read_text(out), gen::generated_instance_json(g.instance));
+  EXPECT_EQ(r.doc["output"], out);
+  ASSERT_EQ(r.doc["stages"].size(), static_cast<std::size_t>(g.instance.num_stages()));
+  for (int s = 0; s < g.instance.num_stages(); ++s) {
+    EXPECT_DOUBLE_EQ(r.doc["stages"][s]["forward"].get<double>(), g.instance.stages[s].forward);
+    EXPECT_DOUBLE_EQ(r.doc["stages"][s]["activation"].get<double>(), g.instance.stages[s].activation);
+    EXPECT_EQ(r.doc["stages"][s]["layers"], g.layers[s]);
+  }
+  EXPECT_EQ(r.doc["model"]["layers"], options.model.layers);
+  EXPECT_EQ(r.doc["model"]["name"], "gpt3-1.5b");
+  EXPECT_EQ(r.doc["one_f_one_b"]["fits"], false);
+  EXPECT_EQ(r.doc["warnings"], json(g.warnings));
+  EXPECT_NE(r.err.find("optpipe: warning: " + g.warnings.front()), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("stage device layers"), std::string::npos) << r.err;  // no text summary
+  // Without -o the instance is only in the document.
+  const JsonRun inline_only = run_json("generate --model gpt3-1.5b --devices 4 --microbatches 8 --format json");
+  ASSERT_ONE_DOCUMENT(inline_only);
+  EXPECT_TRUE(inline_only.doc["output"].is_null());
+  const JsonRun presets = run_json("generate --list-presets --format json");
+  ASSERT_ONE_DOCUMENT(presets);
+  EXPECT_EQ(presets.doc["models"].size(), gen::model_presets().size());
+}
+
+TEST(CliJson, CacheListMatchesTheCache) {
+  OPTPIPE_REQUIRE_CLI();
+  const std::string file = ts::temp_file("json", "cache.sqlite");
+  const JsonRun none = run_json("cache list --format json --cache " + q(file));
+  EXPECT_EQ(none.status, 0) << none.err;
+  ASSERT_ONE_DOCUMENT(none);
+  EXPECT_EQ(none.doc["exists"], false);
+  EXPECT_TRUE(none.doc["entries"].empty());
+  const ts::ShellRun solved = ts::run_shell(q(ts::kCliPath) + " solve -q --cache " + q(file) + " " + q(shipped("tiny-2x3")));
+  ASSERT_EQ(solved.status, 0) << solved.output;
+  std::vector<cache::CacheEntry> entries;
+  {
+    cache::ScheduleCache c(file, false);
+    ASSERT_TRUE(c.list(entries).ok);
+  }
+  ASSERT_EQ(entries.size(), 1u);
+  const JsonRun r = run_json("cache list --format json --cache " + q(file));
+  EXPECT_EQ(r.status, 0) << r.err;
+  ASSERT_ONE_DOCUMENT(r);
+  EXPECT_EQ(r.doc["format"], "optpipe-cache-list/1");
+  EXPECT_EQ(r.doc["file"], file);
+  EXPECT_EQ(r.doc["exists"], true);
+  ASSERT_EQ(r.doc["entries"].size(), 1u);
+  const json& e = r.doc["entries"][0];
+  EXPECT_EQ(e["exact_key"], entries[0].exact_key);
+  EXPECT_EQ(e["instance_name"], "tiny-2x3");
+  EXPECT_DOUBLE_EQ(e["makespan"].get<double>(), entries[0].makespan);
+  EXPECT_DOUBLE_EQ(e["bound"].get<double>(), entries[0].bound);
+  EXPECT_EQ(e["status"], entries[0].status);
+  EXPECT_EQ(e["proven_optimal"], entries[0].proven_optimal());
+  EXPECT_DOUBLE_EQ(e["created"].get<double>(), entries[0].created);
+}
+
 }  // namespace
 }  // namespace optpipe
