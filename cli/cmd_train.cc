@@ -66,12 +66,11 @@ Schedule starting_schedule(const Instance& inst) {
   return *b->schedule;
 }
 
-void run_train(const TrainArgs& a) {
-  const Instance inst = load_instance(a.instance);
-  const Schedule sch = a.schedule.empty() ? starting_schedule(inst) : load_schedule(a.schedule);
+// The run's options from the flags. The plugins a run needs are loaded here, before anything
+// starts, so that a missing one is a clear input error: CUDA for --backend cuda, MPI under
+// mpirun (never for threads).
+runtime::TrainOptions train_options(const TrainArgs& a) {
   runtime::TrainOptions o;
-  // The plugins a run needs are loaded here, before anything starts, so that a missing one is a
-  // clear input error: CUDA for --backend cuda, MPI under mpirun (never for threads).
   std::string why;
   if (a.backend == "cuda" && !runtime::have_cuda_backend(&why)) {
     throw InputError("--backend cuda: " + why + "; use --backend cpu");
@@ -101,6 +100,31 @@ void run_train(const TrainArgs& a) {
     on.wait_for_solver = a.wait_for_solver;
     o.online = runtime::online_rescheduling(on);
   }
+  return o;
+}
+
+// With --online: the re-scheduler's log and, per switch, the predicted and measured times.
+void print_online(const runtime::TrainResult& r) {
+  for (const auto& line : r.online_log) std::cout << "online: " << line << "\n";
+  if (r.switches.empty()) std::cout << "online: no schedule switch\n";
+  for (const auto& sw : r.switches) {
+    double before = 0, after = 0;
+    int nb = 0, na = 0;
+    for (std::size_t i = 0; i < r.iteration_seconds.size(); ++i) {
+      if (static_cast<int>(i) < sw.iteration) before += r.iteration_seconds[i], ++nb;
+      else after += r.iteration_seconds[i], ++na;
+    }
+    std::printf("online: switched at iteration %d: predicted %.4f -> %.4f ms on the profiled instance; measured "
+                "%.3f ms per iteration before, %.3f ms after\n",
+                sw.iteration, sw.predicted_before, sw.predicted_after, nb ? 1000 * before / nb : 0.0,
+                na ? 1000 * after / na : 0.0);
+  }
+}
+
+void run_train(const TrainArgs& a) {
+  const Instance inst = load_instance(a.instance);
+  const Schedule sch = a.schedule.empty() ? starting_schedule(inst) : load_schedule(a.schedule);
+  const runtime::TrainOptions o = train_options(a);
   runtime::TrainResult r;
   try {
     r = runtime::train(inst, sch, o);
@@ -120,22 +144,7 @@ void run_train(const TrainArgs& a) {
     const std::string loss = i < r.losses.size() ? std::to_string(r.losses[i]) : "-";
     std::printf("%9zu %14s %14.3f\n", i, loss.c_str(), 1000 * r.iteration_seconds[i]);
   }
-  if (a.online) {
-    for (const auto& line : r.online_log) std::cout << "online: " << line << "\n";
-    if (r.switches.empty()) std::cout << "online: no schedule switch\n";
-    for (const auto& sw : r.switches) {
-      double before = 0, after = 0;
-      int nb = 0, na = 0;
-      for (std::size_t i = 0; i < r.iteration_seconds.size(); ++i) {
-        if (static_cast<int>(i) < sw.iteration) before += r.iteration_seconds[i], ++nb;
-        else after += r.iteration_seconds[i], ++na;
-      }
-      std::printf("online: switched at iteration %d: predicted %.4f -> %.4f ms on the profiled instance; measured "
-                  "%.3f ms per iteration before, %.3f ms after\n",
-                  sw.iteration, sw.predicted_before, sw.predicted_after, nb ? 1000 * before / nb : 0.0,
-                  na ? 1000 * after / na : 0.0);
-    }
-  }
+  if (a.online) print_online(r);
   std::vector<double> sorted = r.iteration_seconds;
   std::sort(sorted.begin(), sorted.end());
   const double median = sorted.empty() ? 0 : sorted[sorted.size() / 2];
