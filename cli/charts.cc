@@ -21,8 +21,8 @@ void print_gantt(std::ostream& out, const Instance& inst, const Schedule& sch, c
   o.width = std::max(20, width - 8);
   o.ruler = true;
   out << "\n" << render_text_gantt(inst, sch, sim, o)
-      << "  (F forward, B backward, W weight; microbatch after the letter; > offload, < reload; "
-      << "lower case: a device's later stage)\n";
+      << "  (F forward, B backward, W weight, then the microbatch number where it fits (F11: forward of "
+      << "microbatch 11); > offload, < reload; f, b, w: a device's later stage)\n";
 }
 
 void write_svg(std::ostream& out, const Instance& inst, const Schedule& sch, const SimResult& sim,

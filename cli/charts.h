@@ -15,7 +15,8 @@ namespace optpipe::cli {
 // $COLUMNS when it says more than 40, else 120.
 int terminal_width();
 
-// The text Gantt chart `width` columns wide, with a ruler and a legend.
+// The text Gantt chart `width` columns wide (up to twice that, so that microbatch numbers fit:
+// viz/gantt_text.h), with a ruler and a legend.
 void print_gantt(std::ostream& out, const Instance& inst, const Schedule& sch, const SimResult& sim, int width);
 
 // Writes the SVG chart to `path` ("-": stdout) and says so on `out` when it went to a file.

@@ -12,8 +12,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include "cache/cache_list_json.h"
 #include "cache/cache_transfer.h"
 #include "cache/schedule_cache.h"
+#include "cli/json_output.h"
+#include "cli/validators.h"
 #include "model/error.h"
 
 namespace optpipe::cli {
@@ -24,6 +27,7 @@ struct CacheArgs {
   std::string key;             // show
   std::string file;            // export / import
   std::string format;          // export: jsonl or json (default: from the extension)
+  std::string list_format = "text";  // list: text or json (docs/json.md)
   double older_than = -1;      // prune: days
   long long keep = -1;         // prune
 };
@@ -69,13 +73,18 @@ void add_path_option(CLI::App* cmd, CacheArgs& a) {
 void run_list(const CacheArgs& a) {
   const std::string path = resolved_path(a);
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
+  const bool exists = std::filesystem::exists(path, ec);
+  std::vector<cache::CacheEntry> entries;
+  if (exists) check(open_cache(a, false)->list(entries));
+  if (a.list_format == "json") {
+    nlohmann::json doc{{"format", "optpipe-cache-list/1"}};
+    doc.update(cache::cache_list_json(path, exists, entries));
+    return print_json(doc);
+  }
+  if (!exists) {
     std::cout << path << ": no cache file yet: 0 entries\n";
     return;
   }
-  auto c = open_cache(a, false);
-  std::vector<cache::CacheEntry> entries;
-  check(c->list(entries));
   std::cout << path << ": " << entries.size() << " entr" << (entries.size() == 1 ? "y" : "ies") << "\n";
   if (entries.empty()) return;
   std::printf("%-12s  %-24s %12s %12s  %-9s %8s  %-16s  %s\n", "key", "instance", "makespan", "bound", "status", "seconds",
@@ -138,6 +147,7 @@ void add_cache_command(CLI::App& app) {
 
   auto* list = cmd->add_subcommand("list", "List the cached schedules, newest first");
   add_path_option(list, *args);
+  add_format_option(list, args->list_format);
   list->callback([args]() {
     run_list(*args);
     throw CLI::Success();
@@ -153,8 +163,8 @@ void add_cache_command(CLI::App& app) {
 
   auto* prune = cmd->add_subcommand("prune", "Remove old entries");
   prune->add_option("--older-than", args->older_than, "remove entries created more than DAYS days ago")
-      ->check(CLI::NonNegativeNumber);
-  prune->add_option("--keep", args->keep, "then keep only the N newest entries")->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
+  prune->add_option("--keep", args->keep, "then keep only the N newest entries")->check(at_least(0));
   add_path_option(prune, *args);
   prune->callback([args]() {
     run_prune(*args);

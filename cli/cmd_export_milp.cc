@@ -8,6 +8,7 @@
 #include "cli/exit_codes.h"
 #include "cli/inputs.h"
 #include "cli/report.h"
+#include "cli/validators.h"
 #include "model/error.h"
 #include "model/instance_io.h"
 #include "model/schedule_io.h"
@@ -31,7 +32,7 @@ CLI::App* add_export_milp_command(CLI::App& app, ExportMilpArgs& args) {
                   "schedule file: also write a MIP start (CBC's -mips format) beside the model, as NAME.mst");
   cmd->add_option("--big-m", args.big_m,
                   "upper bound on the makespan in ms, the big-M (default: the best heuristic's makespan)")
-      ->check(CLI::PositiveNumber);
+      ->check(more_than(0));
   cmd->footer("Without offload the MILP is exact; with offload it is a relaxation (optimum <= the spec's). "
               "See milp/README.md.");
   return cmd;

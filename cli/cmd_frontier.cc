@@ -8,6 +8,7 @@
 #include "cache/schedule_cache.h"
 #include "cli/build_info.h"
 #include "cli/stop_signal.h"
+#include "cli/validators.h"
 #include "frontier/frontier.h"
 #include "frontier/frontier_report.h"
 #include "frontier/memory_limits.h"
@@ -85,16 +86,16 @@ void add_frontier_command(CLI::App& app) {
                   "LOW..HIGH per-GPU memory limits with units, e.g. 20GiB..80GiB; an end left out (..80GiB) is "
                   "its default: from the memory floor up to the peak memory of the best schedule without a limit");
   cmd->add_option("--steps", args->steps, "limits in the range, both ends included (default 8)")
-      ->check(CLI::Range(1, 1000));
+      ->check(from_to(1, 1000));
   cmd->add_option("--time-limit", args->time_limit,
                   "seconds for the whole command, split evenly over the solves (default 60)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   cmd->add_option("-o,--output", args->output, "write the frontier as JSON here (optpipe-frontier/1; - : stdout)");
   cmd->add_option("--format", args->format, "stdout: text (a table, default) or json")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--svg", args->svg, "write an SVG chart: makespan and bound against the memory limit");
   cmd->add_option("--threads", args->threads, "worker threads per solve (default: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   cmd->add_option("--cache", args->cache, "schedule cache file (default: as optpipe solve)");
   cmd->add_flag("--no-cache", args->no_cache, "neither read nor write the schedule cache");
   cmd->add_flag("-q,--quiet", args->quiet, "no progress lines on stderr");

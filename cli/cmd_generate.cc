@@ -7,10 +7,13 @@
 
 #include "cli/cmd_partition.h"
 #include "cli/exit_codes.h"
+#include "cli/json_output.h"
+#include "cli/validators.h"
 #include "model/bytes.h"
 #include "model/error.h"
 #include "model/instance_io.h"
 #include "instances/generator/generate.h"
+#include "instances/generator/generated_json.h"
 #include "instances/generator/generate_request.h"
 #include "instances/generator/summary.h"
 #include "partition/partition_report.h"
@@ -27,6 +30,7 @@ struct GenerateArgs {
   int devices = 0, microbatches = 0;
   double utilization = 0, bytes_per_param = 0;
   bool list_presets = false, no_flash = false, unsplit = false, quiet = false;
+  std::string format = "text";  // json: one document on stdout, the instance in it (docs/json.md)
 };
 
 void print_presets() {
@@ -102,6 +106,37 @@ void choose_split(gen::GenerateOptions& options, double time_limit, bool quiet) 
   }
 }
 
+// --list-presets, or the instance: to -o (standard output by default) with the summary on
+// standard error, or with --format json one document on standard output holding the instance
+// and the summary's fields (generated_json.h), the instance also written to -o FILE if given.
+// Warnings go to standard error either way.
+void run_generate(const GenerateArgs& a, const CLI::App& cmd) {
+  const bool json = a.format == "json";
+  if (a.list_presets) {
+    if (!json) return print_presets();
+    nlohmann::json doc{{"format", "optpipe-presets/1"}};
+    doc.update(gen::presets_json());
+    return print_json(doc);
+  }
+  gen::GenerateOptions options = to_options(a, cmd);
+  if (cmd.count("--time-limit") > 0 && a.partition != "auto") {
+    throw InputError("--time-limit: the time of --partition auto's search; give --partition auto or leave it out");
+  }
+  if (a.partition == "auto") choose_split(options, a.time_limit, a.quiet);
+  const gen::Generated g = gen::generate(options);
+  if (!json || a.output != "-") write_text_file(a.output, gen::generated_instance_json(g.instance));
+  if (!json && !a.quiet) {
+    std::cerr << gen::generated_summary(options, g);
+    if (a.output != "-") std::cerr << "wrote " << a.output << "\n";
+  }
+  for (const auto& w : g.warnings) std::cerr << "optpipe: warning: " << w << "\n";
+  if (!json) return;
+  nlohmann::json doc = report_header("optpipe-generate-report/1", g.instance.name);
+  doc["output"] = a.output != "-" ? nlohmann::json(a.output) : nlohmann::json(nullptr);
+  doc.update(gen::generated_json(options, g));
+  print_json(doc);
+}
+
 }  // namespace
 
 void add_generate_command(CLI::App& app) {
@@ -139,7 +174,7 @@ void add_generate_command(CLI::App& app) {
                   "Megatron-style splits and the search's, each solved) and write the best one's instance")
       ->check(CLI::IsMember({"auto"}));
   cmd->add_option("--time-limit", args->time_limit, "seconds for --partition auto's search (default 60)")
-      ->check(CLI::PositiveNumber);
+      ->check(more_than(0));
   cmd->add_flag("--unsplit-backward", args->unsplit, "fused backward (split_backward false: no W ops)");
   cmd->add_option("--workspace", args->workspace, "per-GPU workspace in the static memory (default 1GiB)");
   cmd->add_option("--bytes-per-param", args->bytes_per_param,
@@ -148,29 +183,16 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("-o,--output", args->output, "instance file to write (default - : standard output)");
   cmd->add_flag("--list-presets", args->list_presets, "list the model and GPU presets and exit");
   cmd->add_flag("-q,--quiet", args->quiet, "no summary on standard error");
+  add_format_option(cmd, args->format);
   cmd->footer(
       "Examples:\n"
       "  optpipe generate --model gpt3-1.5b --devices 8 --microbatches 24 -o gpt.json\n"
       "  optpipe generate --model llama2-7b --devices 8 --placement v --microbatches 32 --memory-limit 40GiB\n"
       "  optpipe generate --layers 16 --hidden 1024 --heads 16 --vocab 32000 --seq 2048 --devices 4 --microbatches 8\n"
-      "The summary (per-stage F/B/W ms, activations, static memory, whether 1F1B fits) goes to standard error.");
+      "The summary (per-stage F/B/W ms, activations, static memory, whether 1F1B fits) goes to standard error;\n"
+      "with --format json, instance and summary are one document on standard output.");
   cmd->callback([args, cmd]() {
-    if (args->list_presets) {
-      print_presets();
-      throw CLI::Success();
-    }
-    gen::GenerateOptions options = to_options(*args, *cmd);
-    if (cmd->count("--time-limit") > 0 && args->partition != "auto") {
-      throw InputError("--time-limit: the time of --partition auto's search; give --partition auto or leave it out");
-    }
-    if (args->partition == "auto") choose_split(options, args->time_limit, args->quiet);
-    const gen::Generated g = gen::generate(options);
-    write_text_file(args->output, gen::generated_instance_json(g.instance));
-    if (!args->quiet) {
-      std::cerr << gen::generated_summary(options, g);
-      if (args->output != "-") std::cerr << "wrote " << args->output << "\n";
-    }
-    for (const auto& w : g.warnings) std::cerr << "optpipe: warning: " << w << "\n";
+    run_generate(*args, *cmd);
     std::cout.flush();
     throw CLI::Success();
   });

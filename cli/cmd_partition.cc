@@ -6,6 +6,7 @@
 
 #include "cli/exit_codes.h"
 #include "cli/generator_flags.h"
+#include "cli/validators.h"
 #include "instances/generator/generate.h"
 #include "model/error.h"
 #include "model/instance_io.h"
@@ -111,8 +112,8 @@ void add_partition_command(CLI::App& app) {
   cmd->add_option("-o,--output", args->output, "write the best split's instance here");
   cmd->add_option("--schedule-out", args->schedule_out, "write its solved schedule here");
   cmd->add_option("--time-limit", args->time_limit, "seconds for the whole search, every solve included (default 60)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", args->threads, "solver threads (default: all)")->check(CLI::NonNegativeNumber);
+      ->check(more_than(0));
+  cmd->add_option("--threads", args->threads, "solver threads (default: all)")->check(at_least(0));
   cmd->add_option("--format", args->format, "the table as text (default) or json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("-q,--quiet", args->quiet, "no progress on standard error");
   cmd->footer(

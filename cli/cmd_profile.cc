@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/validators.h"
 #include "model/error.h"
 #include "model/instance_io.h"
 #include "runtime/profiler.h"
@@ -56,12 +57,12 @@ void add_profile_command(CLI::App& app) {
       ->required();
   cmd->add_option("-o,--output", args->output, "instance file to write (default: stdout)");
   cmd->add_option("--dtype", args->dtype, "double (default) or float")->check(CLI::IsMember({"double", "float"}));
-  cmd->add_option("--width", args->width, "MLP width (default 32)")->check(CLI::PositiveNumber);
-  cmd->add_option("--rows", args->rows, "samples per microbatch (default 8)")->check(CLI::PositiveNumber);
-  cmd->add_option("--layers", args->layers, "layers per stage (default 2)")->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", args->warmup, "untimed runs of each op first (default 3)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--width", args->width, "MLP width (default 32)")->check(more_than(0));
+  cmd->add_option("--rows", args->rows, "samples per microbatch (default 8)")->check(more_than(0));
+  cmd->add_option("--layers", args->layers, "layers per stage (default 2)")->check(more_than(0));
+  cmd->add_option("--warmup", args->warmup, "untimed runs of each op first (default 3)")->check(at_least(0));
   cmd->add_option("--repeats", args->repeats, "timed runs of each op; the median is kept (default 9)")
-      ->check(CLI::PositiveNumber);
+      ->check(more_than(0));
   cmd->footer("Example: optpipe profile instances/uniform-4x8.json -o measured.json && optpipe solve measured.json");
   cmd->callback([args] {
     run_profile(*args);

@@ -5,6 +5,7 @@
 #include "cli/charts.h"
 #include "cli/exit_codes.h"
 #include "cli/inputs.h"
+#include "cli/validators.h"
 #include "model/simulator.h"
 #include "viz/gantt_svg.h"
 
@@ -15,7 +16,7 @@ CLI::App* add_render_command(CLI::App& app, RenderArgs& args) {
   cmd->add_option("INSTANCE", args.instance, "instance file")->required();
   cmd->add_option("SCHEDULE", args.schedule, "schedule file")->required();
   cmd->add_option("-o,--output", args.output, "SVG file to write")->required();
-  cmd->add_option("--width", args.width, "picture width in px (default: wide enough for the ops' microbatch numbers, 1400 to 20000)")->check(CLI::Range(300, 20000));
+  cmd->add_option("--width", args.width, "picture width in px (default: wide enough for the ops' microbatch numbers, 1400 to 20000)")->check(from_to(300, 20000));
   cmd->add_option("--title", args.title, "title line (default: instance, makespan, bubble)");
   cmd->add_flag("--no-memory", args.no_memory, "leave out the memory charts");
   cmd->add_flag("--no-transfers", args.no_transfers, "leave out the offload/reload lanes");

@@ -9,9 +9,12 @@
 #include "cli/charts.h"
 #include "cli/exit_codes.h"
 #include "cli/inputs.h"
+#include "cli/json_output.h"
 #include "cli/report.h"
 #include "model/bytes.h"
 #include "model/simulator.h"
+#include "model/validation_json.h"
+#include "model/validator.h"
 
 namespace optpipe::cli {
 namespace {
@@ -38,6 +41,18 @@ void print_timeline(const Instance& inst, const Schedule& sch, const SimResult& 
   }
 }
 
+// --format json: the check and simulation of the schedule, as validate gives it (the
+// structure's violations, a deadlock), with the timeline under --timeline.
+int simulate_json(const SimulateArgs& a) {
+  const auto [inst, sch] = load_both(a.instance, a.schedule);
+  const Validation v = validate(inst, sch);
+  nlohmann::json doc = report_header("optpipe-simulate-report/1", inst.name);
+  doc["schedule"] = a.schedule;
+  doc.update(validation_json(inst, sch, v, a.timeline));
+  print_json(doc);
+  return v.valid() ? kOk : kNegative;
+}
+
 }  // namespace
 
 CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args) {
@@ -45,12 +60,15 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args) {
   cmd->add_option("INSTANCE", args.instance, "instance file")->required();
   cmd->add_option("SCHEDULE", args.schedule, "schedule file")->required();
   cmd->add_flag("--no-gantt", args.no_gantt, "do not print the text Gantt chart");
-  cmd->add_option("--width", args.width, "columns of the text Gantt chart (default: $COLUMNS or 120)");
+  cmd->add_option("--width", args.width, "columns of the text Gantt chart (default: $COLUMNS or 120; up to twice as many when that "
+                  "makes room for every microbatch number)");
   cmd->add_flag("--timeline", args.timeline, "print the start and end of every action and transfer");
+  add_format_option(cmd, args.format);
   return cmd;
 }
 
 int run_simulate(const SimulateArgs& a) {
+  if (a.format == "json") return simulate_json(a);
   auto pair = load_pair(a.instance, a.schedule);
   if (!pair) return kNegative;
   const auto& [inst, sch] = *pair;

@@ -1,6 +1,7 @@
 // `optpipe simulate`: simulates a schedule of an instance (model/simulator.h) and prints its
 // makespan, bubble and per-device memory, a text Gantt chart, and with --timeline the start
-// and end of every action and transfer.
+// and end of every action and transfer; with --format json one document with all of that
+// (model/validation_json.h).
 #pragma once
 
 #include <string>
@@ -13,6 +14,7 @@ struct SimulateArgs {
   std::string instance, schedule;
   bool no_gantt = false, timeline = false;
   int width = 0;
+  std::string format = "text";  // or json (docs/json.md)
 };
 
 // Registers the `simulate` subcommand on `app` with its flags bound to `args`, which must

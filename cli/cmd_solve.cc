@@ -8,6 +8,7 @@
 #include "cache/schedule_cache.h"
 #include "cli/build_info.h"
 #include "cli/exit_codes.h"
+#include "cli/validators.h"
 #include "model/bytes.h"
 #include "model/error.h"
 #include "model/instance_io.h"
@@ -75,12 +76,7 @@ WrittenFiles write_outputs(const SolveArgs& a, const Instance& inst, const Solve
     if (!a.output.empty()) save_schedule(*res.schedule, a.output), files.schedule = a.output;
     if (!a.svg.empty()) write_text_file(a.svg, render_svg_gantt(inst, *res.schedule, sim)), files.svg = a.svg;
   } else if (!a.output.empty() && res.status == SolveResult::Status::kInfeasible) {
-    Schedule none;
-    none.instance = inst.name;
-    none.devices.assign(inst.num_devices(), {});
-    none.status = "infeasible";
-    none.solver = "optpipe solve: " + res.reason;
-    save_schedule(none, a.output);
+    save_schedule(infeasible_schedule(inst.name, inst.num_devices(), "optpipe solve: " + res.reason), a.output);
     files.schedule = a.output;
   }
   return files;
@@ -95,11 +91,11 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs& args) {
   cmd->add_option("--svg", args.svg, "write an SVG Gantt chart of the schedule here");
   cmd->add_option("--time-limit", args.time_limit,
                   "seconds for the whole run, heuristics and local search included (default 60)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--node-limit", args.node_limit, "stop after this many nodes")->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
+  cmd->add_option("--node-limit", args.node_limit, "stop after this many nodes")->check(at_least(0));
   cmd->add_option("--gap", args.gap, "stop at this relative gap, e.g. 0.01 for 1% (default 0: prove optimality)")
-      ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--threads", args.threads, "worker threads (default: all)")->check(CLI::NonNegativeNumber);
+      ->check(from_to(0, 1));
+  cmd->add_option("--threads", args.threads, "worker threads (default: all)")->check(at_least(0));
   cmd->add_option("--log-format", args.log_format, "text (default) or json (one object per line)")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("-q,--quiet", args.quiet, "no header and no progress lines");
@@ -107,16 +103,16 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs& args) {
   cmd->add_option("--local-search", args.local_search,
                   "simulations of local search on each of the 3 best warm starts (default: 2000 per second of the time "
                   "limit, 1000 to 200000; 0: none); it stops at 40% of the time limit in any case")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   cmd->add_option("--lns", args.lns,
                   "share of the time limit for large neighbourhood search before the tree (default 0, e.g. 0.1)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(from_to(0, 1));
   cmd->add_option("--bounds", args.bounds,
                   "where node bounds are computed: cpu (default: one node at a time, depth-first dives), tbb "
                   "(batches on the CPU), gpu (batches on a CUDA device), auto (gpu if present, else tbb)")
       ->check(CLI::IsMember({"cpu", "tbb", "gpu", "auto"}));
   cmd->add_option("--batch-size", args.batch_size, "batch modes: most open nodes per batch (default: adaptive, up to 1024)")
-      ->check(CLI::Range(0, 1 << 20));
+      ->check(from_to(0, 1 << 20));
   cmd->add_option("--pool-memory", args.pool_memory,
                   "memory for the open nodes, e.g. 512MiB or 4GiB (default 1GiB); beyond it the search goes on "
                   "depth-first and says so");

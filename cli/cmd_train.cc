@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/exit_codes.h"
+#include "cli/validators.h"
 #include "model/error.h"
 #include "model/instance_io.h"
 #include "cache/cache_lookup.h"
@@ -181,33 +182,33 @@ void add_train_command(CLI::App& app) {
                   "cpu (default): one MPI rank per device under mpirun, otherwise one thread per device; cuda: the "
                   "CUDA/NCCL backend")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  cmd->add_option("--iterations", args->iterations, "training iterations (default 10)")->check(CLI::PositiveNumber);
+  cmd->add_option("--iterations", args->iterations, "training iterations (default 10)")->check(more_than(0));
   cmd->add_flag("--synthetic", args->synthetic,
                 "no model: every op and copy sleeps for the instance's duration times --time-scale");
   cmd->add_option("--time-scale", args->time_scale,
                   "synthetic ops: wall milliseconds per instance millisecond (default 1)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   cmd->add_option("--dtype", args->dtype, "double (default) or float")->check(CLI::IsMember({"double", "float"}));
-  cmd->add_option("--width", args->width, "MLP width (default 32)")->check(CLI::PositiveNumber);
-  cmd->add_option("--rows", args->rows, "samples per microbatch (default 8)")->check(CLI::PositiveNumber);
-  cmd->add_option("--layers", args->layers, "layers per stage (default 2)")->check(CLI::PositiveNumber);
+  cmd->add_option("--width", args->width, "MLP width (default 32)")->check(more_than(0));
+  cmd->add_option("--rows", args->rows, "samples per microbatch (default 8)")->check(more_than(0));
+  cmd->add_option("--layers", args->layers, "layers per stage (default 2)")->check(more_than(0));
   cmd->add_option("--optimizer", args->optimizer, "adam (default) or sgd")->check(CLI::IsMember({"adam", "sgd"}));
   cmd->add_option("--lr", args->lr, "learning rate (default: the optimizer's, Adam 0.01, SGD 0.5)")
-      ->check(CLI::PositiveNumber);
+      ->check(more_than(0));
   cmd->add_option("--seed", args->seed, "data and initialisation seed (default 1)");
   cmd->add_flag("--online", args->online,
                 "re-schedule while training: profile after --profile-iterations, solve in the background on rank 0, "
                 "switch every rank to each schedule predicted faster by more than --switch-threshold");
   cmd->add_option("--profile-iterations", args->profile_iterations, "online: iterations before profiling (default 2)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   cmd->add_option("--switch-threshold", args->switch_threshold,
                   "online: the predicted gain a switch needs, as a share (default 0.02)");
   cmd->add_option("--solver-time", args->solver_time, "online: the background solver's time limit in s (default 10)")
-      ->check(CLI::PositiveNumber);
+      ->check(more_than(0));
   cmd->add_flag("--wait-for-solver", args->wait_for_solver,
                 "online: rank 0 waits for the solver at the first boundary after profiling (reproducible runs)");
   cmd->add_option("--timeout", args->timeout, "seconds any single wait may take before it is an error (default 60)")
-      ->check(CLI::PositiveNumber);
+      ->check(more_than(0));
   cmd->footer(
       "Examples:\n"
       "  optpipe train instances/uniform-4x8.json out/uniform.json --iterations 20\n"

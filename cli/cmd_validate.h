@@ -1,5 +1,6 @@
 // `optpipe validate`: checks an instance file, or a schedule against every rule of the spec
-// (model/validator.h: the lists' structure, then a simulation with the memory limits).
+// (model/validator.h: the lists' structure, then a simulation with the memory limits); with
+// --format json one document (model/validation_json.h).
 #pragma once
 
 #include <string>
@@ -10,6 +11,7 @@ namespace optpipe::cli {
 
 struct ValidateArgs {
   std::string instance, schedule;  // schedule empty: check the instance alone
+  std::string format = "text";     // or json (docs/json.md)
 };
 
 // Registers the `validate` subcommand on `app` with its arguments bound to `args`, which must

@@ -25,12 +25,17 @@ Instance load_instance_reporting(const std::string& path) {
   return inst;
 }
 
-std::optional<std::pair<Instance, Schedule>> load_pair(const std::string& ipath, const std::string& spath) {
+std::pair<Instance, Schedule> load_both(const std::string& ipath, const std::string& spath) {
   Instance inst = load_instance_reporting(ipath);
   Schedule sch = load_schedule(spath);
   if (!sch.instance.empty() && !inst.name.empty() && sch.instance != inst.name) {
     spdlog::warn("{} is for instance \"{}\", not \"{}\"", spath, sch.instance, inst.name);
   }
+  return {std::move(inst), std::move(sch)};
+}
+
+std::optional<std::pair<Instance, Schedule>> load_pair(const std::string& ipath, const std::string& spath) {
+  auto [inst, sch] = load_both(ipath, spath);
   const auto violations = check_structure(inst, sch);
   if (!violations.empty()) {
     std::cout << "invalid schedule (" << violations.size() << (violations.size() >= 50 ? "+" : "")

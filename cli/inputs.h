@@ -14,6 +14,9 @@ namespace optpipe::cli {
 // Loads an instance file; its warnings (e.g. unknown fields) go to the log as warnings.
 Instance load_instance_reporting(const std::string& path);
 
+// Loads both files, warning when the schedule names another instance; the lists are not checked.
+std::pair<Instance, Schedule> load_both(const std::string& ipath, const std::string& spath);
+
 // Loads both files and checks the lists; prints violations and returns nullopt when invalid.
 std::optional<std::pair<Instance, Schedule>> load_pair(const std::string& ipath, const std::string& spath);
 

@@ -29,6 +29,7 @@
 #include "cli/cmd_train.h"
 #include "cli/cmd_validate.h"
 #include "cli/exit_codes.h"
+#include "cli/json_output.h"
 #include "cli/suggest.h"
 #include "model/error.h"
 
@@ -92,6 +93,7 @@ int main_impl(int argc, char** argv) {
     if (code != 0) {
       const std::string hint = did_you_mean(app, argc, argv);
       if (!hint.empty()) std::cerr << "optpipe: " << hint << "\n";
+      print_json_error(argc, argv, std::string(e.what()) + (hint.empty() ? "" : " (" + hint + ")"), kBadInput);
     }
     return code == 0 ? kOk : kBadInput;
   }
@@ -109,24 +111,29 @@ int main_impl(int argc, char** argv) {
 }  // namespace
 }  // namespace optpipe::cli
 
+namespace {
+
+// The message on stderr, and for a command line that asks for JSON its error document on
+// stdout (cli/json_output.h); returns `code`.
+int fail(int argc, char** argv, int code, const std::string& kind, const std::string& message) {
+  std::cout.flush();
+  std::cerr << "optpipe: " << kind << message << "\n";
+  optpipe::cli::print_json_error(argc, argv, message, code);
+  return code;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   try {
     return optpipe::cli::main_impl(argc, argv);
   } catch (const optpipe::InputError& e) {
-    std::cout.flush();
-    std::cerr << "optpipe: error: " << e.what() << "\n";
-    return optpipe::cli::kBadInput;
+    return fail(argc, argv, optpipe::cli::kBadInput, "error: ", e.what());
   } catch (const optpipe::cli::NegativeAnswer& e) {
-    std::cout.flush();
-    std::cerr << "optpipe: " << e.what() << "\n";
-    return optpipe::cli::kNegative;
+    return fail(argc, argv, optpipe::cli::kNegative, "", e.what());
   } catch (const optpipe::cli::RunFailed& e) {
-    std::cout.flush();
-    std::cerr << "optpipe: error: " << e.what() << "\n";
-    return optpipe::cli::kRunFailed;
+    return fail(argc, argv, optpipe::cli::kRunFailed, "error: ", e.what());
   } catch (const std::exception& e) {
-    std::cout.flush();
-    std::cerr << "optpipe: internal error: " << e.what() << "\n";
-    return 3;
+    return fail(argc, argv, 3, "internal error: ", e.what());
   }
 }

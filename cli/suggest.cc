@@ -52,6 +52,13 @@ std::vector<std::string> long_flags(const CLI::App& sub) {
   return flags;
 }
 
+const CLI::App* child_named(const CLI::App& app, const std::string& name) {
+  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (s->get_name() == name) return s;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::string unknown_subcommand(const CLI::App& app, int argc, const char* const* argv) {
@@ -76,14 +83,18 @@ std::string did_you_mean(const CLI::App& app, int argc, const char* const* argv)
     const auto near = nearest_word(first, subs);
     return near ? "did you mean `optpipe " + *near + "`?" : "";
   }
-  const CLI::App* sub = nullptr;
-  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
-    if (s->get_name() == first) sub = s;
+  // The innermost subcommand named (`cache prune`): its flags are the known ones.
+  const CLI::App* sub = &app;
+  int next = 1;
+  for (const CLI::App* inner = &app; inner && next < argc; ++next) {
+    inner = child_named(*sub, argv[next]);
+    if (!inner) break;
+    sub = inner;
   }
-  if (!sub) return "";
+  if (sub == &app) return "";
   const std::vector<std::string> flags = long_flags(*sub);
   std::string out;
-  for (int i = 2; i < argc; ++i) {
+  for (int i = next; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--", 0) != 0 || arg == "--") continue;
     arg = arg.substr(0, arg.find('='));

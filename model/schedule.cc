@@ -17,4 +17,13 @@ bool Schedule::has_offload() const {
   return false;
 }
 
+Schedule infeasible_schedule(const std::string& instance, int num_devices, const std::string& why) {
+  Schedule none;
+  none.instance = instance;
+  none.devices.assign(static_cast<std::size_t>(num_devices), {});
+  none.status = "infeasible";
+  none.solver = why;
+  return none;
+}
+
 }  // namespace optpipe

@@ -27,4 +27,9 @@ struct Schedule {
   bool has_offload() const;
 };
 
+// The file written for an instance that no schedule fits: an empty list per device, status
+// "infeasible", and `why` (who says so, and the reason) as the solver note. `optpipe solve` and
+// `optpipe schedule` both write it when they prove the instance infeasible.
+Schedule infeasible_schedule(const std::string& instance, int num_devices, const std::string& why);
+
 }  // namespace optpipe

@@ -4,11 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/json_number.h"
+
 namespace optpipe {
 
 namespace {
-
-nlohmann::json finite_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 
 double per_second(std::int64_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
 

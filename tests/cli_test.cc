@@ -287,6 +287,25 @@ TEST(Cli, SimulatePrintsTextGantt) {
   std::filesystem::remove(path);
 }
 
+// Issue 23: microbatches 10 and up were letters ('a' for 10), which the legend's "lower case: a
+// device's later stage" made ambiguous. Now they are numbers, and the legend says so.
+TEST(Cli, SimulateChartShowsTwoDigitMicrobatchNumbers) {
+  REQUIRE_CLI();
+  const std::string inst = temp_path("u-2x12.json"), sch = temp_path("u-2x12-1f1b.json");
+  write_file(inst, R"({"format": "optpipe-instance/1", "name": "u-2x12", "microbatches": 12,
+    "devices": [{"memory_limit": "80GiB"}, {"memory_limit": "80GiB"}],
+    "stages": [{"device": 0, "forward": 1, "backward": 1, "weight": 1, "activation": "1GiB"},
+               {"device": 1, "forward": 1, "backward": 1, "weight": 1, "activation": "1GiB"}]})");
+  const CliRun s = run_cli("schedule --heuristic 1f1b " + quote(inst) + " -o " + quote(sch));
+  ASSERT_EQ(s.status, 0) << s.output;
+  const CliRun r = run_cli("simulate " + quote(inst) + " " + quote(sch));  // 100 columns
+  EXPECT_EQ(r.status, 0) << r.output;
+  for (const char* label : {"F10", "F11", "B11", "W11", "F9-"}) EXPECT_CONTAINS(r.output, label);
+  for (const char* letters : {"Fa", "Fb", "Ba", "Bb", "Wb"}) EXPECT_FALSE(contains(r.output, letters)) << r.output;
+  EXPECT_CONTAINS(r.output, "then the microbatch number where it fits (F11: forward of microbatch 11)");
+  EXPECT_CONTAINS(r.output, "f, b, w: a device's later stage");
+}
+
 TEST(Cli, SimulateInfeasibleIsANegativeAnswer) {
   REQUIRE_CLI();
   // Room for one activation: the second forward can never start.
@@ -354,6 +373,60 @@ TEST(Cli, NothingFitsIsANegativeAnswer) {
   EXPECT_CONTAINS(r.output, "device 0");
   EXPECT_FALSE(contains(r.output, "optpipe: error")) << r.output;  // a negative answer, not an error
   std::filesystem::remove(path);
+}
+
+// Issue 23: `schedule` printed "inf ms -nan%" (a 1e308 ms forward). Such a value is refused
+// with its path; ops of 0 ms (makespan 0: a bubble of 0/0) print numbers.
+TEST(Cli, ScheduleNeverPrintsInfOrNan) {
+  REQUIRE_CLI();
+  const std::string zero = temp_path("zero-ms.json"), huge = temp_path("huge-ms.json");
+  const std::string stages = R"("stages": [{"device": 0, "forward": FWD, "backward": 0, "weight": 0, "activation": "1GiB"},
+               {"device": 1, "forward": 0, "backward": 0, "weight": 0, "activation": "1GiB"}]})";
+  const std::string head = R"({"format": "optpipe-instance/1", "name": "z", "microbatches": 2,
+    "devices": [{"memory_limit": "10GiB"}, {"memory_limit": "10GiB"}], )";
+  std::string z = head + stages, h = head + stages;
+  z.replace(z.find("FWD"), 3, "0");
+  h.replace(h.find("FWD"), 3, "1e308");
+  write_file(zero, z);
+  write_file(huge, h);
+  const CliRun r = run_cli("schedule " + quote(zero));
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "makespan 0.000 ms, bubble 0.0%");
+  const CliRun bad = run_cli("schedule " + quote(huge));
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_CONTAINS(bad.output, "stages[0].forward");
+  for (const CliRun* run : {&r, &bad}) {
+    EXPECT_FALSE(contains(run->output, "inf ms")) << run->output;
+    EXPECT_FALSE(contains(run->output, "nan")) << run->output;
+  }
+}
+
+// Issue 23: on an instance that no schedule fits, `solve` wrote an infeasible schedule file and
+// `schedule` wrote nothing; both now say the same and write the same file, and exit 1.
+TEST(Cli, SolveAndScheduleAgreeOnAnInfeasibleInstance) {
+  REQUIRE_CLI();
+  const std::string inst = temp_path("infeasible.json");
+  write_file(inst, R"({"format": "optpipe-instance/1", "name": "too-small", "microbatches": 2,
+    "devices": [{"memory_limit": "10GiB", "static_memory": "9.5GiB"}, {"memory_limit": "10GiB"}],
+    "stages": [{"device": 0, "forward": 1, "backward": 1, "weight": 1, "activation": "1GiB"},
+               {"device": 1, "forward": 1, "backward": 1, "weight": 1, "activation": "1GiB"}]})");
+  const std::string by_solve = temp_path("infeasible-solve.json"), by_schedule = temp_path("infeasible-schedule.json");
+  const CliRun solve = run_cli("solve --no-cache " + quote(inst) + " -o " + quote(by_solve));
+  const CliRun schedule = run_cli("schedule " + quote(inst) + " -o " + quote(by_schedule));
+  const std::string status = "status infeasible (no schedule can fit: stage 0 needs static 9.50 GiB + one activation";
+  for (const auto& [run, file] : {std::pair{&solve, by_solve}, std::pair{&schedule, by_schedule}}) {
+    EXPECT_EQ(run->status, 1) << run->output;
+    EXPECT_CONTAINS(run->output, status);
+    EXPECT_CONTAINS(run->output, "wrote " + file);
+    ASSERT_TRUE(std::filesystem::exists(file)) << run->output;
+  }
+  const Schedule a = load_schedule(by_solve), b = load_schedule(by_schedule);
+  EXPECT_EQ(a.status, "infeasible");
+  EXPECT_EQ(b.status, a.status);
+  EXPECT_EQ(b.instance, a.instance);
+  EXPECT_EQ(b.devices, a.devices);
+  EXPECT_EQ(b.num_actions(), 0u);
+  EXPECT_EQ(a.solver.substr(a.solver.find(':')), b.solver.substr(b.solver.find(':')));  // the same reason
 }
 
 TEST(Cli, HeuristicsListsEveryName) {

@@ -243,6 +243,27 @@ TEST(GeneratorErrors, BadShapesAndOptionsNameTheField) {
   EXPECT_EQ(parse_offload_levels("1, 0.5"), (std::vector<double>{0, 0.5, 1}));
 }
 
+// Issue 23: options past the instance reader's limits gave exit 0 and a file that nothing
+// reads back (a 4e300 ms forward from utilisation 1e-300, a memory limit of null from
+// 1e300GiB, 2e6 microbatches); now generate() refuses them, naming the field.
+TEST(GeneratorErrors, ValuesPastTheReadersLimitsAreRefused) {
+  auto gen_with = [](auto edit) {
+    return error_of([&] {
+      GenerateOptions o = options_for(small_gpt(), 2, 4);
+      edit(o);
+      generate(o);
+    });
+  };
+  const std::string slow = gen_with([](GenerateOptions& o) { o.gpu.utilization = 1e-300; });
+  EXPECT_NE(slow.find("stages[0].forward: must be at most 1e9 ms"), std::string::npos) << slow;
+  EXPECT_NE(slow.find("utilisation"), std::string::npos) << slow;
+  const std::string huge = gen_with([](GenerateOptions& o) { o.memory = parse_memory_limit("1e300GiB"); });
+  EXPECT_NE(huge.find("devices[0].memory_limit"), std::string::npos) << huge;
+  const std::string many = gen_with([](GenerateOptions& o) { o.microbatches = 2000000; });
+  EXPECT_NE(many.find("microbatches: must be an integer from 1 to 1000000"), std::string::npos) << many;
+  EXPECT_EQ(gen_with([](GenerateOptions& o) { o.microbatches = 1000000; }), "");  // the limit itself
+}
+
 // A request (generate_request.h): a preset with overrides, an explicit shape with its defaults,
 // and each missing or bad field named.
 TEST(GeneratorRequest, PresetsOverridesDefaultsAndErrors) {

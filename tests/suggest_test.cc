@@ -60,5 +60,19 @@ TEST(Suggest, TheCliSaysWhatWasMeant) {
   EXPECT_NE(flag.output.find("--time-limt: did you mean --time-limit?"), std::string::npos) << flag.output;
 }
 
+// A subcommand's own subcommand (`cache prune`) has flags of its own: a right one with a bad
+// value is not "mistyped" (it said "--keep: did you mean --help?"), a mistyped one is matched
+// against them.
+TEST(Suggest, NestedSubcommandsUseTheirOwnFlags) {
+  OPTPIPE_REQUIRE_CLI();
+  const std::string cli = test_support::shell_quote(test_support::kCliPath);
+  const auto bad_value = test_support::run_shell(cli + " cache prune --keep -1");
+  EXPECT_EQ(bad_value.status, 2) << bad_value.output;
+  EXPECT_EQ(bad_value.output.find("did you mean"), std::string::npos) << bad_value.output;
+  const auto typo = test_support::run_shell(cli + " cache prune --kep 3");
+  EXPECT_EQ(typo.status, 2) << typo.output;
+  EXPECT_NE(typo.output.find("--kep: did you mean --keep?"), std::string::npos) << typo.output;
+}
+
 }  // namespace
 }  // namespace optpipe::cli

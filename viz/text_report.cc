@@ -1,6 +1,7 @@
 #include "viz/text_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -8,14 +9,17 @@
 
 namespace optpipe {
 
-
+// Non-finite values (no schedule, or a makespan of inf from absurd inputs) print as "-": never
+// "inf ms" or "-nan%" (issue 23).
 std::string fmt_ms(double ms) {
+  if (!std::isfinite(ms)) return "-";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.3f ms", ms);
   return buf;
 }
 
 std::string fmt_percent(double fraction) {
+  if (!std::isfinite(fraction)) return "-";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * fraction);
   return buf;

@@ -13,6 +13,7 @@ namespace optpipe {
 std::string describe_instance(const Instance& instance);
 // Makespan, bubble and one line per device: busy, idle, peak memory against its limit.
 std::string summarize(const Instance& instance, const SimResult& sim);
+// "12.345 ms" and "28.2%"; "-" for a value that is not finite.
 std::string fmt_ms(double ms);
 std::string fmt_percent(double fraction);
 

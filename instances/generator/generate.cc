@@ -309,6 +309,15 @@ Generated generate(const GenerateOptions& o) {
   if (o.cost.recompute == Recompute::kSelective && o.cost.flash_attention) {
     g.warnings.push_back("selective recomputation changes nothing with FlashAttention (no s x s scores are kept)");
   }
+  // The file must read back. Options past the reader's limits (an op over 1e9 ms from a tiny
+  // utilisation, a limit over 1e21 bytes, more than 1e6 microbatches) are refused here with the
+  // field, not written into a file that nothing reads (issue 23).
+  try {
+    parse_instance(generated_instance_json(inst));
+  } catch (const InputError& e) {
+    throw InputError(std::string("the generated instance would be refused: ") + e.what() +
+                     " (check the model's size, the utilisation, the memory limit and the microbatches)");
+  }
   return g;
 }
 
