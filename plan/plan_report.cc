@@ -42,7 +42,7 @@ std::string line_of(std::string text) {
 
 std::string header() {
   char line[512];
-  std::snprintf(line, sizeof line, "  %3s %13s %9s  %-17s %-12s %-9s %12s %12s %6s %9s %15s  %-34s %s\n", "#",
+  std::snprintf(line, sizeof line, "  %3s %13s %9s  %-17s %-12s %-9s %12s %12s %6s %9s %15s  %-37s %s\n", "#",
                 "time/batch", "tokens/s", "layout", "micro-batch", "recompute", "makespan", "bound", "gap", "DP sync",
                 "peak / limit", "bottleneck", "split");
   return line_of(line);
@@ -57,7 +57,7 @@ std::string row(const OptionResult& r, int rank, bool best) {
   else if (r.split_role == "least bound") split += " (least bound)";
   if (!r.note.empty()) split += "; " + r.note;
   char line[1024];
-  std::snprintf(line, sizeof line, "%s %3d %10s ms %9s  %-17s %-12s %-9s %9s ms %9s ms %6s %6s ms %15s  %-34s %s\n",
+  std::snprintf(line, sizeof line, "%s %3d %10s ms %9s  %-17s %-12s %-9s %9s ms %9s ms %6s %6s ms %15s  %-37s %s\n",
                 best ? "*" : " ", rank, fixed(r.time).c_str(), kilo(r.tokens_per_second).c_str(), o.layout().c_str(),
                 mb.c_str(), gen::to_string(o.recompute), fixed(r.makespan).c_str(), fixed(r.makespan_bound).c_str(),
                 gap_text(r).c_str(), fixed(r.sync).c_str(), peak.c_str(), r.bottleneck.text.c_str(), split.c_str());
@@ -120,6 +120,7 @@ nlohmann::ordered_json option_json(const OptionResult& r) {
   j["memory_limit"] = r.screen.floor.limit;
   if (!r.screen.fits) j["no_fit"] = r.screen.no_fit;
   j["cheap_bound_ms"] = r.screen.fits ? num(r.screen.bound.value) : nullptr;
+  if (r.screen.uniform_bound > 0) j["uniform_split_bound_ms"] = r.screen.uniform_bound;  // no default split
   j["time_bound_ms"] = r.screen.fits ? num(r.time_bound) : nullptr;
   j["time_per_batch_ms"] = num(r.time);
   j["tokens_per_second"] = r.solved ? num(r.tokens_per_second) : nullptr;
