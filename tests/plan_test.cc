@@ -177,7 +177,8 @@ TEST(PlanRunner, BestEqualsTheBestOfSolvingEveryOptionSeparately) {
   plan::PlanRequest q = request(4, 4, 4, 512);
   q.micro_batch_sizes = {1, 2};
   q.recompute = {gen::Recompute::kNone, gen::Recompute::kFull};
-  q.base.memory = {gen::MemoryLimit::Kind::kBytes, 4 * kGiB};  // 30 of the 38 options fit
+  q.pipeline_parallel = {1, 2};  // up to 4 stages: every option proves within a second
+  q.base.memory = {gen::MemoryLimit::Kind::kBytes, 4 * kGiB};
   const Brute b = brute_force(q);
   ASSERT_GT(b.fits, 3);
   const plan::PlanResult r = plan::run_plan(q, exact(true));
@@ -207,9 +208,9 @@ TEST(PlanRunner, BestEqualsTheBestOfSolvingEveryOptionSeparately) {
   EXPECT_LE(p.options[p.best].time, r.options[r.best].time + b.tolerance(label));
 }
 
-// Random small cases (2 or 4 GPUs, 3-6 layers, global batch 2 or 4, tight to generous memory,
-// with and without offload): the screened plan finds the brute force's best, and without the
-// bound screens (every option that fits solved) the same.
+// Random small cases (2 or 4 GPUs, 1 or 2 pipeline devices, 3-6 layers, global batch 2 or 4,
+// tight to generous memory, with and without offload): the screened plan finds the brute
+// force's best, and without the bound screens (every option that fits solved) the same.
 TEST(PlanRunner, ScreensNeverDiscardTheBestOnRandomSmallCases) {
   std::mt19937 rng(2211);
   int cut = 0;
@@ -217,6 +218,7 @@ TEST(PlanRunner, ScreensNeverDiscardTheBestOnRandomSmallCases) {
     plan::PlanRequest q = request(std::uniform_int_distribution<int>(3, 6)(rng), rng() % 2 ? 4 : 2, rng() % 2 ? 4 : 2, 512);
     q.micro_batch_sizes = {1, 2};
     q.recompute = {gen::Recompute::kNone, gen::Recompute::kFull};
+    q.pipeline_parallel = {1, 2};  // up to 4 stages: every option proves within a second
     if (rng() % 2) q.base.offload_levels = {0.0};
     // A limit 5% above the memory floor of a random option between the 20th and 70th percentile:
     // some options do not fit, some only just.
