@@ -25,7 +25,9 @@ namespace optpipe::plan {
 // sync_d in ms for every device of `generated` (its stages' parameters per GPU).
 std::vector<double> dp_sync_per_device(const gen::GenerateOptions& options, const gen::Generated& generated);
 
-// The end of each device's last compute op in a simulation with its timeline.
+// The end of each device's last compute op in a simulation with its timeline (an R's entry
+// starts and ends when it is requested, at the end of the compute op before it, so it never
+// raises the maximum).
 std::vector<double> device_ends(const SimResult& sim);
 
 double time_per_batch(const std::vector<double>& device_ends, const std::vector<double>& sync);
