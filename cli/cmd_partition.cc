@@ -29,7 +29,8 @@ struct PartitionArgs {
 partition::ProfileCluster profile_cluster(const GeneratorFlags& a, const CLI::App& cmd) {
   for (const char* flag : {"--model", "--layers", "--hidden", "--heads", "--ffn", "--vocab", "--seq", "--micro-batch",
                            "--mlp", "--dtype", "--utilization", "--recompute", "--no-flash-attention", "--workspace",
-                           "--bytes-per-param"}) {
+                           "--bytes-per-param", "--tensor-parallel", "--data-parallel", "--zero",
+                           "--no-sequence-parallel"}) {
     if (cmd.count(flag) > 0) {
       throw InputError(std::string(flag) + ": describes a model; --profile gives the layers' measured costs instead "
                        "(give one or the other)");

@@ -19,11 +19,18 @@ struct GeneratorFlags {
   int devices = 0, microbatches = 0;
   double utilization = 0, bytes_per_param = 0;
   bool no_flash = false, unsplit = false;
+  int tensor_parallel = 1, data_parallel = 1, zero = 0;
+  bool no_sequence_parallel = false;
 };
 
 // Registers the flags on `cmd` (the model shape ones only when `shape`).
 void add_generator_flags(CLI::App* cmd, GeneratorFlags& flags, bool shape);
-// The request of the flags given on `cmd`'s command line. Throws InputError naming the flag's field.
+// The model's flags only (--model, the shape, --dtype, --utilization, --no-flash-attention,
+// --workspace, --bytes-per-param, --no-sequence-parallel), without --micro-batch and
+// --recompute: for `optpipe plan`, which chooses those itself.
+void add_model_flags(CLI::App* cmd, GeneratorFlags& flags);
+// The request of the flags given on `cmd`'s command line (flags `cmd` does not have are left at
+// their defaults). Throws InputError naming the flag's field.
 gen::GenerateRequest generator_request(const GeneratorFlags& flags, const CLI::App& cmd);
 
 }  // namespace optpipe::cli

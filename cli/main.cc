@@ -21,6 +21,7 @@
 #include "cli/cmd_generate.h"
 #include "cli/cmd_heuristics.h"
 #include "cli/cmd_partition.h"
+#include "cli/cmd_plan.h"
 #include "cli/cmd_profile.h"
 #include "cli/cmd_render.h"
 #include "cli/cmd_schedule.h"
@@ -76,6 +77,7 @@ int main_impl(int argc, char** argv) {
   auto* devices = add_devices_command(app);
   add_generate_command(app);
   add_partition_command(app);
+  add_plan_command(app);
   add_export_command(app);
   add_frontier_command(app);
   add_train_command(app);

@@ -39,9 +39,10 @@ LayerCost minus(const LayerCost& a, const LayerCost& b) {
 
 LayerCost from_block(const gen::BlockCost& b, const gen::GenerateOptions& o) {
   LayerCost c;
-  c.forward = gen::compute_ms(b.f_flops, o.gpu, o.model.dtype);
-  c.backward = gen::compute_ms(b.b_flops, o.gpu, o.model.dtype);
-  c.weight = gen::compute_ms(b.w_flops, o.gpu, o.model.dtype);
+  const gen::BlockTimes t = gen::block_times(b, o.model, o.cost, o.gpu);
+  c.forward = t.forward;
+  c.backward = t.backward;
+  c.weight = t.weight;
   c.activation = b.activation;
   c.weight_activation = b.weight_activation;
   c.static_bytes = b.params * gen::bytes_per_param(o.model, o.cost);
@@ -117,7 +118,7 @@ LayerProfile profile_from_generator(const gen::GenerateOptions& o) {
   p.last = from_block(gen::output_block(o.model, o.cost), o);
   p.workspace = o.cost.workspace_bytes;
   // Within a node (NVLink); the generator's instances use its own per-boundary comm.
-  p.comm = gen::transfer_ms(gen::p2p_bytes(o.model), o.gpu.nvlink_bandwidth, o.gpu.nvlink_latency_ms);
+  p.comm = gen::transfer_ms(gen::p2p_bytes_per_gpu(o.model, o.cost), o.gpu.nvlink_bandwidth, o.gpu.nvlink_latency_ms);
   p.finish();
   return p;
 }

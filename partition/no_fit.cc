@@ -29,16 +29,18 @@ std::string layers_word(int n) { return std::to_string(n) + (n == 1 ? " layer" :
 std::string explain_no_fit(const PartitionModel& m) {
   const double limit = m.memory_limit();
   const std::string head = "no split of the " + layers_word(m.layers()) + " into " + std::to_string(m.stages()) +
-                           " stages fits the memory limit " + format_bytes(limit);
+                           (m.stages() == 1 ? " stage" : " stages") + " fits the memory limit " + format_bytes(limit);
+  // The fewest layers stage s can hold: all of them when it is the only stage.
+  auto fewest = [&](int s) { return m.stages() == 1 ? m.layers() : m.min_layers(s); };
   int worst = -1;
   StageFloor worst_floor;
   for (int s = 0; s < m.stages(); ++s) {
-    const StageFloor f = least_stage_floor(m, s, m.min_layers(s));
+    const StageFloor f = least_stage_floor(m, s, fewest(s));
     if (f.bytes > limit && (worst < 0 || f.bytes > worst_floor.bytes)) worst = s, worst_floor = f;
   }
   if (worst >= 0) {
     return head + ": " + stage_words(m, worst) + " needs at least " + format_bytes(worst_floor.bytes) + " with " +
-           layers_word(m.min_layers(worst)) + " (static " + format_bytes(worst_floor.static_bytes) +
+           layers_word(fewest(worst)) + " (static " + format_bytes(worst_floor.static_bytes) +
            " + one activation " + format_bytes(worst_floor.activation) + "), " +
            format_bytes(worst_floor.bytes - limit) + " over the limit";
   }

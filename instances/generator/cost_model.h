@@ -44,6 +44,22 @@
 // per parameter"; ZeRO (arXiv 1910.02054 §3.1) counts 16 with fp16 gradients. fp32 training: 16
 // (weights, gradients, two moments). The workspace defaults to 1 GiB: CUDA context, cuBLAS and
 // NCCL buffers, allocator slack.
+//
+// Tensor parallelism (t = CostOptions::tensor_parallel GPUs per pipeline device, within a node;
+// Megatron-LM, Narayanan et al., arXiv 2104.04473 §2.3 and §3.2, after Shoeybi et al., arXiv
+// 1909.08053 §3): each layer's matrices are split t ways (attention by heads, the MLP by its f
+// columns), so its F, B and W FLOPs and its parameters divide by t; each layer all-reduces one
+// s·b·h activation twice in F and twice in B across the t GPUs (f_allreduces, b_allreduces; full
+// recomputation repeats F's two in B). The embedding (vocabulary-parallel) all-reduces once in F,
+// the output projection once in B; their vocabulary parts of FLOPs, parameters and logits divide
+// by t; GPT's learned positions and the norms stay whole. Activations (Korthikanti et al., arXiv
+// 2205.05198 §4.2): the attention and MLP internals and the score terms divide by t; the rest
+// (the two norm inputs, the attention and MLP inputs, the two dropout masks: GPT's 10sbh) is
+// replicated on every GPU without sequence parallelism and divides by t with it (the default,
+// §4.2.2: sbh(34 + 5as/h)/t per GPT layer), which turns each all-reduce into an all-gather and a
+// reduce-scatter of the same volume. Everything here is per GPU; with t = 1 every formula above
+// is unchanged. Data parallelism and ZeRO change only the static memory (bytes_per_param) and
+// add the gradient synchronisation outside the pipeline (parallelism.h).
 #pragma once
 
 #include "instances/generator/gpu_preset.h"
@@ -60,8 +76,12 @@ Recompute parse_recompute(const std::string& text);
 struct CostOptions {
   bool flash_attention = true;
   Recompute recompute = Recompute::kNone;
-  double bytes_per_param = 0;   // 0: 18 for bf16/fp16, 16 for fp32
+  double bytes_per_param = 0;   // 0: 18 for bf16/fp16, 16 for fp32 (before ZeRO's sharding)
   double workspace_bytes = 1073741824.0;
+  int tensor_parallel = 1;      // t: GPUs that split every layer (Megatron-LM), within a node
+  bool sequence_parallel = true;  // with t > 1: the replicated activations split t ways too
+  int data_parallel = 1;        // d: pipeline replicas (ZeRO shards over them)
+  int zero_stage = 0;           // 0: no sharding; 1: optimizer state sharded over d (ZeRO-1)
 };
 
 // FLOPs and bytes of one block (a layer, the embedding, the output layer) for one microbatch.
@@ -70,7 +90,8 @@ struct BlockCost {
   double activation = 0;         // M_B, bytes
   double weight_activation = 0;  // M_W, bytes
   double transient = 0;          // bytes alive only during this block's B/W (workspace)
-  double params = 0;
+  double params = 0;             // per GPU (divided by t where tensor parallelism splits them)
+  double f_allreduces = 0, b_allreduces = 0;  // s·b·h all-reduces across the t GPUs in F and B (t > 1)
 };
 
 BlockCost transformer_layer(const ModelShape& model, const CostOptions& options);
@@ -88,9 +109,21 @@ struct StageCost {
 
 StageCost stage_cost(const ModelShape& model, const CostOptions& options, int layers, bool first, bool last);
 
+// Static bytes per parameter on a GPU: the dtype's default or CostOptions::bytes_per_param, its
+// optimizer part divided by d under ZeRO-1 (parallelism.h).
 double bytes_per_param(const ModelShape& model, const CostOptions& options);
 // Bytes of one activation sent between consecutive stages (s·b·h values).
 double p2p_bytes(const ModelShape& model);
+// ... as each GPU of a t-way tensor-parallel stage sends it: s·b·h / t values (Megatron-LM's
+// scatter/gather of the stage output, arXiv 2104.04473 §4.1). p2p_bytes(model) for t = 1.
+double p2p_bytes_per_gpu(const ModelShape& model, const CostOptions& options);
+
+// F, B and W milliseconds of a block: its FLOPs at the GPU's rate plus its tensor-parallel
+// all-reduces (parallelism.h: tp_allreduce_ms), which are 0 for t = 1.
+struct BlockTimes {
+  double forward = 0, backward = 0, weight = 0;
+};
+BlockTimes block_times(const BlockCost& cost, const ModelShape& model, const CostOptions& options, const GpuPreset& gpu);
 
 // Milliseconds to run `flops` on the GPU at its peak for the dtype times its utilisation.
 double compute_ms(double flops, const GpuPreset& gpu, DType dtype);

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "instances/generator/parallelism.h"
 #include "model/bytes.h"
 #include "model/error.h"
 #include "model/instance_io.h"
@@ -198,6 +199,7 @@ Generated generate(const GenerateOptions& o) {
   if (o.memory.kind != MemoryLimit::Kind::kGpu && !(o.memory.value > 0)) {
     throw InputError("memory_limit: must be > 0");
   }
+  validate_parallelism(o.model, o.cost, o.gpu);
 
   const int D = o.devices;
   const int S = o.placement == Placement::kOnePerDevice ? D : 2 * D;
@@ -234,9 +236,10 @@ Generated generate(const GenerateOptions& o) {
     device_transient[d] = std::max(device_transient[d], c.total.transient);
     Stage st;
     st.device = d;
-    st.forward = round_ms(compute_ms(c.total.f_flops, o.gpu, o.model.dtype));
-    st.backward = round_ms(compute_ms(c.total.b_flops, o.gpu, o.model.dtype));
-    st.weight = round_ms(compute_ms(c.total.w_flops, o.gpu, o.model.dtype));
+    const BlockTimes times = block_times(c.total, o.model, o.cost, o.gpu);
+    st.forward = round_ms(times.forward);
+    st.backward = round_ms(times.backward);
+    st.weight = round_ms(times.weight);
     st.activation = round_bytes(c.total.activation);
     st.weight_activation = std::min(st.activation, round_bytes(c.total.weight_activation));
     if (!o.split_backward) {
@@ -244,19 +247,21 @@ Generated generate(const GenerateOptions& o) {
       st.weight = 0;
       st.weight_activation = 0;
     }
-    const double t = round_ms(transfer_ms(st.activation, o.gpu.pcie_bandwidth, o.gpu.pcie_latency_ms));
+    // A device's t GPUs offload their parts at once through shared PCIe switches (parallelism.h).
+    const double t = round_ms(transfer_ms(st.activation * pcie_sharers(o.cost, o.gpu), o.gpu.pcie_bandwidth,
+                                          o.gpu.pcie_latency_ms));
     st.offload = t;
     st.reload = t;
     inst.stages.push_back(st);
   }
 
   // Stage-to-stage comm.
-  const double p2p = p2p_bytes(o.model);
+  const double p2p = p2p_bytes_per_gpu(o.model, o.cost);
   for (int s = 0; s + 1 < S; ++s) {
     const int a = device_of(s), b = device_of(s + 1);
     double c = 0;
     if (a != b) {
-      const bool same_node = a / o.gpu.gpus_per_node == b / o.gpu.gpus_per_node;
+      const bool same_node = node_of_device(a, o.cost, o.gpu) == node_of_device(b, o.cost, o.gpu);
       c = same_node ? transfer_ms(p2p, o.gpu.nvlink_bandwidth, o.gpu.nvlink_latency_ms)
                     : transfer_ms(p2p, o.gpu.network_bandwidth, o.gpu.network_latency_ms);
     }
@@ -282,7 +287,7 @@ Generated generate(const GenerateOptions& o) {
   }
   for (int d = 0; d < D; ++d) {
     inst.devices[d].static_memory = ceil_mib(device_params[d] * bpp + o.cost.workspace_bytes + device_transient[d]);
-    inst.devices[d].pcie_group = d / std::max(1, o.gpu.gpus_per_pcie_switch);
+    inst.devices[d].pcie_group = pcie_group_of(d, o.cost, o.gpu);
   }
   double limit = 0;
   switch (o.memory.kind) {

@@ -73,6 +73,10 @@ GenerateOptions resolve(const GenerateRequest& r) {
   o.split = r.split;
   o.split_backward = r.split_backward;
   o.name = r.name;
+  o.cost.tensor_parallel = r.tensor_parallel;
+  o.cost.sequence_parallel = r.sequence_parallel;
+  o.cost.data_parallel = r.data_parallel;
+  o.cost.zero_stage = r.zero_stage;
   return o;
 }
 

@@ -37,6 +37,10 @@ struct GenerateRequest {
   std::vector<int> split;            // layers per stage; empty: even (or the Zero Bubble split)
   bool split_backward = true;
   std::string name;                  // empty: "<model>[-v|-loop]-DxM"
+  int tensor_parallel = 1;           // GPUs per pipeline device (parallelism.h)
+  bool sequence_parallel = true;
+  int data_parallel = 1;             // pipeline replicas: ZeRO's sharding only
+  int zero_stage = 0;                // 0 or 1
 };
 
 // "gelu" or "swiglu". Throws InputError("model.mlp: ...").

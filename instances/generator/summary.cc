@@ -17,6 +17,19 @@ std::string fmt(const char* format, double a) {
 
 std::string gib(double bytes) { return fmt("%.2f", bytes / 1073741824.0); }
 
+// ", tensor parallel 4 (sequence parallel), data parallel 2 with ZeRO-1"; "" without either.
+std::string parallel_words(const CostOptions& o) {
+  std::string out;
+  if (o.tensor_parallel > 1) {
+    out += ", tensor parallel " + std::to_string(o.tensor_parallel) +
+           (o.sequence_parallel ? " (sequence parallel)" : "") + " per device";
+  }
+  if (o.data_parallel > 1) {
+    out += ", data parallel " + std::to_string(o.data_parallel) + (o.zero_stage >= 1 ? " with ZeRO-1" : "");
+  }
+  return out;
+}
+
 }  // namespace
 
 bool one_f_one_b_fits(const Instance& inst, int* worst, std::string* why) {
@@ -59,7 +72,8 @@ std::string generated_summary(const GenerateOptions& o, const Generated& g) {
          fmt("%.0f", o.gpu.peak_flops * o.gpu.utilization / 1e12) + " TFLOP/s (utilisation " +
          fmt("%.2f", o.gpu.utilization) + "), " + std::to_string(inst.num_stages()) + " stages (" +
          to_string(inst.placement()) + "), " + std::to_string(inst.microbatches) + " microbatches, recompute " +
-         to_string(o.cost.recompute) + (o.cost.flash_attention ? ", FlashAttention" : "") + ", limit " +
+         to_string(o.cost.recompute) + (o.cost.flash_attention ? ", FlashAttention" : "") + parallel_words(o.cost) +
+         ", limit " +
          format_bytes(inst.devices[0].memory_limit) + "\n";
   out += "  stage device layers   F ms     B ms     W ms    act GiB  M_W GiB  offload ms  static GiB\n";
   for (int s = 0; s < inst.num_stages(); ++s) {
@@ -75,7 +89,8 @@ std::string generated_summary(const GenerateOptions& o, const Generated& g) {
   }
   double cmax = 0;
   for (double c : inst.comm) cmax = std::max(cmax, c);
-  out += "  comm " + fmt("%.4f", cmax) + " ms per activation (" + format_bytes(p2p_bytes(m)) + ")";
+  out += "  comm " + fmt("%.4f", cmax) + " ms per activation (" + format_bytes(p2p_bytes_per_gpu(m, o.cost)) +
+         (o.cost.tensor_parallel > 1 ? " per GPU" : "") + ")";
   std::string why;
   int worst = -1;
   const bool fits = one_f_one_b_fits(inst, &worst, &why);
