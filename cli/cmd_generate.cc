@@ -7,6 +7,7 @@
 
 #include "cli/cmd_partition.h"
 #include "cli/exit_codes.h"
+#include "cli/generator_flags.h"
 #include "cli/json_output.h"
 #include "cli/validators.h"
 #include "model/bytes.h"
@@ -23,13 +24,10 @@ namespace optpipe::cli {
 namespace {
 
 struct GenerateArgs {
-  std::string model, dtype, mlp, gpu = "h100-sxm", placement = "one", memory = "gpu", recompute = "none";
-  std::string offload_levels = "0,1", split, name, output = "-", workspace, partition;
+  GeneratorFlags flags;  // the model and cluster (cli/generator_flags.h, shared with partition)
+  std::string split, output = "-", partition;
   double time_limit = 60;  // --partition auto's search
-  int layers = 0, hidden = 0, heads = 0, ffn = 0, vocab = 0, seq = 0, micro_batch = 0;
-  int devices = 0, microbatches = 0;
-  double utilization = 0, bytes_per_param = 0;
-  bool list_presets = false, no_flash = false, unsplit = false, quiet = false;
+  bool list_presets = false, quiet = false;
   std::string format = "text";  // json: one document on stdout, the instance in it (docs/json.md)
 };
 
@@ -59,32 +57,8 @@ void print_presets() {
 // The flags as a generator request (instances/generator/generate_request.h): a flag counts as
 // given when it is on the command line; resolve() combines it with the preset.
 gen::GenerateOptions to_options(const GenerateArgs& a, const CLI::App& cmd) {
-  gen::GenerateRequest r;
-  auto given = [&](const char* flag) { return cmd.count(flag) > 0; };
-  r.model = a.model;
-  if (given("--layers")) r.layers = a.layers;
-  if (given("--hidden")) r.hidden = a.hidden;
-  if (given("--heads")) r.heads = a.heads;
-  if (given("--ffn")) r.ffn = a.ffn;
-  if (given("--vocab")) r.vocab = a.vocab;
-  if (given("--seq")) r.seq = a.seq;
-  if (given("--micro-batch")) r.micro_batch = a.micro_batch;
-  if (given("--mlp")) r.mlp = a.mlp;
-  if (given("--dtype")) r.dtype = a.dtype;
-  r.gpu = a.gpu;
-  if (given("--utilization")) r.utilization = a.utilization;
-  if (given("--devices")) r.devices = a.devices;
-  if (given("--microbatches")) r.microbatches = a.microbatches;
-  r.placement = a.placement;
-  r.memory_limit = a.memory;
-  r.recompute = a.recompute;
-  r.flash_attention = !a.no_flash;
-  r.bytes_per_param = a.bytes_per_param;
-  r.workspace = a.workspace;
-  r.offload_levels = gen::parse_offload_levels(a.offload_levels);
+  gen::GenerateRequest r = generator_request(a.flags, cmd);
   if (!a.split.empty()) r.split = gen::parse_split(a.split);
-  r.split_backward = !a.unsplit;
-  r.name = a.name;
   return gen::resolve(r);
 }
 
@@ -143,31 +117,7 @@ void add_generate_command(CLI::App& app) {
   auto args = std::make_shared<GenerateArgs>();
   auto* cmd = app.add_subcommand(
       "generate", "Write an instance for a transformer model on a GPU cluster (cost model: instances/README.md)");
-  cmd->add_option("--model", args->model, "model preset (see --list-presets), e.g. gpt3-1.5b, llama2-7b");
-  cmd->add_option("--layers", args->layers, "transformer layers (explicit shape, or override the preset's)");
-  cmd->add_option("--hidden", args->hidden, "hidden size h");
-  cmd->add_option("--heads", args->heads, "attention heads (must divide --hidden)");
-  cmd->add_option("--ffn", args->ffn, "FFN inner size (default 4 x hidden for an explicit shape)");
-  cmd->add_option("--vocab", args->vocab, "vocabulary size");
-  cmd->add_option("--seq", args->seq, "sequence length in tokens");
-  cmd->add_option("--micro-batch", args->micro_batch, "sequences per microbatch (default: the preset's, or 1)");
-  cmd->add_option("--mlp", args->mlp, "gelu (GPT, with dropout; default) or swiglu (Llama, no dropout)")
-      ->check(CLI::IsMember({"gelu", "swiglu"}));
-  cmd->add_option("--dtype", args->dtype, "bf16 (default), fp16 or fp32")->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
-  cmd->add_option("--devices", args->devices, "number of GPUs in the pipeline (required)");
-  cmd->add_option("--placement", args->placement,
-                  "one (a stage per GPU, default), v (2 stages per GPU, V shape: ZB-V) or loop (2 per GPU: interleaved 1F1B)")
-      ->check(CLI::IsMember({"one", "v", "loop"}));
-  cmd->add_option("--microbatches", args->microbatches, "microbatches per iteration (required)");
-  cmd->add_option("--gpu", args->gpu, "GPU preset: h100-sxm (default) or a100-sxm");
-  cmd->add_option("--memory-limit", args->memory,
-                  "per-GPU limit: gpu (the GPU's memory, default), a size with its unit (40GiB, 40G, 40gib: binary; "
-                  "40GB: decimal), or Nact (static memory + N of the largest activations, e.g. 3act)");
-  cmd->add_option("--utilization", args->utilization, "achievable fraction of the GPU's peak rate (default 0.5)");
-  cmd->add_option("--recompute", args->recompute, "activation recomputation: none (default), selective or full")
-      ->check(CLI::IsMember({"none", "selective", "full"}));
-  cmd->add_flag("--no-flash-attention", args->no_flash, "keep the s x s attention scores (the 5as term of M_B)");
-  cmd->add_option("--offload-levels", args->offload_levels, "allowed offload fractions (default 0,1), e.g. 0,0.5,1");
+  add_generator_flags(cmd, args->flags, true);
   cmd->add_option("--split", args->split, "layers per stage, e.g. 4,4,4,4 (default: even, or the Zero Bubble split)");
   cmd->add_option("--partition", args->partition,
                   "auto: choose the split jointly with the schedule (optpipe partition; the default split, uniform and "
@@ -175,11 +125,6 @@ void add_generate_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto"}));
   cmd->add_option("--time-limit", args->time_limit, "seconds for --partition auto's search (default 60)")
       ->check(more_than(0));
-  cmd->add_flag("--unsplit-backward", args->unsplit, "fused backward (split_backward false: no W ops)");
-  cmd->add_option("--workspace", args->workspace, "per-GPU workspace in the static memory (default 1GiB)");
-  cmd->add_option("--bytes-per-param", args->bytes_per_param,
-                  "static bytes per parameter (default 18: bf16 weights, fp32 grads, fp32 master + Adam; fp32: 16)");
-  cmd->add_option("--name", args->name, "instance name (default MODEL[-v|-loop]-DxM)");
   cmd->add_option("-o,--output", args->output, "instance file to write (default - : standard output)");
   cmd->add_flag("--list-presets", args->list_presets, "list the model and GPU presets and exit");
   cmd->add_flag("-q,--quiet", args->quiet, "no summary on standard error");

@@ -1,6 +1,6 @@
-// The generator's model and cluster flags (--model, --layers, ..., --devices, --memory-limit) for
-// commands other than `generate` that build instances from a model: `optpipe partition`. They
-// mean what they mean for `optpipe generate` (instances/generator/generate_request.h combines
+// The generator's model and cluster flags (--model, --layers, ..., --devices, --memory-limit,
+// --tensor-parallel, ...), one definition for every command that builds instances from a model:
+// `optpipe generate`, `partition` and `plan` (instances/generator/generate_request.h combines
 // them with the preset).
 #pragma once
 

@@ -557,6 +557,35 @@ TEST(GenerateCli, WritesAFileThatValidates) {
   fs::remove(path);
 }
 
+// generate takes the same model and cluster flags as partition and plan (cli/generator_flags.h),
+// tensor and data parallelism included: the file is what the library writes for that request.
+TEST(GenerateCli, TensorAndDataParallelFlagsAreTheLibrarysRequest) {
+  REQUIRE_CLI();
+  const std::string path = temp_path("tp.json");
+  const CliRun gen = run_cli("generate --model llama2-13b --devices 4 --microbatches 8 --tensor-parallel 2 "
+                             "--data-parallel 4 --zero 1 -q -o " + quote(path));
+  ASSERT_EQ(gen.status, 0) << gen.output;
+  GenerateRequest r;
+  r.model = "llama2-13b";
+  r.devices = 4;
+  r.microbatches = 8;
+  r.tensor_parallel = 2;
+  r.data_parallel = 4;
+  r.zero_stage = 1;
+  EXPECT_EQ(read_file(path), generated_instance_json(generate(resolve(r)).instance));
+  const Instance plain = generate(resolve([] {
+                           GenerateRequest p;
+                           p.model = "llama2-13b";
+                           p.devices = 4;
+                           p.microbatches = 8;
+                           return p;
+                         }())).instance;
+  EXPECT_LT(load_instance(path).devices[0].static_memory, plain.devices[0].static_memory);
+  const CliRun bad = run_cli("generate --model llama2-13b --devices 4 --microbatches 8 --zero 2");
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  fs::remove(path);
+}
+
 TEST(GeneratedInstances, ShippedFilesEqualWhatTheGeneratorWritesNow) {
   REQUIRE_CLI();
   const fs::path shipped = fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "generated";
