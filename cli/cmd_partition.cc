@@ -6,6 +6,7 @@
 
 #include "cli/exit_codes.h"
 #include "cli/generator_flags.h"
+#include "cli/stop_signal.h"
 #include "cli/validators.h"
 #include "instances/generator/generate.h"
 #include "model/error.h"
@@ -89,9 +90,12 @@ void run(const PartitionArgs& a, const CLI::App& cmd) {
 
 partition::PartitionResult run_partition_search(const partition::PartitionModel& model, double time_limit, int threads,
                                                 bool quiet) {
+  // Ctrl-C and SIGTERM stop the search; the best split so far is still reported and written.
+  const StopSignalGuard signals;
   partition::PartitionOptions o;
   o.time_limit = time_limit;
   o.threads = threads;
+  o.stop = signals.flag();
   if (!quiet) o.progress = [](const std::string& line) { std::cerr << "partition: " << line << std::endl; };
   try {
     return partition::partition_search(model, o);

@@ -1,13 +1,13 @@
 #include "cli/cmd_solve.h"
 
 #include <atomic>
-#include <csignal>
 #include <iostream>
 #include <memory>
 
 #include "cache/schedule_cache.h"
 #include "cli/build_info.h"
 #include "cli/exit_codes.h"
+#include "cli/stop_signal.h"
 #include "cli/validators.h"
 #include "model/bytes.h"
 #include "model/error.h"
@@ -22,27 +22,7 @@
 namespace optpipe::cli {
 namespace {
 
-std::atomic<bool> g_interrupted{false};
-
-extern "C" void on_stop_signal(int) { g_interrupted.store(true); }
-
-// SIGINT and SIGTERM set g_interrupted while it lives; the previous handlers come back after.
-class SignalGuard {
- public:
-  SignalGuard() : int_(std::signal(SIGINT, on_stop_signal)), term_(std::signal(SIGTERM, on_stop_signal)) {}
-  ~SignalGuard() {
-    std::signal(SIGINT, int_);
-    std::signal(SIGTERM, term_);
-  }
-  SignalGuard(const SignalGuard&) = delete;
-  SignalGuard& operator=(const SignalGuard&) = delete;
-
- private:
-  void (*int_)(int);
-  void (*term_)(int);
-};
-
-PipelineOptions pipeline_options(const SolveArgs& a) {
+PipelineOptions pipeline_options(const SolveArgs& a, const std::atomic<bool>* stop) {
   PipelineOptions o;
   o.time_limit = a.time_limit;
   o.node_limit = a.node_limit;
@@ -60,7 +40,7 @@ PipelineOptions pipeline_options(const SolveArgs& a) {
   const std::optional<double> pool = parse_byte_flag(a.pool_memory, &why);
   if (!pool || !(*pool > 0)) throw InputError("--pool-memory: " + (why.empty() ? "must be more than 0 bytes" : why));
   o.pool_memory_bytes = *pool;
-  o.stop = &g_interrupted;
+  o.stop = stop;
   // The schedule cache: $OPTPIPE_CACHE or the default path ("" there: off, or no home).
   if (!a.no_cache) o.cache_file = a.cache.empty() ? cache::default_cache_path() : a.cache;
   o.build = version_string();
@@ -129,9 +109,8 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs& args) {
 int run_solve(const SolveArgs& a) {
   // Ctrl-C and SIGTERM stop every phase from the start (the heuristics, the local search, the
   // search); the best schedule found so far is still written.
-  g_interrupted.store(false);
-  const SignalGuard signals;
-  const PipelineOptions options = pipeline_options(a);
+  const StopSignalGuard signals;
+  const PipelineOptions options = pipeline_options(a, signals.flag());
   // Refuse an output that cannot be written now, not after a long solve.
   if (!a.output.empty()) check_writable(a.output);
   if (!a.svg.empty()) check_writable(a.svg);

@@ -150,5 +150,19 @@ TEST(PartitionCli, NoSplitFitsExitsOneNamingTheStage) {
   EXPECT_EQ(g.status, 1) << g.output;
 }
 
+// Ctrl-C (and SIGTERM) stop the search, as for solve: the splits solved so far are reported, the
+// best one's files written, and the process exits normally, well before its time limit.
+TEST(PartitionCli, StopSignalEndsTheSearchWithTheBestSplitWritten) {
+  OPTPIPE_REQUIRE_CLI();
+  const std::string out = temp_file("partition", "stopped.json");
+  const ShellRun r = run_shell("(" + shell_quote(kCliPath) +
+                               " partition --model llama2-7b --devices 8 --microbatches 32 --memory-limit 2act "
+                               "--time-limit 120 -q -o " + shell_quote(out) +
+                               " & pid=$!; sleep 4; kill -INT $pid; wait $pid; echo \"exit=$?\")");
+  EXPECT_NE(r.output.find("exit=0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("best split "), std::string::npos) << r.output;
+  EXPECT_NO_THROW(load_instance(out)) << r.output;
+}
+
 }  // namespace
 }  // namespace optpipe
