@@ -15,6 +15,7 @@
 #include "model/error.h"
 #include "model/schedule_io.h"
 #include "python/src/bindings.h"
+#include "viz/text_report.h"
 
 namespace optpipe::python {
 namespace {
@@ -50,7 +51,7 @@ std::string describe(const Schedule& s) {
   std::string out = "<optpipe.Schedule";
   if (!s.instance.empty()) out += " of '" + s.instance + "'";
   out += ": " + std::to_string(s.num_devices()) + " devices, " + std::to_string(s.num_actions()) + " actions";
-  if (s.makespan) out += ", makespan " + json(*s.makespan).dump() + " ms";
+  if (s.makespan) out += ", makespan " + fmt_ms(*s.makespan);
   if (!s.status.empty()) out += ", " + s.status;
   return out + ">";
 }

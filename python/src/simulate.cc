@@ -63,7 +63,7 @@ std::vector<std::vector<std::pair<double, double>>> memory_curves(const SimResul
 
 std::string describe(const SimResult& r) {
   if (!r.feasible) return "<optpipe.SimResult infeasible: " + r.reason + ">";
-  return "<optpipe.SimResult makespan " + fmt_ms(r.makespan) + " ms, bubble " + fmt_percent(r.bubble) + ">";
+  return "<optpipe.SimResult makespan " + fmt_ms(r.makespan) + ", bubble " + fmt_percent(r.bubble) + ">";
 }
 
 }  // namespace
@@ -87,7 +87,7 @@ void bind_simulate(nb::module_& m) {
       .def("__repr__", [](const Transfer& t) {
         return std::string("<optpipe.Transfer ") + (t.kind == Transfer::Kind::kOffload ? "offload " : "reload ") +
                std::to_string(t.stage) + "." + std::to_string(t.mb) + " on device " + std::to_string(t.device) +
-               ": " + fmt_ms(t.start) + "-" + fmt_ms(t.end) + " ms>";
+               ": " + fmt_ms(t.start) + " to " + fmt_ms(t.end) + ">";
       });
 
   nb::class_<SimResult>(m, "SimResult", "What simulating a schedule gives (spec §4): times, memory, feasibility.")

@@ -30,6 +30,7 @@
 #include "search/bounds_mode.h"
 #include "search/search_stats.h"
 #include "solve/solve_pipeline.h"
+#include "viz/text_report.h"
 
 namespace optpipe::python {
 namespace {
@@ -208,8 +209,7 @@ std::string describe(const PySolveResult& r) {
   const SolveResult& s = r.pipeline.result;
   std::string out = std::string("<optpipe.SolveResult ") + to_string(s.status);
   if (s.schedule) {
-    out += ", makespan " + nlohmann::json(s.makespan).dump() + " ms, bound " + nlohmann::json(s.bound).dump() +
-           " ms, gap " + nlohmann::json(s.gap).dump();
+    out += ", makespan " + fmt_ms(s.makespan) + ", bound " + fmt_ms(s.bound) + ", gap " + fmt_percent(s.gap);
   }
   if (r.interrupted) out += ", interrupted";
   return out + ">";

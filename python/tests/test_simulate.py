@@ -147,3 +147,16 @@ def test_render_svg_equals_the_command(cli, tmp_path):
     assert "<script" in optpipe.render_svg(inst, sched) and "<script" not in still
     with pytest.raises(optpipe.InputError, match=r"^width: must be 300 to 20000 pixels \(or 0: from the ops\), got 10"):
         optpipe.render_svg(inst, sched, width=10)
+
+
+def test_reprs_say_each_unit_once():
+    """The reprs print times as the command does ("12.345 ms"), never "ms ms" or a raw double."""
+    inst = optpipe.Instance.from_file(instance_path("offload-fast-pcie-4x8"))
+    sch = optpipe.schedule(inst, heuristic="pipe-offload")
+    sim = optpipe.simulate(inst, sch)
+    texts = [repr(sim), repr(sch), repr(sim.transfers[0])]
+    texts.append(repr(optpipe.solve(inst, time_limit=2, node_limit=0)))
+    for text in texts:
+        assert " ms" in text, text
+        assert "ms ms" not in text, text
+        assert not re.search(r"\d\.\d{7,}", text), text  # no 228.82000000000005
