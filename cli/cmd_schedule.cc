@@ -20,6 +20,7 @@
 #include "model/error.h"
 #include "model/schedule_io.h"
 #include "model/validator.h"  // obviously_infeasible
+#include "viz/bottleneck.h"
 
 namespace optpipe::cli {
 
@@ -131,7 +132,7 @@ int run_schedule(const ScheduleArgs& a) {
     return kNegative;
   }
   out << "\nbest: " << chosen->title << (chosen->detail.empty() ? "" : " (" + chosen->detail + ")") << "\n"
-      << summarize(inst, chosen->sim);
+      << summarize(inst, chosen->sim) << explain_bottleneck(inst, chosen->sim);
   if (a.gantt) print_gantt(out, inst, *chosen->schedule, chosen->sim, terminal_width());
   out << "\n";
   if (!a.output.empty()) {

@@ -15,6 +15,7 @@
 #include "model/simulator.h"
 #include "model/validation_json.h"
 #include "model/validator.h"
+#include "viz/bottleneck.h"
 
 namespace optpipe::cli {
 namespace {
@@ -73,7 +74,7 @@ int run_simulate(const SimulateArgs& a) {
   if (!pair) return kNegative;
   const auto& [inst, sch] = *pair;
   const SimResult sim = simulate(inst, sch);
-  std::cout << describe_instance(inst) << "\n" << summarize(inst, sim);
+  std::cout << describe_instance(inst) << "\n" << summarize(inst, sim) << explain_bottleneck(inst, sim);
   if (sim.feasible && sch.makespan && std::fabs(*sch.makespan - sim.makespan) > 1e-6) {
     std::cout << "note: the file says makespan " << fmt_ms(*sch.makespan) << "; simulated " << fmt_ms(sim.makespan)
               << "\n";

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "viz/bottleneck.h"
 #include "viz/text_report.h"
 
 namespace optpipe {
@@ -174,7 +175,7 @@ void TextSolveReporter::done(const Instance& inst, const PipelineResult& r, cons
     } else {
       out_ << "no heuristic fits; the solver found the only schedule\n";
     }
-    out_ << summarize(inst, sim);
+    out_ << summarize(inst, sim) << explain_bottleneck(inst, sim);
   }
   out_ << "search: " << s.nodes << " nodes in " << num(s.seconds, 2) << " s (" << num(per_second(s.nodes, s.seconds), 0)
        << " nodes/s), started " << num(r.search_started, 2) << " s into the solve\n";
