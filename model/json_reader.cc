@@ -22,6 +22,13 @@ json parse_text(std::string_view text) {
     std::unordered_set<std::string> keys;
   };
   std::vector<Frame> open;
+  // The field path of the value being read: the current key of each open object, the current
+  // index of each open array.
+  auto open_path = [&](std::size_t frames) {
+    std::string path;
+    for (std::size_t i = 0; i < frames; ++i) path = open[i].is_object ? join(path, open[i].key) : index(path, open[i].index);
+    return path;
+  };
   std::string duplicate;  // field path of the first duplicate key
   auto element_done = [&] {
     if (!open.empty() && !open.back().is_object) ++open.back().index;
@@ -40,13 +47,7 @@ json parse_text(std::string_view text) {
         if (!open.empty()) {
           Frame& top = open.back();
           top.key = parsed.get<std::string>();
-          if (!top.keys.insert(top.key).second && duplicate.empty()) {
-            std::string path;
-            for (std::size_t i = 0; i + 1 < open.size(); ++i) {
-              path = open[i].is_object ? join(path, open[i].key) : index(path, open[i].index);
-            }
-            duplicate = join(path, top.key);
-          }
+          if (!top.keys.insert(top.key).second && duplicate.empty()) duplicate = open_path(open.size());
         }
         break;
     }
@@ -60,6 +61,18 @@ json parse_text(std::string_view text) {
     // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error ..."
     const auto pos = what.find("parse error");
     throw InputError("not valid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
+  } catch (const json::out_of_range& e) {
+    // A number beyond the largest double ("1e400"): "[json.exception.out_of_range.406] number
+    // overflow parsing '1e400'". The open frames say whose value it is.
+    std::string what = e.what();
+    const auto quote = what.find('\'');
+    std::string literal = quote == std::string::npos ? std::string() : what.substr(quote);
+    if (literal.size() > 40) literal = literal.substr(0, 36) + "...'";
+    const std::string path = open_path(open.size());
+    fail(path.empty() ? "top level" : path,
+         "the number " + literal + " is out of range (beyond the largest double, about 1.8e308)");
+  } catch (const json::exception& e) {  // nothing else is documented for parse(); never a crash
+    throw InputError(std::string("not valid JSON: ") + e.what());
   }
   if (!duplicate.empty()) {
     fail(duplicate, "duplicate key (each field may appear only once per object)");

@@ -189,6 +189,28 @@ TEST(InstanceIo, AbsurdValuesAreRefusedWithTheirPath) {
   EXPECT_NO_THROW(parse_instance(doc.dump()));
 }
 
+// Fuzzing (issue 20; tests/fuzz/corpus/*/finding-number-overflow*): a number literal beyond the
+// largest double made the JSON library throw out_of_range past the reader, and `optpipe validate`
+// exited 3 with "internal error". It is bad input, named by its field path.
+TEST(InstanceIo, NumberBeyondTheLargestDoubleNamesItsField) {
+  std::string text = base().dump();
+  text.replace(text.find("\"forward\":1"), 11, "\"forward\":1e400");
+  std::string msg = error_of(text);
+  EXPECT_EQ(msg.rfind("stages[0].forward: ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("'1e400' is out of range"), std::string::npos) << msg;
+
+  msg = error_of(R"({"format": "optpipe-instance/1", "microbatches": -2e308, "devices": [], "stages": []})");
+  EXPECT_EQ(msg.rfind("microbatches: ", 0), 0u) << msg;
+  msg = error_of(R"({"format": "optpipe-instance/1", "offload_levels": [0, 1, 1e99999], "devices": []})");
+  EXPECT_EQ(msg.rfind("offload_levels[2]: ", 0), 0u) << msg;
+  msg = error_of("1e400");
+  EXPECT_EQ(msg.rfind("top level: ", 0), 0u) << msg;
+  // A literal of many digits is cut in the message.
+  msg = error_of("[" + std::string(5000, '9') + "e999]");
+  EXPECT_EQ(msg.rfind("[0]: ", 0), 0u) << msg;
+  EXPECT_LT(msg.size(), 200u) << msg;
+}
+
 TEST(InstanceIo, WeightActivationAboveActivation) {
   json doc = base();
   doc["stages"][0]["weight_activation"] = "2GiB";
