@@ -1,7 +1,8 @@
 // Strict JSON field access for the file formats (spec §5): every read names the field path,
 // unknown fields are errors, and nothing falls back to a silent default.
 //
-// Internal to model/ (instance_io.cc, schedule_io.cc). Errors are InputError("path: reason").
+// For the readers of our file formats: model/ (instance_io.cc, schedule_io.cc) and the cache's
+// import (cache/cache_transfer.cc). Errors are InputError("path: reason").
 #pragma once
 
 #include <initializer_list>
