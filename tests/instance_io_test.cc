@@ -284,6 +284,25 @@ TEST(InstanceIo, Microbatches) {
   EXPECT_EQ(parse_instance(doc.dump()).microbatches, 2);
 }
 
+// Issue 20: a few KB of file (1000 stages, 1e6 microbatches) describe 3e9 ops, which every tool
+// would hold in memory; the reader refuses more than kMaxStageMicrobatches stage-microbatches
+// (docs/semantics.md) and accepts the cap itself.
+TEST(InstanceIo, MoreStageMicrobatchesThanTheCapAreRefused) {
+  json doc = base();
+  json stage = doc["stages"][1];
+  doc["stages"] = json::array();
+  for (int s = 0; s < 10; ++s) {
+    stage["device"] = s % 2;
+    doc["stages"].push_back(stage);
+  }
+  doc["comm"] = 0;
+  doc["microbatches"] = 1'000'000;  // 10 x 1e6 = 1e7: the cap itself
+  EXPECT_EQ(parse_instance(doc.dump()).microbatches, 1'000'000);
+  doc["stages"].push_back(stage);  // 11 x 1e6
+  expect_error(doc, "microbatches", {"1000000 microbatches x 11 stages", "more than 10000000 stage-microbatches",
+                                     "33000000 actions"});
+}
+
 TEST(InstanceIo, MemoryLimitMustBePositive) {
   json doc = base();
   doc["devices"][1]["memory_limit"] = 0;

@@ -483,6 +483,23 @@ TEST(CacheImport, ReadEntriesNamesTheLineAndFieldOfEachProblem) {
   }
 }
 
+// Issue 20's fuzzing: an entry of a few KB whose instance has 1e6 microbatches made the import
+// allocate gigabytes (the validator's table of every op) before rejecting its one-action
+// schedule. Now the instance reader refuses more than 1e7 stage-microbatches and the validator
+// names a schedule too short for a large instance by its counts, without the table.
+TEST(CacheImport, AHugeInstanceWithAShortScheduleIsRejectedWithoutAllocatingPerOp) {
+  const std::string text =
+      optpipe::test_support::read_text(std::string(OPTPIPE_SOURCE_DIR) + "/tests/fuzz/corpus/cache_import/finding-allocation-bomb.jsonl");
+  ImportReport report;
+  EXPECT_TRUE(read_entries(text, "bomb.jsonl", &report).empty());
+  ASSERT_EQ(report.problems.size(), 2u);
+  EXPECT_EQ(report.problems[0].rfind("bomb.jsonl: line 1: instance.microbatches: 1000000 microbatches x 100 stages is more than", 0), 0u)
+      << report.problems[0];
+  EXPECT_EQ(report.problems[1].rfind("bomb.jsonl: line 2: schedule: invalid on its instance: the schedule has 1 action, but "
+                                     "the instance needs 30000000 compute ops", 0), 0u)
+      << report.problems[1];
+}
+
 TEST(CacheCli, BadCacheFilesNeverFailASolve) {
   REQUIRE_CLI();
   const std::string garbage = temp_path("garbage.sqlite"), foreign = temp_path("foreign.sqlite");
