@@ -35,8 +35,18 @@ json parse_text(std::string_view text) {
   };
   auto callback = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
     switch (event) {
-      case json::parse_event_t::object_start: open.push_back(Frame{true, 0, {}, {}}); break;
-      case json::parse_event_t::array_start: open.push_back(Frame{false, 0, {}, {}}); break;
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        // Deeper documents are refused while they are read: the library's writer and copies
+        // recurse once per level, and 100000 nested arrays overflowed the stack of the error
+        // message that dumps the value (issue 20).
+        if (open.size() >= kMaxNesting) {
+          const std::string path = open_path(open.size());
+          fail(path.empty() ? "top level" : path, "nested deeper than " + std::to_string(kMaxNesting) +
+                                                      " arrays and objects (no field of these formats nests deeper than 5)");
+        }
+        open.push_back(Frame{event == json::parse_event_t::object_start, 0, {}, {}});
+        break;
       case json::parse_event_t::object_end:
       case json::parse_event_t::array_end:
         if (!open.empty()) open.pop_back();

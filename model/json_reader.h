@@ -16,7 +16,9 @@ namespace optpipe::json_reader {
 
 using nlohmann::json;
 
-// Parses text as JSON; a syntax error or a duplicate key becomes InputError naming the place.
+// Parses text as JSON; a syntax error, a duplicate key, a number beyond a double or nesting
+// deeper than kMaxNesting becomes InputError naming the place.
+inline constexpr std::size_t kMaxNesting = 64;
 json parse_text(std::string_view text);
 
 [[noreturn]] void fail(const std::string& path, const std::string& reason);

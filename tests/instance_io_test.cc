@@ -211,6 +211,21 @@ TEST(InstanceIo, NumberBeyondTheLargestDoubleNamesItsField) {
   EXPECT_LT(msg.size(), 200u) << msg;
 }
 
+// Issue 20: 100000 nested arrays crashed the command (a stack overflow in the JSON library's
+// writer, which the "got an array" message calls). Nesting deeper than json_reader::kMaxNesting
+// is refused while reading, naming where; 64 levels still read.
+TEST(InstanceIo, DeepNestingIsRefusedNamingWhere) {
+  const auto nested = [](int n) { return std::string(n, '[') + std::string(n, ']'); };
+  std::string msg = error_of(R"({"format": "optpipe-instance/1", "name": )" + nested(100000) + "}");
+  EXPECT_EQ(msg.rfind("name[0][0][0]", 0), 0u) << msg.substr(0, 200);
+  EXPECT_NE(msg.find(": nested deeper than 64 arrays and objects"), std::string::npos) << msg.substr(0, 400);
+  msg = error_of(nested(1000000));
+  EXPECT_EQ(msg.rfind("[0][0]", 0), 0u) << msg.substr(0, 200);
+  EXPECT_NE(msg.find("nested deeper than 64"), std::string::npos) << msg.substr(0, 400);
+  msg = error_of(R"({"format": "optpipe-instance/1", "name": )" + nested(63) + "}");  // 64 levels with the document
+  EXPECT_EQ(msg.rfind("name: must be a string, got an array", 0), 0u) << msg;
+}
+
 TEST(InstanceIo, WeightActivationAboveActivation) {
   json doc = base();
   doc["stages"][0]["weight_activation"] = "2GiB";

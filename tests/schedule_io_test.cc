@@ -167,6 +167,15 @@ TEST(ScheduleIo, NumberBeyondTheLargestDoubleNamesItsField) {
   EXPECT_EQ(msg.rfind("devices[0][1]: ", 0), 0u) << msg;
 }
 
+// Issue 20: nesting deeper than json_reader::kMaxNesting is refused while reading (100000 levels
+// crashed the command in the JSON library's writer).
+TEST(ScheduleIo, DeepNestingIsRefusedNamingWhere) {
+  const std::string msg = error_of(R"({"format": "optpipe-schedule/1", "instance": "a", "devices": [)" +
+                                   std::string(100000, '[') + std::string(100001, ']') + "}");
+  EXPECT_EQ(msg.rfind("devices[0][0]", 0), 0u) << msg.substr(0, 200);
+  EXPECT_NE(msg.find("nested deeper than 64"), std::string::npos) << msg.substr(0, 400);
+}
+
 void expect_same(const Schedule& a, const Schedule& b) {
   EXPECT_EQ(a.instance, b.instance);
   EXPECT_EQ(a.devices, b.devices);
