@@ -138,6 +138,14 @@ Instance instance_from_json(const json& doc, std::vector<std::string>* warnings)
                                       inst.num_devices(), warnings));
   }
   const int S = inst.num_stages();
+  if (static_cast<double>(S) * inst.microbatches > kMaxStageMicrobatches) {
+    jr::fail("microbatches", std::to_string(inst.microbatches) + " microbatches x " + std::to_string(S) +
+                                 " stages is more than " + std::to_string(static_cast<long long>(kMaxStageMicrobatches)) +
+                                 " stage-microbatches (every tool holds each op of a schedule in memory; a schedule "
+                                 "of this instance would have " +
+                                 std::to_string(static_cast<long long>(S) * inst.microbatches * (inst.split_backward ? 3 : 2)) +
+                                 " actions)");
+  }
 
   inst.comm.assign(static_cast<std::size_t>(S - 1), 0.0);
   if (const json* v = jr::optional(doc, "comm")) {

@@ -16,6 +16,10 @@
 namespace optpipe {
 
 inline constexpr const char* kInstanceFormat = "optpipe-instance/1";
+// The most stages x microbatches an instance may have (docs/semantics.md, "Files"): a schedule of
+// it has 2 or 3 actions each, which every tool holds in memory (about 150 bytes an op), and a
+// file of a few KB (1000 stages, 1e6 microbatches) would otherwise ask for hundreds of GB.
+inline constexpr double kMaxStageMicrobatches = 1e7;
 
 // Parses an instance document. Throws InputError("field.path: reason").
 Instance instance_from_json(const nlohmann::json& doc, std::vector<std::string>* warnings = nullptr);

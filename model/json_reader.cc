@@ -22,14 +22,31 @@ json parse_text(std::string_view text) {
     std::unordered_set<std::string> keys;
   };
   std::vector<Frame> open;
+  // The field path of the value being read: the current key of each open object, the current
+  // index of each open array.
+  auto open_path = [&](std::size_t frames) {
+    std::string path;
+    for (std::size_t i = 0; i < frames; ++i) path = open[i].is_object ? join(path, open[i].key) : index(path, open[i].index);
+    return path;
+  };
   std::string duplicate;  // field path of the first duplicate key
   auto element_done = [&] {
     if (!open.empty() && !open.back().is_object) ++open.back().index;
   };
   auto callback = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
     switch (event) {
-      case json::parse_event_t::object_start: open.push_back(Frame{true, 0, {}, {}}); break;
-      case json::parse_event_t::array_start: open.push_back(Frame{false, 0, {}, {}}); break;
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        // Deeper documents are refused while they are read: the library's writer and copies
+        // recurse once per level, and 100000 nested arrays overflowed the stack of the error
+        // message that dumps the value (issue 20).
+        if (open.size() >= kMaxNesting) {
+          const std::string path = open_path(open.size());
+          fail(path.empty() ? "top level" : path, "nested deeper than " + std::to_string(kMaxNesting) +
+                                                      " arrays and objects (no field of these formats nests deeper than 5)");
+        }
+        open.push_back(Frame{event == json::parse_event_t::object_start, 0, {}, {}});
+        break;
       case json::parse_event_t::object_end:
       case json::parse_event_t::array_end:
         if (!open.empty()) open.pop_back();
@@ -40,13 +57,7 @@ json parse_text(std::string_view text) {
         if (!open.empty()) {
           Frame& top = open.back();
           top.key = parsed.get<std::string>();
-          if (!top.keys.insert(top.key).second && duplicate.empty()) {
-            std::string path;
-            for (std::size_t i = 0; i + 1 < open.size(); ++i) {
-              path = open[i].is_object ? join(path, open[i].key) : index(path, open[i].index);
-            }
-            duplicate = join(path, top.key);
-          }
+          if (!top.keys.insert(top.key).second && duplicate.empty()) duplicate = open_path(open.size());
         }
         break;
     }
@@ -60,6 +71,18 @@ json parse_text(std::string_view text) {
     // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error ..."
     const auto pos = what.find("parse error");
     throw InputError("not valid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
+  } catch (const json::out_of_range& e) {
+    // A number beyond the largest double ("1e400"): "[json.exception.out_of_range.406] number
+    // overflow parsing '1e400'". The open frames say whose value it is.
+    std::string what = e.what();
+    const auto quote = what.find('\'');
+    std::string literal = quote == std::string::npos ? std::string() : what.substr(quote);
+    if (literal.size() > 40) literal = literal.substr(0, 36) + "...'";
+    const std::string path = open_path(open.size());
+    fail(path.empty() ? "top level" : path,
+         "the number " + literal + " is out of range (beyond the largest double, about 1.8e308)");
+  } catch (const json::exception& e) {  // nothing else is documented for parse(); never a crash
+    throw InputError(std::string("not valid JSON: ") + e.what());
   }
   if (!duplicate.empty()) {
     fail(duplicate, "duplicate key (each field may appear only once per object)");

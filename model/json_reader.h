@@ -1,8 +1,9 @@
 // Strict JSON field access for the file formats (spec §5): every read names the field path,
 // unknown fields are errors, and nothing falls back to a silent default.
 //
-// Used by model/ (instance_io.cc, schedule_io.cc) and partition/ (the layer profile reader).
-// Errors are InputError("path: reason").
+// For the readers of our file formats: model/ (instance_io.cc, schedule_io.cc), the cache's
+// import (cache/cache_transfer.cc) and partition/ (the layer profile reader). Errors are
+// InputError("path: reason").
 #pragma once
 
 #include <initializer_list>
@@ -16,7 +17,9 @@ namespace optpipe::json_reader {
 
 using nlohmann::json;
 
-// Parses text as JSON; a syntax error or a duplicate key becomes InputError naming the place.
+// Parses text as JSON; a syntax error, a duplicate key, a number beyond a double or nesting
+// deeper than kMaxNesting becomes InputError naming the place.
+inline constexpr std::size_t kMaxNesting = 64;
 json parse_text(std::string_view text);
 
 [[noreturn]] void fail(const std::string& path, const std::string& reason);

@@ -1,6 +1,7 @@
 #include "model/validator.h"
 
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 
 #include "model/bytes.h"
@@ -221,6 +222,22 @@ std::vector<Violation> check_structure(const Instance& inst, const Schedule& sch
   if (sch.num_devices() != D) {
     found.add(Rule::kDeviceCount, "the schedule has " + std::to_string(sch.num_devices()) +
                                       " device lists, the instance " + std::to_string(D) + " devices");
+    return found.take();
+  }
+  // The lists cannot hold every op of an instance this large: say so at once, without the
+  // table of every (type, stage, microbatch) that the checks below fill (64 bytes a stage and
+  // microbatch: 6.4 GB for a file of 100 stages x 1e6 microbatches and a schedule of one action,
+  // which `optpipe validate` and the cache's import allocated; issue 20's fuzzing). Below the
+  // threshold each missing op is named as usual.
+  const double pairs = static_cast<double>(inst.num_stages()) * inst.microbatches;
+  const double needed = pairs * inst.num_compute_types();
+  const double given = static_cast<double>(sch.num_actions());
+  if (pairs > kStageMicrobatchesNamedOneByOne && needed > given) {
+    std::ostringstream m;
+    m << std::fixed << std::setprecision(0) << "the schedule has " << given << (given == 1 ? " action" : " actions") << ", but the instance needs "
+      << needed << " compute ops (" << inst.num_stages() << " stages x " << inst.microbatches << " microbatches x "
+      << (inst.split_backward ? "F, B, W" : "F, B") << "): at least " << needed - given << " are missing";
+    found.add(Rule::kMissing, m.str());
     return found.take();
   }
   const Places places = check_lists(inst, sch, found);

@@ -46,6 +46,10 @@ struct Violation {
 };
 
 // All structural violations (empty when the lists are well formed). Lists at most `limit`.
+// Memory and time are linear in the schedule's length plus the instance's stages x microbatches;
+// above kStageMicrobatchesNamedOneByOne stage-microbatches, a schedule too short to hold every op
+// gets a single kMissing violation with the counts instead, in time linear in its length.
+inline constexpr double kStageMicrobatchesNamedOneByOne = 1 << 20;
 std::vector<Violation> check_structure(const Instance& instance, const Schedule& schedule,
                                        std::size_t limit = 50);
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages OptPipe builds with, if any are missing. Safe to run again: it
 # does nothing when everything is there. Needs root or sudo only when something is missing.
+# Arguments name more packages that a mode needs beyond these (scripts/fuzz.sh: clang and its
+# libFuzzer and sanitizer runtimes).
 set -euo pipefail
 
 packages=(
@@ -10,6 +12,7 @@ packages=(
   coinor-cbc
   openmpi-bin libopenmpi-dev
   python3-dev python3-venv ninja-build
+  "$@"
 )
 
 missing=()

@@ -189,6 +189,43 @@ TEST(InstanceIo, AbsurdValuesAreRefusedWithTheirPath) {
   EXPECT_NO_THROW(parse_instance(doc.dump()));
 }
 
+// Fuzzing (issue 20; tests/fuzz/corpus/*/finding-number-overflow*): a number literal beyond the
+// largest double made the JSON library throw out_of_range past the reader, and `optpipe validate`
+// exited 3 with "internal error". It is bad input, named by its field path.
+TEST(InstanceIo, NumberBeyondTheLargestDoubleNamesItsField) {
+  std::string text = base().dump();
+  text.replace(text.find("\"forward\":1"), 11, "\"forward\":1e400");
+  std::string msg = error_of(text);
+  EXPECT_EQ(msg.rfind("stages[0].forward: ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("'1e400' is out of range"), std::string::npos) << msg;
+
+  msg = error_of(R"({"format": "optpipe-instance/1", "microbatches": -2e308, "devices": [], "stages": []})");
+  EXPECT_EQ(msg.rfind("microbatches: ", 0), 0u) << msg;
+  msg = error_of(R"({"format": "optpipe-instance/1", "offload_levels": [0, 1, 1e99999], "devices": []})");
+  EXPECT_EQ(msg.rfind("offload_levels[2]: ", 0), 0u) << msg;
+  msg = error_of("1e400");
+  EXPECT_EQ(msg.rfind("top level: ", 0), 0u) << msg;
+  // A literal of many digits is cut in the message.
+  msg = error_of("[" + std::string(5000, '9') + "e999]");
+  EXPECT_EQ(msg.rfind("[0]: ", 0), 0u) << msg;
+  EXPECT_LT(msg.size(), 200u) << msg;
+}
+
+// Issue 20: 100000 nested arrays crashed the command (a stack overflow in the JSON library's
+// writer, which the "got an array" message calls). Nesting deeper than json_reader::kMaxNesting
+// is refused while reading, naming where; 64 levels still read.
+TEST(InstanceIo, DeepNestingIsRefusedNamingWhere) {
+  const auto nested = [](int n) { return std::string(n, '[') + std::string(n, ']'); };
+  std::string msg = error_of(R"({"format": "optpipe-instance/1", "name": )" + nested(100000) + "}");
+  EXPECT_EQ(msg.rfind("name[0][0][0]", 0), 0u) << msg.substr(0, 200);
+  EXPECT_NE(msg.find(": nested deeper than 64 arrays and objects"), std::string::npos) << msg.substr(0, 400);
+  msg = error_of(nested(1000000));
+  EXPECT_EQ(msg.rfind("[0][0]", 0), 0u) << msg.substr(0, 200);
+  EXPECT_NE(msg.find("nested deeper than 64"), std::string::npos) << msg.substr(0, 400);
+  msg = error_of(R"({"format": "optpipe-instance/1", "name": )" + nested(63) + "}");  // 64 levels with the document
+  EXPECT_EQ(msg.rfind("name: must be a string, got an array", 0), 0u) << msg;
+}
+
 TEST(InstanceIo, WeightActivationAboveActivation) {
   json doc = base();
   doc["stages"][0]["weight_activation"] = "2GiB";
@@ -260,6 +297,25 @@ TEST(InstanceIo, Microbatches) {
 
   doc["microbatches"] = 2.0;  // integral: accepted
   EXPECT_EQ(parse_instance(doc.dump()).microbatches, 2);
+}
+
+// Issue 20: a few KB of file (1000 stages, 1e6 microbatches) describe 3e9 ops, which every tool
+// would hold in memory; the reader refuses more than kMaxStageMicrobatches stage-microbatches
+// (docs/semantics.md) and accepts the cap itself.
+TEST(InstanceIo, MoreStageMicrobatchesThanTheCapAreRefused) {
+  json doc = base();
+  json stage = doc["stages"][1];
+  doc["stages"] = json::array();
+  for (int s = 0; s < 10; ++s) {
+    stage["device"] = s % 2;
+    doc["stages"].push_back(stage);
+  }
+  doc["comm"] = 0;
+  doc["microbatches"] = 1'000'000;  // 10 x 1e6 = 1e7: the cap itself
+  EXPECT_EQ(parse_instance(doc.dump()).microbatches, 1'000'000);
+  doc["stages"].push_back(stage);  // 11 x 1e6
+  expect_error(doc, "microbatches", {"1000000 microbatches x 11 stages", "more than 10000000 stage-microbatches",
+                                     "33000000 actions"});
 }
 
 TEST(InstanceIo, MemoryLimitMustBePositive) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/cuda_devices.h"
+#include "tests/sanitized.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
 
@@ -87,6 +88,7 @@ TEST(Plugins, TheCommandNeedsNoCudaNcclOrMpiLibrary) {
 // Peak resident memory of `optpipe --help` (getrusage of the child): it was 225 MB when the
 // command linked CUDA, cuBLAS, NCCL and MPI (2026-11-25, the 2-core development machine).
 TEST(Plugins, HelpRunsInAFewMegabytes) {
+  SKIP_UNDER_SANITIZERS("it measures resident memory, which ASan's shadow memory inflates (86 MiB)");
   REQUIRE_CLI();
   const test_support::MeasuredRun r = test_support::run_measured({kCli, "--help"});
   EXPECT_EQ(r.status, 0) << r.output;

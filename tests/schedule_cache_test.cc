@@ -26,6 +26,7 @@
 #include "cache/repair.h"
 #include "cache/schedule_cache.h"
 #include "cache/signature.h"
+#include "model/error.h"
 #include "model/instance_io.h"
 #include "model/schedule_io.h"
 #include "search/solver.h"
@@ -424,6 +425,80 @@ std::string quote(const std::string& s) { return optpipe::test_support::shell_qu
 using CliRun = optpipe::test_support::ShellRun;
 
 CliRun run_cli(const std::string& args) { return optpipe::test_support::run_shell(quote(kCli) + " " + args); }
+
+// The import's reader (read_entries, issue 20): every rejected entry is named by its line (or
+// its index in an array) and the field path of its problem; unknown fields, duplicate keys and
+// numbers beyond a double are problems like in the instance and schedule readers (the last was
+// a crash of the JSON library under the fuzzer: tests/fuzz/corpus/cache_import/finding-*).
+TEST(CacheImport, ReadEntriesNamesTheLineAndFieldOfEachProblem) {
+  const std::string inst = R"({"format": "optpipe-instance/1", "microbatches": 1, "devices": [{"memory_limit": 10}], )"
+                           R"("stages": [{"device": 0, "forward": 1, "backward": 1, "weight": 1, "activation": 1}]})";
+  const std::string sch = R"({"format": "optpipe-schedule/1", "instance": "", "devices": [["F0.0", "B0.0", "W0.0"]]})";
+  auto entry = [&](const std::string& extra, const std::string& instance, const std::string& schedule) {
+    std::string text = R"({"format": "optpipe-cache-entry/1", "instance": )" + instance + R"(, "schedule": )" + schedule;
+    return (extra.empty() ? text : text + ", " + extra) + "}";
+  };
+  std::string bad_instance = inst;
+  bad_instance.replace(bad_instance.find("\"forward\": 1"), 12, "\"forward\": -1");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {entry(R"("bound": 2.5, "status": "optimal", "makespan": 3)", inst, sch), ""},
+      {entry(R"("colour": 1)", inst, sch), "line 2: colour: unknown field"},
+      {entry("", bad_instance, sch), "line 3: instance.stages[0].forward: must be >= 0"},
+      {entry("", inst, "[]"), "line 4: schedule: must be an object"},
+      {entry(R"("bound": "3")", inst, sch), "line 5: bound: must be a number"},
+      {entry(R"("status": "infeasible")", inst, sch), "line 6: status: must be \"optimal\" or \"feasible\""},
+      {entry(R"("makespan": 1, "makespan": 2)", inst, sch), "line 7: makespan: duplicate key"},
+      {entry(R"("created": 1e400)", inst, sch), "line 8: created: the number '1e400' is out of range"},
+      {"[1, 2]", "line 9: must be an object (an optpipe-cache-entry/1 entry), got an array"},
+      {R"({"format": "optpipe-cache-entry/2"})", "line 10: format: must be \"optpipe-cache-entry/1\""},
+      {entry("", inst, R"({"format": "optpipe-schedule/1", "instance": "", "devices": [["B0.0", "F0.0", "W0.0"]]})"),
+       "line 11: schedule: invalid on its instance"},
+      {entry(R"("seconds": -1)", inst, sch), "line 12: seconds: must be >= 0"},
+      {"{\"format\": ", "line 13: not JSON: parse error"},
+  };
+  std::string text;
+  for (const auto& [line, problem] : cases) text += line + "\n";
+  ImportReport report;
+  const std::vector<CacheEntry> entries = read_entries(text, "f.jsonl", &report);
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].makespan, 3.0);
+  EXPECT_EQ(entries[0].bound, 2.5);
+  EXPECT_EQ(entries[0].status, "optimal");
+  EXPECT_EQ(report.rejected, static_cast<long long>(cases.size()) - 1);
+  ASSERT_EQ(report.problems.size(), cases.size() - 1);
+  for (std::size_t i = 1; i < cases.size(); ++i) {
+    EXPECT_EQ(report.problems[i - 1].rfind("f.jsonl: " + cases[i].second, 0), 0u) << report.problems[i - 1];
+  }
+
+  // The array form names entries by their index; a '[' text that is not an array is refused whole.
+  ImportReport array_report;
+  EXPECT_EQ(read_entries("[" + entry("", inst, sch) + ", 7]", "f.json", &array_report).size(), 1u);
+  ASSERT_EQ(array_report.problems.size(), 1u);
+  EXPECT_EQ(array_report.problems[0].rfind("f.json: entry 2: must be an object", 0), 0u) << array_report.problems[0];
+  try {
+    read_entries("[1e400]", "f.json", nullptr);
+    ADD_FAILURE() << "read_entries accepted [1e400]";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("f.json: not a JSON array of cache entries: [0]: the number", 0), 0u) << e.what();
+  }
+}
+
+// Issue 20's fuzzing: an entry of a few KB whose instance has 1e6 microbatches made the import
+// allocate gigabytes (the validator's table of every op) before rejecting its one-action
+// schedule. Now the instance reader refuses more than 1e7 stage-microbatches and the validator
+// names a schedule too short for a large instance by its counts, without the table.
+TEST(CacheImport, AHugeInstanceWithAShortScheduleIsRejectedWithoutAllocatingPerOp) {
+  const std::string text =
+      optpipe::test_support::read_text(std::string(OPTPIPE_SOURCE_DIR) + "/tests/fuzz/corpus/cache_import/finding-allocation-bomb.jsonl");
+  ImportReport report;
+  EXPECT_TRUE(read_entries(text, "bomb.jsonl", &report).empty());
+  ASSERT_EQ(report.problems.size(), 2u);
+  EXPECT_EQ(report.problems[0].rfind("bomb.jsonl: line 1: instance.microbatches: 1000000 microbatches x 100 stages is more than", 0), 0u)
+      << report.problems[0];
+  EXPECT_EQ(report.problems[1].rfind("bomb.jsonl: line 2: schedule: invalid on its instance: the schedule has 1 action, but "
+                                     "the instance needs 30000000 compute ops", 0), 0u)
+      << report.problems[1];
+}
 
 TEST(CacheCli, BadCacheFilesNeverFailASolve) {
   REQUIRE_CLI();

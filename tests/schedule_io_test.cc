@@ -155,6 +155,27 @@ TEST(ScheduleIo, InvalidJson) {
   EXPECT_EQ(dup.rfind("gap: duplicate key", 0), 0u) << dup;
 }
 
+// Fuzzing (issue 20; tests/fuzz/corpus/schedule/finding-number-overflow.json): a number beyond
+// the largest double escaped the reader as the JSON library's out_of_range (exit 3, "internal
+// error"); it is bad input naming its field.
+TEST(ScheduleIo, NumberBeyondTheLargestDoubleNamesItsField) {
+  std::string msg = error_of(R"({"format": "optpipe-schedule/1", "instance": "a", "devices": [], "makespan": 1e3080})");
+  EXPECT_EQ(msg.rfind("makespan: the number '1e3080' is out of range", 0), 0u) << msg;
+  msg = error_of(R"({"format": "optpipe-schedule/1", "instance": "a", "devices": [], "peak_memory": [1, -9e999]})");
+  EXPECT_EQ(msg.rfind("peak_memory[1]: ", 0), 0u) << msg;
+  msg = error_of(R"({"format": "optpipe-schedule/1", "instance": "a", "devices": [["F0.0", 1e400]]})");
+  EXPECT_EQ(msg.rfind("devices[0][1]: ", 0), 0u) << msg;
+}
+
+// Issue 20: nesting deeper than json_reader::kMaxNesting is refused while reading (100000 levels
+// crashed the command in the JSON library's writer).
+TEST(ScheduleIo, DeepNestingIsRefusedNamingWhere) {
+  const std::string msg = error_of(R"({"format": "optpipe-schedule/1", "instance": "a", "devices": [)" +
+                                   std::string(100000, '[') + std::string(100001, ']') + "}");
+  EXPECT_EQ(msg.rfind("devices[0][0]", 0), 0u) << msg.substr(0, 200);
+  EXPECT_NE(msg.find("nested deeper than 64"), std::string::npos) << msg.substr(0, 400);
+}
+
 void expect_same(const Schedule& a, const Schedule& b) {
   EXPECT_EQ(a.instance, b.instance);
   EXPECT_EQ(a.devices, b.devices);

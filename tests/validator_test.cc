@@ -254,6 +254,22 @@ TEST(Validator, ViolationsCarryTheirPlace) {
   EXPECT_EQ(stuck.position, 1);
 }
 
+// Issue 20 (fuzzing the cache import; tests/fuzz/corpus/cache_import/finding-allocation-bomb.jsonl):
+// a schedule of one action on an instance of 100 stages x 1e6 microbatches made check_structure
+// allocate a table of every op, 6.4 GB, before naming the first missing one. Above
+// kStageMicrobatchesNamedOneByOne a schedule too short for the instance gets one violation with
+// the counts, and no table.
+TEST(Validator, AScheduleTooShortForAHugeInstanceIsNamedByItsCounts) {
+  Instance inst = uniform_instance(10, 1'000'000, 1, 1, 1);
+  const Schedule one = lists(inst, {{"F0.0"}, {}, {}, {}, {}, {}, {}, {}, {}, {}});
+  expect_structural(inst, one, Rule::kMissing,
+                    {"the schedule has 1 action, but the instance needs 30000000 compute ops",
+                     "10 stages x 1000000 microbatches x F, B, W", "at least 29999999 are missing"});
+  inst.split_backward = false;
+  expect_only(check_structure(inst, one), Rule::kMissing, {"needs 20000000 compute ops", "x F, B)"});
+  // Small instances still name each missing op (Validator.Missing, LimitCapsTheList).
+}
+
 TEST(Validator, LimitCapsTheList) {
   const Instance inst = two_by_two();
   const Schedule empty = lists(inst, std::vector<std::vector<std::string>>(2));

@@ -16,6 +16,7 @@
 #include "search/solver.h"
 #include "model/simulator.h"
 #include "model/validator.h"
+#include "tests/sanitized.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
 
@@ -149,6 +150,7 @@ TEST(WarmStarts, TargetStopsTheLocalSearch) {
 // improved first, and with the root bound as the target it reaches the optimum within a few
 // hundred simulations (from the heuristics alone: about 90k).
 TEST(WarmStarts, AGuideListStartsOneMoreLocalSearch) {
+  SKIP_UNDER_SANITIZERS("it needs the root relaxation to finish within its wall-time budget (at most 2 s), which the sanitizers' slowdown exceeds");
   const Instance inst = load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/offload-slow-pcie-4x8.json");
   const BestResult heur = run_all_heuristics(inst);
   const RootBound root = root_lower_bound(inst, heur.best_result()->sim.makespan);
