@@ -47,8 +47,10 @@ Built PeriodicOffload::build(const Instance& inst, const RunLimits& limits) cons
   }
   for (int k = 0; k < kCycles && !limits.expired(); ++k) {
     const double c = c0 * std::pow(growth, k);
-    for (double margin : {0.0, 0.25, 0.5}) {
+    for (int variant = 0; variant < 6; ++variant) {
+      const double margin = 0.25 * (variant % 3);
       PeriodicPlanOptions po;
+      po.book_channels = variant >= 3;
       po.cycle = c;
       po.offload_margin = margin * offload_ms;
       po.reload_margin = margin * reload_ms;
@@ -60,7 +62,7 @@ Built PeriodicOffload::build(const Instance& inst, const RunLimits& limits) cons
       best_makespan = r.makespan;
       best = std::move(sch);
       std::ostringstream d;
-      d << "cycle " << c << " ms, margin " << margin;
+      d << "cycle " << c << " ms, margin " << margin << (po.book_channels ? ", channels booked" : "");
       best_detail = d.str();
     }
   }

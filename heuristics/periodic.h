@@ -1,6 +1,6 @@
 // Periodic offload: the cyclic template of periodic_template.h (every device repeats one
 // pattern per cycle, offloads where the planned memory would overflow), tried over a grid of
-// cycles and offload/reload margins; keeps the fastest simulated schedule that fits.
+// cycles, offload/reload margins, and the shared channels booked or not; keeps the fastest simulated schedule that fits.
 //
 // Why: under tight memory at 16-32 GPUs the memory-oblivious bases that PipeOffload and
 // AdaOffload edit hold each activation for 1F1B's (S - s) cycles, where the pipeline's latency
@@ -9,7 +9,7 @@
 // stops being the bottleneck sooner (bench/README.md, "The solver at scale").
 // Source: modulo scheduling (Rau, MICRO-27 1994), see periodic_template.h.
 //
-// Complexity: G cycles x 3 margins, each O(S·m·K) to plan and one simulation O(N log N);
+// Complexity: G cycles x 3 margins x 2 (channels booked or not), each O(S·m·K) to plan and one simulation O(N log N);
 // G = 60 (from the largest per-device F + B + W up to 3 times it, 1.9% apart).
 #pragma once
 

@@ -1,8 +1,11 @@
 #include "heuristics/periodic_template.h"
 
+#include "heuristics/periodic_memory_plan.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <tuple>
 
 namespace optpipe {
@@ -41,95 +44,9 @@ void place_backward(double lo, double f, double fd, double bd, double wd, double
   }
 }
 
-struct Times {
-  double fs, fe, bs, be, we;
-};
-
-// The planned memory plan of one stage (see the header).
-class MemoryPlan {
- public:
-  MemoryPlan(const Instance& inst, int s, const StageOffsets& o, const PeriodicPlanOptions& opt)
-      : m_(inst.microbatches), act_(inst.stages[s].activation), keep_w_(inst.freed_by_w(s)),
-        cap_(inst.devices[inst.stages[s].device].memory_limit - inst.devices[inst.stages[s].device].static_memory),
-        r_(inst.offload_levels.back()), can_(inst.stages[s].offloadable() && r_ > 0), off_(m_, 0) {
-    const Stage& st = inst.stages[s];
-    times_.resize(m_);
-    oe_.resize(m_);
-    rs_.resize(m_);
-    for (int j = 0; j < m_; ++j) {
-      Times& t = times_[j];
-      t.fs = o.f + opt.cycle * j;
-      t.fe = t.fs + st.forward;
-      t.bs = o.b + opt.cycle * j;
-      t.be = t.bs + inst.duration(OpType::B, s);
-      t.we = inst.split_backward ? o.w + opt.cycle * j + st.weight : t.be;
-      if (can_) {
-        oe_[j] = t.fe + r_ * *st.offload + opt.offload_margin;
-        rs_[j] = t.bs - r_ * *st.reload - opt.reload_margin;
-      }
-    }
-  }
-
-  // Chooses the offloads; false when the plan cannot fit.
-  bool run() {
-    for (int jj = 0; jj < m_; ++jj) {
-      std::vector<double> points{times_[jj].fs};
-      for (int k = first_; k < jj; ++k) {
-        if (off_[k] && rs_[k] >= times_[jj].fs && rs_[k] < times_[jj].we) points.push_back(rs_[k]);
-      }
-      for (std::size_t p = 0; p < points.size(); ++p) {
-        while (memory(points[p], jj) > cap_) {
-          const int k = victim(points[p], jj);
-          if (k < 0) return false;
-          off_[k] = 1;
-          points.push_back(rs_[k]);
-        }
-      }
-      while (first_ < jj && times_[first_].we <= times_[jj + 1 < m_ ? jj + 1 : jj].fs) ++first_;
-    }
-    return true;
-  }
-
-  bool offloaded(int j) const { return off_[j] != 0; }
-  double reload_start(int j) const { return rs_[j]; }
-  double level() const { return r_; }
-
- private:
-  double memory_of(int k, double x) const {
-    const Times& t = times_[k];
-    if (x < t.fs || x >= t.we) return 0;
-    if (x >= t.be) return keep_w_;
-    if (off_[k] && x >= oe_[k] && x < rs_[k]) return act_ * (1 - r_);
-    return act_;
-  }
-  double memory(double x, int last) const {
-    double sum = 0;
-    for (int k = first_; k <= last; ++k) sum += memory_of(k, x);
-    return sum;
-  }
-  // The microbatch to offload for instant x: out at x if offloaded, latest backward.
-  int victim(double x, int last) const {
-    if (!can_) return -1;
-    int best = -1;
-    for (int k = first_; k <= last; ++k) {
-      if (off_[k] || !(oe_[k] <= x && x < rs_[k] && oe_[k] < rs_[k])) continue;
-      if (best < 0 || times_[k].bs > times_[best].bs) best = k;
-    }
-    return best;
-  }
-
-  int m_;
-  double act_, keep_w_, cap_, r_;
-  bool can_;
-  std::vector<char> off_;
-  std::vector<Times> times_;
-  std::vector<double> oe_, rs_;
-  int first_ = 0;
-};
-
 // Device list of stage s: its ops by planned start (B before W before F at equal times), each R
 // right after the last compute op that ends by its planned start (and after its F).
-std::vector<Action> stage_list(const Instance& inst, int s, const StageOffsets& o, double c, const MemoryPlan& plan) {
+std::vector<Action> stage_list(const Instance& inst, int s, const StageOffsets& o, double c, const PeriodicMemoryPlan& plan) {
   const int m = inst.microbatches;
   std::vector<std::tuple<double, int, int, Action>> ops;  // start, rank, mb, action
   for (int j = 0; j < m; ++j) {
@@ -185,18 +102,36 @@ std::vector<StageOffsets> periodic_offsets(const Instance& inst, double c) {
   return o;
 }
 
-std::optional<Schedule> periodic_schedule(const Instance& inst, const PeriodicPlanOptions& opt) {
+std::optional<PeriodicPlan> periodic_plan(const Instance& inst, const PeriodicPlanOptions& opt) {
   const std::vector<StageOffsets> o = periodic_offsets(inst, opt.cycle);
   if (o.empty()) return std::nullopt;
-  Schedule sch;
-  sch.instance = inst.name;
-  sch.devices.resize(static_cast<std::size_t>(inst.num_devices()));
-  for (int s = 0; s < inst.num_stages(); ++s) {
-    MemoryPlan plan(inst, s, o[s], opt);
+  const int m = inst.microbatches, S = inst.num_stages();
+  PeriodicPlan out;
+  out.offsets = o;
+  out.offload_end.assign(static_cast<std::size_t>(S) * m, std::numeric_limits<double>::quiet_NaN());
+  out.reload_start = out.offload_end;
+  out.schedule.instance = inst.name;
+  out.schedule.devices.resize(static_cast<std::size_t>(inst.num_devices()));
+  // The channels of each PCIe group, shared by its devices' stages (planned in stage order).
+  std::map<int, std::pair<ChannelBook, ChannelBook>> channels;  // group -> (D2H, H2D)
+  for (int s = 0; s < S; ++s) {
+    auto& [d2h, h2d] = channels[inst.devices[inst.stages[s].device].pcie_group];
+    PeriodicMemoryPlan plan(inst, s, o[s], opt, d2h, h2d);
     if (!plan.run()) return std::nullopt;
-    sch.devices[static_cast<std::size_t>(inst.stages[s].device)] = stage_list(inst, s, o[s], opt.cycle, plan);
+    for (int j = 0; j < m; ++j) {
+      if (!plan.offloaded(j)) continue;
+      out.offload_end[static_cast<std::size_t>(s) * m + j] = plan.offload_end(j);
+      out.reload_start[static_cast<std::size_t>(s) * m + j] = plan.reload_start(j);
+    }
+    out.schedule.devices[static_cast<std::size_t>(inst.stages[s].device)] = stage_list(inst, s, o[s], opt.cycle, plan);
   }
-  return sch;
+  return out;
+}
+
+std::optional<Schedule> periodic_schedule(const Instance& inst, const PeriodicPlanOptions& opt) {
+  std::optional<PeriodicPlan> p = periodic_plan(inst, opt);
+  if (!p) return std::nullopt;
+  return std::move(p->schedule);
 }
 
 }  // namespace optpipe

@@ -14,14 +14,10 @@
 // of the pipeline above s plus the waits for free residues (zero-bubble schedules with cycle
 // F + B + W are the special case of the Zero Bubble paper, arXiv 2401.10241, §3).
 //
-// Memory plan (this project): microbatch j of stage s holds its activation from F's planned
-// start to B's planned end and M_W until W's; an offloaded one (the instance's largest level r)
-// drops r·activation from F's end + r·offload + margin to its planned reload start, B's start -
-// r·reload - margin. Microbatches are added in order; wherever an addition (a forward's start,
-// a reload's start) would pass the limit, the earlier microbatch with the latest backward that
-// is out at that instant if offloaded (its offload over, its reload not begun) is offloaded,
-// until it fits; the plan fails when none is left. Each R goes right after the last compute
-// op whose planned end is no later than its planned start (the spec requests it there).
+// Memory plan (periodic_memory_plan.h): the offloads where the planned memory would pass the
+// limit, each booked on its PCIe group's shared channels. Each R goes before the first op that
+// would end after its planned start (so it is requested at the end of the op before, no later
+// than planned), and before its B.
 //
 // The template is only an order: the simulator decides the real timing (every op as early as
 // the lists, inputs, memory and channels allow), which may deadlock or differ; periodic.h tries
@@ -52,7 +48,18 @@ struct PeriodicPlanOptions {
   double cycle = 0;              // c, ms
   double offload_margin = 0;     // ms added to each planned offload's end (channel waits)
   double reload_margin = 0;      // ms by which each planned reload starts earlier than needed
+  bool book_channels = true;     // plan the transfers on their PCIe group's shared channels
 };
+
+// The template's lists with the memory plan behind them: per (stage, microbatch) sj = s·m + j,
+// the planned end of an offload (its margin included) and start of its reload; NaN where the
+// microbatch is not offloaded.
+struct PeriodicPlan {
+  Schedule schedule;
+  std::vector<StageOffsets> offsets;
+  std::vector<double> offload_end, reload_start;
+};
+std::optional<PeriodicPlan> periodic_plan(const Instance& instance, const PeriodicPlanOptions& options);
 
 // The lists of the template for these options (with the offloads the memory plan chose), or
 // nullopt when no cycle offsets exist or the memory plan fails.

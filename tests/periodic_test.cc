@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
+#include <map>
 #include <random>
 
 #include "heuristics/periodic.h"
@@ -97,15 +99,15 @@ TEST(PeriodicTemplate, OffsetsFollowTheChainsAndNeverShareADevice) {
   EXPECT_GT(checked, 800);
 }
 
-// The planned memory of stage s at instant x, from the schedule's offload levels and the
-// offsets, summing every microbatch (no window).
-double planned_memory(const Instance& inst, const Schedule& sch, int s, const StageOffsets& o,
-                      const PeriodicPlanOptions& po, double x) {
+// The planned memory of stage s at instant x, from the plan's offloads and the offsets, summing
+// every microbatch (no window).
+double planned_memory(const Instance& inst, const PeriodicPlan& plan, int s, const PeriodicPlanOptions& po, double x) {
   const Stage& st = inst.stages[s];
+  const StageOffsets& o = plan.offsets[s];
+  const int m = inst.microbatches;
+  const double r = inst.offload_levels.back();
   double sum = 0;
-  for (const Action& a : sch.devices[st.device]) {
-    if (a.type != OpType::F) continue;
-    const int j = a.mb;
+  for (int j = 0; j < m; ++j) {
     const double fs = o.f + po.cycle * j, bs = o.b + po.cycle * j, be = bs + inst.duration(OpType::B, s);
     const double we = inst.split_backward ? o.w + po.cycle * j + st.weight : be;
     if (x < fs || x >= we) continue;
@@ -113,56 +115,79 @@ double planned_memory(const Instance& inst, const Schedule& sch, int s, const St
       sum += inst.freed_by_w(s);
       continue;
     }
-    double held = st.activation;
-    if (a.r > 0) {
-      const double oe = fs + st.forward + a.r * *st.offload + po.offload_margin;
-      const double rs = bs - a.r * *st.reload - po.reload_margin;
-      if (x >= oe && x < rs) held -= a.r * st.activation;
-    }
-    sum += held;
+    const double oe = plan.offload_end[s * m + j], rs = plan.reload_start[s * m + j];
+    sum += oe == oe && x >= oe && x < rs ? (1 - r) * st.activation : st.activation;
   }
   return sum;
 }
 
-TEST(PeriodicTemplate, MemoryPlanFitsAtEveryPlannedAddition) {
+TEST(PeriodicTemplate, MemoryPlanFitsAtEveryPlannedAdditionAndTheChannelsCarryIt) {
   std::mt19937 rng(23);
-  int plans = 0, with_offloads = 0;
+  int plans = 0, with_offloads = 0, shared = 0;
   for (int i = 0; i < 400; ++i) {
-    const Instance inst = random_plain(rng, true);
+    Instance inst = random_plain(rng, true);
+    if (i % 2 == 0) {
+      for (int d = 0; d < inst.num_devices(); ++d) inst.devices[d].pcie_group = d / 2;
+    }
     double c0 = 0;
     for (int s = 0; s < inst.num_stages(); ++s) c0 = std::max(c0, work(inst, s));
     PeriodicPlanOptions po;
     po.cycle = c0 * (1 + 0.3 * (i % 5));
     po.offload_margin = (i % 3) * 0.5;
     po.reload_margin = (i % 2) * 0.7;
-    const std::optional<Schedule> sch = periodic_schedule(inst, po);
-    if (!sch) continue;
+    const std::optional<PeriodicPlan> plan = periodic_plan(inst, po);
+    if (!plan) continue;
     ++plans;
-    EXPECT_TRUE(check_structure(inst, *sch).empty()) << "case " << i << ": " << check_structure(inst, *sch).front().message;
-    const std::vector<StageOffsets> o = periodic_offsets(inst, po.cycle);
-    bool offloads = false;
+    const Schedule& sch = plan->schedule;
+    ASSERT_TRUE(check_structure(inst, sch).empty()) << "case " << i << ": " << check_structure(inst, sch).front().message;
+    const int m = inst.microbatches;
+    const double r = inst.offload_levels.back();
+    // Planned transfers per group and direction: (start, end).
+    std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> transfers;
     for (int s = 0; s < inst.num_stages(); ++s) {
       const Stage& st = inst.stages[s];
       const double cap = inst.devices[st.device].memory_limit - inst.devices[st.device].static_memory;
-      // The additions: every forward's start and every reload's planned start.
-      for (const Action& a : sch->devices[st.device]) {
-        if (a.type != OpType::F) continue;
-        std::vector<double> points{o[s].f + po.cycle * a.mb};
-        if (a.r > 0) {
-          offloads = true;
-          points.push_back(o[s].b + po.cycle * a.mb - a.r * *st.reload - po.reload_margin);
+      for (int j = 0; j < m; ++j) {
+        const bool off = plan->offload_end[s * m + j] == plan->offload_end[s * m + j];
+        // The schedule offloads exactly the planned microbatches.
+        const auto& list = sch.devices[st.device];
+        const auto f = std::find_if(list.begin(), list.end(), [&](const Action& a) {
+          return a.type == OpType::F && a.stage == s && a.mb == j;
+        });
+        ASSERT_NE(f, list.end());
+        EXPECT_EQ(f->r > 0, off) << "case " << i;
+        std::vector<double> points{plan->offsets[s].f + po.cycle * j};
+        if (off) {
+          const double fe = points[0] + st.forward, oe = plan->offload_end[s * m + j], rs = plan->reload_start[s * m + j];
+          const double bs = plan->offsets[s].b + po.cycle * j;
+          EXPECT_GE(oe - po.offload_margin - r * *st.offload, fe - 1e-9) << "case " << i;  // after its F
+          EXPECT_LE(rs + r * *st.reload, bs - po.reload_margin + 1e-9) << "case " << i;   // before its B
+          EXPECT_LE(oe, rs + 1e-9) << "case " << i;
+          const int g = inst.devices[st.device].pcie_group;
+          transfers[{g, 0}].push_back({oe - po.offload_margin - r * *st.offload, oe - po.offload_margin});
+          transfers[{g, 1}].push_back({rs, rs + r * *st.reload});
+          points.push_back(rs);
+          with_offloads += 1;
         }
         for (double x : points) {
-          EXPECT_LE(planned_memory(inst, *sch, s, o[s], po, x), cap * (1 + 1e-12) + 1e-6)
+          EXPECT_LE(planned_memory(inst, *plan, s, po, x), cap * (1 + 1e-12) + 1e-6)
               << "case " << i << " stage " << s << " at " << x;
         }
       }
     }
-    with_offloads += offloads;
+    for (auto& [key, list] : transfers) {
+      shared += key.first == 0 && inst.num_devices() > 1 && i % 2 == 0;
+      for (std::size_t a = 0; a < list.size(); ++a) {
+        for (std::size_t b = a + 1; b < list.size(); ++b) {
+          const bool apart = list[a].second <= list[b].first + 1e-9 || list[b].second <= list[a].first + 1e-9;
+          EXPECT_TRUE(apart) << "case " << i << ": transfers of group " << key.first << " overlap";
+        }
+      }
+    }
   }
-  std::printf("plans %d, with offloads %d\n", plans, with_offloads);
+  std::printf("plans %d, offloads %d, shared groups %d\n", plans, with_offloads, shared);
   EXPECT_GT(plans, 150);
-  EXPECT_GT(with_offloads, 30);
+  EXPECT_GT(with_offloads, 200);
 }
 
 TEST(Periodic, ZeroBubbleCycleWithoutMemoryPressure) {
