@@ -40,6 +40,13 @@ struct WarmStartOptions {
   std::string guide_name = "guide";  // what the improved start is called: "<heuristic> + <guide_name>"
   // Set from outside (e.g. Ctrl-C): the local searches stop and return what they have.
   const std::atomic<bool>* stop = nullptr;
+  // Large instances (solve_pipeline.h): the full phase runs as synchronised rounds of local
+  // searches (improve_rounds.h) from the best schedules so far (the guide's hybrid, the quick
+  // phase's results and the heuristics) until time_limit, or until round_evaluations
+  // simulations in all (< 0: only the time limit stops it), instead of one search per start.
+  bool rounds = false;
+  std::int64_t round_evaluations = -1;
+  int threads = 0;  // the rounds' threads (0: all)
 };
 
 // The local search budget `optpipe solve` uses for a time limit of `seconds`: 2000 simulations a

@@ -124,6 +124,7 @@ class BranchAndBound {
     if (shared_.incumbent() < kInf && shared_.proven_bound() >= shared_.incumbent() - kTimeEps) {
       shared_.request_stop(kProven);
     }
+    if (!opt_.tree) shared_.request_stop(kNoTree);
     search_tree();
     finish(res, true);
     return res;

@@ -27,6 +27,15 @@ constexpr std::int64_t kTreeFirstNodes = 20000;
 constexpr double kTreeFirstShare = 0.05;
 constexpr double kTreeFirstSeconds = 0.5;
 
+// Large instances (issue 21): from this many compute ops on, the tree search is not run and the
+// local search gets the time instead, in rounds on every thread until the end (see the header).
+// Measured on the family of bench/README.md ("The solver at scale"): at 16 x 64 (3072 ops) the
+// tree expanded 190-800 nodes a second, 84% of its time in the bounds, and in 17-50 s never
+// improved the incumbent nor the bound; gpt-8x32-18g (768 ops) and gpt-8x24-tight keep it.
+constexpr int kScaleOps = 2048;
+// At scale, what the rounds leave of the time limit for the root bound and the result.
+constexpr double kScaleReserve = 0.02;
+
 // The cache's part of a solve. Never a reason to fail: every problem becomes a warning and the
 // solve goes on without the cache.
 struct CacheSession {
@@ -186,8 +195,18 @@ class PipelineRun {
     wo.target = cached_.exact() ? cached_.hit.bound : 0.0;
     wo.guide_name = "relaxed order";
     wo.time_limit = std::max(0.0, 0.4 * o_.time_limit - since(started_));  // at most 40% of the time limit
+    if (at_scale()) {
+      // The whole time left, in rounds; a fixed budget (--local-search N) is N per start of the
+      // small instances' full phase, in all.
+      wo.rounds = true;
+      wo.time_limit = std::max(0.0, (1 - kScaleReserve) * o_.time_limit - since(started_));
+      wo.round_evaluations = o_.local_search >= 0 ? o_.local_search * wo.improve_best : -1;
+      wo.threads = o_.threads;
+    }
     return wo;
   }
+
+  bool at_scale() const { return compute_ops(inst_) >= (o_.scale_ops >= 0 ? o_.scale_ops : kScaleOps); }
 
   // The root's bounds for the warm starts; the thorough one (with the single-stage relaxation)
   // is kept for the search.
@@ -244,6 +263,7 @@ class PipelineRun {
     opt.on_root_bound = [this](double b) { obs_.on_root_bound(b); };
     opt.on_lns = [this](double s, double before, double after, int k) { obs_.on_lns(s, before, after, k); };
     opt.on_progress = [this](const SolveProgress& p) { obs_.on_progress(p); };
+    opt.tree = !at_scale();
 
     PipelineResult out;
     out.search_started = since(started_);

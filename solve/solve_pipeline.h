@@ -55,6 +55,9 @@ struct PipelineOptions {
   // (cache/cache_lookup.h).
   std::string cache_file;
   std::string build;
+  // From this many compute ops on, no tree search: the local search runs in rounds on every
+  // thread until the time limit instead (solve_pipeline.cc, kScaleOps: 2048 by default).
+  int scale_ops = -1;  // < 0: the default
   // More warm starts from the caller (e.g. the running schedule, for online re-scheduling).
   std::vector<Schedule> warm_starts;
 };
