@@ -52,7 +52,7 @@ std::int64_t rounds_task_budget(const Instance& instance);
 
 // The best schedule found from `starts` (valid, feasible ones; others are skipped); the best
 // start itself when nothing improves it. Empty lists when no start is usable.
-Schedule improve_in_rounds(const Instance& instance, const std::vector<Schedule>& starts, const RoundsOptions& options,
+Schedule improve_in_rounds(const Instance& instance, const std::vector<Schedule>& starts, const RoundsOptions& options = {},
                            RoundsStats* stats = nullptr);
 
 }  // namespace optpipe
