@@ -73,6 +73,7 @@ std::vector<Schedule> improve_all(const Instance& inst, const std::vector<Start>
     LocalSearchStats st;
     improved[i] = improve_schedule(inst, *starts[i].schedule, lo, &st);
     if (st.final_makespan <= opt.target + kEps) stop.store(true);  // the others cannot do better
+    if (opt.on_improved) opt.on_improved(st.final_makespan, starts[i].name);
     runs[i] = {starts[i].name, st.start_makespan, st.final_makespan, st.evaluations,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
   });
@@ -103,6 +104,7 @@ void full_phase_in_rounds(const Instance& inst, const BestResult& heur, const Wa
   ro.stop = opt.stop;
   ro.max_evaluations = opt.round_evaluations;
   ro.threads = opt.threads;
+  if (opt.on_improved) ro.on_improve = [&](double, double makespan) { opt.on_improved(makespan, "rounds"); };
   RoundsStats rs;
   Schedule best = improve_in_rounds(inst, starts, ro, &rs);
   if (best.devices.empty()) return;

@@ -47,6 +47,9 @@ struct WarmStartOptions {
   bool rounds = false;
   std::int64_t round_evaluations = -1;
   int threads = 0;  // the rounds' threads (0: all)
+  // Called when a local search run ends, or a round improves the best (from any thread; the
+  // caller serialises): its makespan and what it started from. For traces (solve_pipeline.h).
+  std::function<void(double makespan, const std::string& from)> on_improved;
 };
 
 // The local search budget `optpipe solve` uses for a time limit of `seconds`: 2000 simulations a

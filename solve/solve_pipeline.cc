@@ -143,6 +143,18 @@ std::string PipelineResult::best_from() const {
   return result.warm_start;
 }
 
+std::string PipelineResult::bound_from() const {
+  const SolveStats& st = result.stats;
+  const double tol = 1e-7 * std::max(1.0, result.bound);
+  if (from_cache) return "cache";
+  if (result.bound > result.root_bound + tol) {
+    return result.status == SolveResult::Status::kOptimal && st.nodes > 0 ? "proof" : "tree";
+  }
+  if (st.group_energy_bound > 0 && st.group_energy_bound >= result.bound - tol) return "PCIe group energy";
+  if (st.single_stage_bound > 0 && st.single_stage_bound >= result.bound - tol) return "single-stage relaxation";
+  return "node bounds";
+}
+
 double PipelineResult::seconds_to_best() const {
   return best_from() == "search" ? search_started + result.stats.seconds_to_best : search_started;
 }
@@ -171,7 +183,11 @@ class PipelineRun {
     // the stop request and keeps what it has); then warm starts against the root's bounds (the
     // thorough one is kept: the search reuses its relaxation).
     heur_ = run_all_heuristics(
-        inst_, true, [&](const HeuristicResult& h) { obs_.on_heuristic(h, since(started_)); },
+        inst_, true,
+        [&](const HeuristicResult& h) {
+          obs_.on_heuristic(h, since(started_));
+          if (h.ok()) trace_.note(since(started_), h.sim.makespan, 0, h.name);
+        },
         RunLimits::within(kHeuristicsShare * o_.time_limit - since(started_), o_.stop));
     const BoundedWarmStarts bounded = build_warm_starts(inst_, heur_, warm_start_options(), root_bound_fn(),
                                                         tree_next_fn());
@@ -194,6 +210,9 @@ class PipelineRun {
     wo.evaluations = o_.local_search >= 0 ? o_.local_search : local_search_budget(o_.time_limit);
     wo.target = cached_.exact() ? cached_.hit.bound : 0.0;
     wo.guide_name = "relaxed order";
+    wo.on_improved = [this](double makespan, const std::string& from) {
+      trace_.note(since(started_), makespan, 0, "local search from " + from);
+    };
     wo.time_limit = std::max(0.0, 0.4 * o_.time_limit - since(started_));  // at most 40% of the time limit
     if (at_scale()) {
       // The whole time left, in rounds; a fixed budget (--local-search N) is N per start of the
@@ -219,6 +238,8 @@ class PipelineRun {
       if (cached_.hit.schedule) incumbent = std::min(incumbent, cached_.hit.makespan);
       const RootBound r = root_lower_bound(inst_, incumbent, ro);
       if (thorough) relaxed_ = r;
+      trace_.note(since(started_), std::numeric_limits<double>::infinity(), r.bound,
+                  thorough ? "root bound with the relaxation" : "root bound");
       return GuidedBound{r.bound, r.device, r.order};
     };
   }
@@ -262,7 +283,10 @@ class PipelineRun {
     opt.root_relaxation = &relaxed_;
     opt.on_root_bound = [this](double b) { obs_.on_root_bound(b); };
     opt.on_lns = [this](double s, double before, double after, int k) { obs_.on_lns(s, before, after, k); };
-    opt.on_progress = [this](const SolveProgress& p) { obs_.on_progress(p); };
+    opt.on_progress = [this](const SolveProgress& p) {
+      obs_.on_progress(p);
+      trace_.note(since(started_), p.incumbent, p.bound, "search");
+    };
     opt.tree = !at_scale();
 
     PipelineResult out;
@@ -280,6 +304,8 @@ class PipelineRun {
     }
     store(cached_, inst_, o_, out.result, since(started_), obs_);
     out.seconds = since(started_);
+    trace_.note(out.seconds, out.result.makespan, out.result.bound, out.best_from());
+    out.trace = trace_.points();
     return out;
   }
 
@@ -292,6 +318,7 @@ class PipelineRun {
   RootBound relaxed_;
   double tree_root_ = 0, tree_started_ = 0;
   std::optional<SolveResult> tree_first_;
+  mutable SolveTraceRecorder trace_;  // written from the warm starts' threads too
 };
 
 }  // namespace
