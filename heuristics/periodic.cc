@@ -47,10 +47,12 @@ Built PeriodicOffload::build(const Instance& inst, const RunLimits& limits) cons
   }
   for (int k = 0; k < kCycles && !limits.expired(); ++k) {
     const double c = c0 * std::pow(growth, k);
-    for (int variant = 0; variant < 6; ++variant) {
+    for (int variant = 0; variant < 24; ++variant) {
       const double margin = 0.25 * (variant % 3);
       PeriodicPlanOptions po;
-      po.book_channels = variant >= 3;
+      po.book_channels = variant / 3 % 4 == 1;
+      po.spread = variant / 3 % 4 == 2 ? 1.0 : variant / 3 % 4 == 3 ? 1.15 : 0.0;
+      po.chains_only = variant >= 12;
       po.cycle = c;
       po.offload_margin = margin * offload_ms;
       po.reload_margin = margin * reload_ms;
@@ -62,7 +64,8 @@ Built PeriodicOffload::build(const Instance& inst, const RunLimits& limits) cons
       best_makespan = r.makespan;
       best = std::move(sch);
       std::ostringstream d;
-      d << "cycle " << c << " ms, margin " << margin << (po.book_channels ? ", channels booked" : "");
+      d << "cycle " << c << " ms, margin " << margin << (po.book_channels ? ", channels booked" : "")
+        << (po.spread > 0 ? ", offloads spread" : "") << (po.chains_only ? ", chains only" : "");
       best_detail = d.str();
     }
   }

@@ -1,6 +1,7 @@
 #include "heuristics/periodic_memory_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace optpipe {
@@ -18,6 +19,7 @@ PeriodicMemoryPlan::PeriodicMemoryPlan(const Instance& inst, int s, const StageO
       rel_margin_(opt.reload_margin),
       can_(inst.stages[s].offloadable() && r_ > 0),
       book_(opt.book_channels),
+      spread_(opt.book_channels ? 0.0 : opt.spread),
       d2h_(d2h),
       h2d_(h2d),
       off_(static_cast<std::size_t>(m_), 0),
@@ -35,7 +37,28 @@ PeriodicMemoryPlan::PeriodicMemoryPlan(const Instance& inst, int s, const StageO
   }
 }
 
+void PeriodicMemoryPlan::spread_offloads() {
+  if (!can_ || spread_ <= 0 || m_ == 0) return;
+  // Token-time (bytes x ms) of one microbatch kept and offloaded, from microbatch 0's times.
+  const Times& t = times_[0];
+  const double oe = t.fe + off_ms_ + off_margin_, rs = t.bs - rel_margin_ - rel_ms_;
+  if (!(oe < rs)) return;
+  const double w_part = keep_w_ * (t.we - t.be);
+  const double kept = act_ * (t.be - t.fs) + w_part;
+  const double out = act_ * ((oe - t.fs) + (t.be - rs)) + act_ * (1 - r_) * (rs - oe) + w_part;
+  const double cycle = m_ > 1 ? times_[1].fs - times_[0].fs : 0;
+  if (!(kept > out) || !(cycle > 0)) return;
+  const double x = std::clamp(spread_ * (kept - cap_ * cycle) / (kept - out), 0.0, 1.0);
+  for (int j = 0; j < m_; ++j) {
+    if (std::floor((j + 1) * x) <= std::floor(j * x)) continue;
+    off_[j] = 1;
+    oe_[j] = times_[j].fe + off_ms_ + off_margin_;
+    rs_[j] = times_[j].bs - rel_margin_ - rel_ms_;
+  }
+}
+
 bool PeriodicMemoryPlan::run() {
+  spread_offloads();
   for (int jj = 0; jj < m_; ++jj) {
     std::vector<double> points{times_[jj].fs};
     for (int k = first_; k < jj; ++k) {

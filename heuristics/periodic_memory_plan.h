@@ -10,7 +10,12 @@
 // on the D2H channel early enough (the earliest free slot after its F, ending with the margin
 // before the instant) and whose reload fits on the H2D channel late enough (the latest free slot
 // ending by its B's start less the margin, starting after the instant). The plan fails when none
-// is left. Without booking (PeriodicPlanOptions::book_channels false) every offload starts at
+// is left. With a spread (PeriodicPlanOptions::spread > 0, without booking) the share x of
+// microbatches that the steady state needs offloaded (the token-time of one kept and one
+// offloaded microbatch against the memory times the cycle, scaled by the spread) is offloaded
+// first, evenly (microbatch j when floor((j + 1) x) > floor(j x)), so that the two devices of a
+// PCIe group ask its channels for about their share each cycle; the greedy then fixes what is
+// left. Without booking (PeriodicPlanOptions::book_channels false) every offload starts at
 // its F's end and every reload ends at its B's start less the margin, as if each had the
 // channels to itself: an optimistic plan, which the simulator then stretches where the channels
 // are short; on the family of bench/README.md neither variant is always the better one. Offloads are at the instance's largest level r; an offloaded microbatch keeps
@@ -48,10 +53,13 @@ class PeriodicMemoryPlan {
   double memory(double x, int last) const;
   // Offloads a microbatch for instant x (see the header); -1 when none can.
   int offload_for(double x, int last);
+  // PeriodicPlanOptions::spread: the steady state's share of offloads, spread evenly.
+  void spread_offloads();
 
   int m_;
   double act_, keep_w_, cap_, r_, off_ms_, rel_ms_, off_margin_, rel_margin_;
   bool can_, book_;
+  double spread_;
   ChannelBook& d2h_;
   ChannelBook& h2d_;
   std::vector<char> off_;

@@ -84,7 +84,7 @@ bool overlaps_modulo(double x, double lx, double y, double ly, double c) {
   return u < ly - kEps || u + lx > c + kEps;
 }
 
-std::vector<StageOffsets> periodic_offsets(const Instance& inst, double c) {
+std::vector<StageOffsets> periodic_offsets(const Instance& inst, double c, bool chains_only) {
   const int S = inst.num_stages();
   if (inst.placement() != Placement::kOnePerDevice || !(c > 0)) return {};
   for (int s = 0; s < S; ++s) {
@@ -97,13 +97,18 @@ std::vector<StageOffsets> periodic_offsets(const Instance& inst, double c) {
     const Stage& st = inst.stages[s];
     double lo = o[s].f + st.forward;
     if (s + 1 < S) lo = std::max(lo, o[s + 1].b + inst.duration(OpType::B, s + 1) + inst.comm_after(s));
-    place_backward(lo, o[s].f, st.forward, inst.duration(OpType::B, s), inst.split_backward ? st.weight : 0.0, c, o[s]);
+    if (chains_only) {
+      o[s].b = lo;
+      o[s].w = lo + inst.duration(OpType::B, s);
+    } else {
+      place_backward(lo, o[s].f, st.forward, inst.duration(OpType::B, s), inst.split_backward ? st.weight : 0.0, c, o[s]);
+    }
   }
   return o;
 }
 
 std::optional<PeriodicPlan> periodic_plan(const Instance& inst, const PeriodicPlanOptions& opt) {
-  const std::vector<StageOffsets> o = periodic_offsets(inst, opt.cycle);
+  const std::vector<StageOffsets> o = periodic_offsets(inst, opt.cycle, opt.chains_only);
   if (o.empty()) return std::nullopt;
   const int m = inst.microbatches, S = inst.num_stages();
   PeriodicPlan out;

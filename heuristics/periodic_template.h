@@ -42,13 +42,17 @@ struct StageOffsets {
 
 // The offsets for cycle c; empty when c is below some device's F + B + W (nothing fits in a
 // cycle). One stage per device (Placement::kOnePerDevice) only.
-std::vector<StageOffsets> periodic_offsets(const Instance& instance, double c);
+// chains_only: each B at its chain's time and its W right after it, residues ignored (the
+// simulator then settles the collisions by the lists' order; the gaps stay the latency).
+std::vector<StageOffsets> periodic_offsets(const Instance& instance, double c, bool chains_only = false);
 
 struct PeriodicPlanOptions {
   double cycle = 0;              // c, ms
   double offload_margin = 0;     // ms added to each planned offload's end (channel waits)
   double reload_margin = 0;      // ms by which each planned reload starts earlier than needed
   bool book_channels = true;     // plan the transfers on their PCIe group's shared channels
+  double spread = 0;             // > 0 (without booking): offload the steady state's share evenly first
+  bool chains_only = false;      // periodic_offsets' chains_only
 };
 
 // The template's lists with the memory plan behind them: per (stage, microbatch) sj = s·m + j,

@@ -135,6 +135,9 @@ TEST(PeriodicTemplate, MemoryPlanFitsAtEveryPlannedAdditionAndTheChannelsCarryIt
     po.cycle = c0 * (1 + 0.3 * (i % 5));
     po.offload_margin = (i % 3) * 0.5;
     po.reload_margin = (i % 2) * 0.7;
+    po.book_channels = i % 4 != 3;
+    po.spread = i % 4 == 3 ? 1.0 : 0.0;
+    po.chains_only = i % 7 == 2;
     const std::optional<PeriodicPlan> plan = periodic_plan(inst, po);
     if (!plan) continue;
     ++plans;
@@ -176,6 +179,7 @@ TEST(PeriodicTemplate, MemoryPlanFitsAtEveryPlannedAdditionAndTheChannelsCarryIt
       }
     }
     for (auto& [key, list] : transfers) {
+      if (!po.book_channels) continue;  // only booked plans keep the channels' transfers apart
       shared += key.first == 0 && inst.num_devices() > 1 && i % 2 == 0;
       for (std::size_t a = 0; a < list.size(); ++a) {
         for (std::size_t b = a + 1; b < list.size(); ++b) {
