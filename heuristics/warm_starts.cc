@@ -166,12 +166,18 @@ BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur
     return out;
   }
   // The quick phase, against the cheap bound.
-  timed_bound(best->sim.makespan, false);
+  double first = best->sim.makespan;
+  for (const ImprovedStart& r : opt.extra_runs) first = std::min(first, r.after);
+  timed_bound(first, false);
   WarmStartOptions quick = opt;
   quick.target = out.bound;
   quick.evaluations = std::min(opt.evaluations, std::max<std::int64_t>(1000, opt.evaluations / 20));
   quick.guide_device = -1;
   out.starts = build_warm_starts(inst, heur, quick);
+  // The caller's schedules join (the early search's first among the improved runs).
+  out.starts.schedules.insert(out.starts.schedules.end(), opt.extra.begin(), opt.extra.end());
+  out.starts.improved.insert(out.starts.improved.begin(), opt.extra_runs.begin(), opt.extra_runs.end());
+  for (const ImprovedStart& r : opt.extra_runs) out.starts.reached_target = out.starts.reached_target || r.after <= out.bound + kEps;
   out.quick_runs = static_cast<int>(out.starts.improved.size());
   if (out.starts.reached_target) return out;
   if (between_phases && between_phases(out.starts)) {

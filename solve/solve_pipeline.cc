@@ -9,6 +9,7 @@
 #include "kernels/cuda_devices.h"
 #include "model/error.h"
 #include "model/simulator.h"
+#include "solve/early_search.h"
 
 namespace optpipe {
 
@@ -182,13 +183,7 @@ class PipelineRun {
     // The heuristics, within a quarter of the time limit (each stops looking at its deadline or
     // the stop request and keeps what it has); then warm starts against the root's bounds (the
     // thorough one is kept: the search reuses its relaxation).
-    heur_ = run_all_heuristics(
-        inst_, true,
-        [&](const HeuristicResult& h) {
-          obs_.on_heuristic(h, since(started_));
-          if (h.ok()) trace_.note(since(started_), h.sim.makespan, 0, h.name);
-        },
-        RunLimits::within(kHeuristicsShare * o_.time_limit - since(started_), o_.stop));
+    run_heuristics();
     const BoundedWarmStarts bounded = build_warm_starts(inst_, heur_, warm_start_options(), root_bound_fn(),
                                                         tree_next_fn());
     obs_.on_warm_starts(
@@ -214,6 +209,8 @@ class PipelineRun {
       trace_.note(since(started_), makespan, 0, "local search from " + from);
     };
     wo.time_limit = std::max(0.0, 0.4 * o_.time_limit - since(started_));  // at most 40% of the time limit
+    wo.extra = early_;
+    wo.extra_runs = early_runs_;
     if (at_scale()) {
       // The whole time left, in rounds; a fixed budget (--local-search N) is N per start of the
       // small instances' full phase, in all.
@@ -223,6 +220,27 @@ class PipelineRun {
       wo.threads = o_.threads;
     }
     return wo;
+  }
+
+  // Every heuristic, within a quarter of the time limit; at scale under a time limit with a
+  // local search beside them on the core they leave idle (early_search.h).
+  void run_heuristics() {
+    auto progress = [&](const HeuristicResult& h) {
+      obs_.on_heuristic(h, since(started_));
+      if (h.ok()) trace_.note(since(started_), h.sim.makespan, 0, h.name);
+    };
+    const RunLimits limits = RunLimits::within(kHeuristicsShare * o_.time_limit - since(started_), o_.stop);
+    if (!at_scale() || o_.local_search >= 0) {
+      heur_ = run_all_heuristics(inst_, true, progress, limits);
+      return;
+    }
+    EarlySearch early = run_heuristics_beside_search(inst_, progress, limits);
+    heur_ = std::move(early.heuristics);
+    if (!early.improved) return;
+    trace_.note(since(started_), early.after, 0, "local search beside the heuristics");
+    early_runs_.push_back({early.improved->solver, early.before, early.after, early.evaluations, early.seconds});
+    early_runs_.back().heuristic = "the best heuristic so far, beside the slow ones";
+    early_.push_back(std::move(*early.improved));
   }
 
   bool at_scale() const { return compute_ops(inst_) >= (o_.scale_ops >= 0 ? o_.scale_ops : kScaleOps); }
@@ -318,7 +336,9 @@ class PipelineRun {
   RootBound relaxed_;
   double tree_root_ = 0, tree_started_ = 0;
   std::optional<SolveResult> tree_first_;
-  mutable SolveTraceRecorder trace_;  // written from the warm starts' threads too
+  mutable SolveTraceRecorder trace_;
+  std::vector<Schedule> early_;             // the local search beside the heuristics (at scale)
+  std::vector<ImprovedStart> early_runs_;  // written from the warm starts' threads too
 };
 
 }  // namespace
