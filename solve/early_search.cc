@@ -1,19 +1,27 @@
 #include "solve/early_search.h"
 
 #include <chrono>
+#include <limits>
 #include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "heuristics/improve_rounds.h"
+#include "heuristics/local_search.h"
+#include "heuristics/watchdog.h"
 #include "model/simulator.h"
 
 namespace optpipe {
 
 EarlySearch run_heuristics_beside_search(const Instance& inst, const std::function<void(const HeuristicResult&)>& progress,
-                                         const RunLimits& limits) {
+                                         const RunLimits& limits, double target) {
   EarlySearch out;
+  // The heuristics stop at the caller's limits, or once the search has met the target.
+  std::atomic<bool> halt{false};
+  const Watchdog forward(std::numeric_limits<double>::infinity(), halt, limits.stop);
+  RunLimits heuristic_limits = limits;
+  heuristic_limits.stop = &halt;
   std::mutex mu;
   std::condition_variable cv;
   std::optional<Schedule> best;  // the best feasible heuristic schedule so far
@@ -32,7 +40,7 @@ EarlySearch run_heuristics_beside_search(const Instance& inst, const std::functi
           }
           cv.notify_all();
         },
-        limits);
+        heuristic_limits);
     std::lock_guard<std::mutex> lock(mu);
     done.store(true);
     cv.notify_all();
@@ -53,6 +61,7 @@ EarlySearch run_heuristics_beside_search(const Instance& inst, const std::functi
   ro.threads = 1;
   ro.stop = &done;  // the heuristics stop at the limits and on Ctrl-C, and then so does this
   ro.max_evaluations = rounds_task_budget(inst);
+  ro.target = target;
   while (!done.load()) {
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -74,6 +83,10 @@ EarlySearch run_heuristics_beside_search(const Instance& inst, const std::functi
       current->solver = origin + " + local search beside the heuristics";
       out.improved = current;
       out.after = current_makespan;
+    }
+    if (current_makespan <= target + kTargetTolerance) {
+      halt.store(true);  // optimal: the slow heuristics have nothing to add
+      break;
     }
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

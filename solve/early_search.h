@@ -30,9 +30,10 @@ struct EarlySearch {
 };
 
 // Runs every heuristic (run_all_heuristics, `progress` after each, within `limits`) and the
-// search beside them.
+// search beside them. `target`: a proven lower bound (the root's cheap bounds); when the search
+// reaches it the schedule is optimal, and the heuristics still running are stopped.
 EarlySearch run_heuristics_beside_search(const Instance& instance,
                                          const std::function<void(const HeuristicResult&)>& progress,
-                                         const RunLimits& limits);
+                                         const RunLimits& limits, double target = 0);
 
 }  // namespace optpipe

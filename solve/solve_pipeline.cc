@@ -234,7 +234,13 @@ class PipelineRun {
       heur_ = run_all_heuristics(inst_, true, progress, limits);
       return;
     }
-    EarlySearch early = run_heuristics_beside_search(inst_, progress, limits);
+    // The root's cheap bounds first (milliseconds): a search that meets them is optimal.
+    SolveOptions ro;
+    ro.stage_relaxation = false;
+    ro.stop = o_.stop;
+    const double cheap = root_lower_bound(inst_, std::numeric_limits<double>::infinity(), ro).bound;
+    trace_.note(since(started_), std::numeric_limits<double>::infinity(), cheap, "root bound");
+    EarlySearch early = run_heuristics_beside_search(inst_, progress, limits, cheap);
     heur_ = std::move(early.heuristics);
     if (!early.improved) return;
     trace_.note(since(started_), early.after, 0, "local search beside the heuristics");
