@@ -13,9 +13,13 @@
 // stops being the bottleneck sooner (bench/README.md, "The solver at scale").
 // Source: modulo scheduling (Rau, MICRO-27 1994), see periodic_template.h.
 //
-// Complexity: G cycles x 24 variants, each O(S·m·K) to plan and one simulation O(N log N);
-// G = 60 (from the largest per-device F + B + W up to 3 times it, 1.9% apart): 0.1-0.5 s at
-// 16 x 64, 1-3 s at 32 x 128 on the development machine.
+// The grid in two passes: every cycle with 6 of the variants, then the 6 best cycles with the
+// other 18 (on the family it finds what all 24 on every cycle found, with a third of the
+// simulations).
+//
+// Complexity: 6G + 108 templates, each O(S·m·K) to plan and one simulation O(N log N); G = 60
+// cycles (from the largest per-device F + B + W up to 3 times it, 1.9% apart): 0.02-0.2 s at
+// 16 x 64, 0.6-1.1 s at 32 x 128 on the development machine.
 #pragma once
 
 #include "heuristics/heuristic.h"

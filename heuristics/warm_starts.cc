@@ -173,11 +173,15 @@ BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur
   quick.target = out.bound;
   quick.evaluations = std::min(opt.evaluations, std::max<std::int64_t>(1000, opt.evaluations / 20));
   quick.guide_device = -1;
+  // The caller's schedules (the early search's) join, first among the improved runs; when one
+  // meets the cheap bound there is no quick phase.
+  bool extra_reached = false;
+  for (const ImprovedStart& r : opt.extra_runs) extra_reached = extra_reached || r.after <= out.bound + kEps;
+  if (extra_reached) quick.evaluations = 0;
   out.starts = build_warm_starts(inst, heur, quick);
-  // The caller's schedules join (the early search's first among the improved runs).
   out.starts.schedules.insert(out.starts.schedules.end(), opt.extra.begin(), opt.extra.end());
   out.starts.improved.insert(out.starts.improved.begin(), opt.extra_runs.begin(), opt.extra_runs.end());
-  for (const ImprovedStart& r : opt.extra_runs) out.starts.reached_target = out.starts.reached_target || r.after <= out.bound + kEps;
+  out.starts.reached_target = out.starts.reached_target || extra_reached;
   out.quick_runs = static_cast<int>(out.starts.improved.size());
   if (out.starts.reached_target) return out;
   if (between_phases && between_phases(out.starts)) {
