@@ -8,6 +8,7 @@
 #include "heuristics/gpipe.h"
 #include "heuristics/interleaved_1f1b.h"
 #include "heuristics/one_f_one_b.h"
+#include "heuristics/periodic.h"
 #include "heuristics/pipe_offload.h"
 #include "heuristics/v_shape.h"
 #include "heuristics/waves.h"
@@ -33,6 +34,7 @@ const std::vector<std::unique_ptr<Heuristic>>& all_heuristics() {
     v.push_back(std::make_unique<PipeOffload>());
     v.push_back(std::make_unique<AdaOffload>());
     v.push_back(std::make_unique<Waves>());
+    v.push_back(std::make_unique<PeriodicOffload>());
     return v;
   }();
   return list;

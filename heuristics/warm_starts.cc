@@ -4,16 +4,15 @@
 #include <chrono>
 #include <atomic>
 #include <cmath>
-#include <condition_variable>
-#include <mutex>
 #include <string>
-#include <thread>
 
 #include <tbb/parallel_for.h>
 
 #include "model/simulator.h"
 #include "model/validator.h"
+#include "heuristics/improve_rounds.h"
 #include "heuristics/local_search.h"
+#include "heuristics/watchdog.h"
 
 namespace optpipe {
 
@@ -56,48 +55,6 @@ bool guided_hybrid(const Instance& inst, const std::vector<const HeuristicResult
   return false;
 }
 
-// Sets `stop` once `seconds` have passed (never for infinity) or `outside` is set (polled every
-// 20 ms; null: none), unless it is destroyed first.
-class Watchdog {
- public:
-  Watchdog(double seconds, std::atomic<bool>& stop, const std::atomic<bool>* outside) {
-    if (!std::isfinite(seconds) && !outside) return;
-    using Clock = std::chrono::steady_clock;
-    const Clock::time_point end =
-        std::isfinite(seconds) ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                    std::chrono::duration<double>(std::max(0.0, seconds)))
-                               : Clock::time_point::max();
-    thread_ = std::thread([this, end, outside, &stop] {
-      std::unique_lock<std::mutex> lock(mu_);
-      while (!done_) {
-        if ((outside && outside->load()) || Clock::now() >= end) {
-          stop.store(true);
-          return;
-        }
-        const auto next = std::min(end, Clock::now() + std::chrono::milliseconds(20));
-        cv_.wait_until(lock, next, [&] { return done_; });
-      }
-    });
-  }
-  ~Watchdog() {
-    if (!thread_.joinable()) return;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  Watchdog(const Watchdog&) = delete;
-  Watchdog& operator=(const Watchdog&) = delete;
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
-
 // Local search from every start, one task each (TBB), on opt.evaluations each; all stop at
 // opt.time_limit, or as soon as one reaches opt.target. Returns the improved schedules and puts
 // one ImprovedStart per start into `runs`, both in the order of `starts`.
@@ -116,10 +73,47 @@ std::vector<Schedule> improve_all(const Instance& inst, const std::vector<Start>
     LocalSearchStats st;
     improved[i] = improve_schedule(inst, *starts[i].schedule, lo, &st);
     if (st.final_makespan <= opt.target + kEps) stop.store(true);  // the others cannot do better
+    if (opt.on_improved) opt.on_improved(st.final_makespan, starts[i].name);
     runs[i] = {starts[i].name, st.start_makespan, st.final_makespan, st.evaluations,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
   });
   return improved;
+}
+
+// The full phase as rounds (WarmStartOptions::rounds): from the guide's hybrid and every schedule
+// so far, best first; one ImprovedStart for all of it.
+void full_phase_in_rounds(const Instance& inst, const BestResult& heur, const WarmStartOptions& opt,
+                          const GuidedBound& thorough, double seconds, BoundedWarmStarts& out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<Schedule> starts;
+  std::vector<const HeuristicResult*> feasible;
+  for (const HeuristicResult& r : heur.results) {
+    if (r.ok()) feasible.push_back(&r);
+  }
+  std::stable_sort(feasible.begin(), feasible.end(),
+                   [](const HeuristicResult* a, const HeuristicResult* b) { return a->sim.makespan < b->sim.makespan; });
+  WarmStartOptions guided = opt;
+  guided.guide_device = thorough.device;
+  guided.guide = thorough.order;
+  Schedule hybrid;
+  if (thorough.device >= 0 && guided_hybrid(inst, feasible, guided, hybrid)) starts.push_back(hybrid);
+  starts.insert(starts.end(), out.starts.schedules.begin(), out.starts.schedules.end());
+  RoundsOptions ro;
+  ro.time_limit = seconds;
+  ro.target = out.bound;
+  ro.stop = opt.stop;
+  ro.max_evaluations = opt.round_evaluations;
+  ro.threads = opt.threads;
+  if (opt.on_improved) ro.on_improve = [&](double, double makespan) { opt.on_improved(makespan, "rounds"); };
+  RoundsStats rs;
+  Schedule best = improve_in_rounds(inst, starts, ro, &rs);
+  if (best.devices.empty()) return;
+  best.solver = "local search in rounds";
+  out.starts.improved.push_back({"the best so far, " + std::to_string(rs.rounds) + " rounds of " + std::to_string(ro.tasks) + " searches", rs.start_makespan,
+                                 rs.final_makespan, rs.evaluations,
+                                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
+  out.starts.reached_target = out.starts.reached_target || rs.final_makespan <= out.bound + kEps;
+  out.starts.schedules.push_back(std::move(best));
 }
 
 }  // namespace
@@ -172,12 +166,22 @@ BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur
     return out;
   }
   // The quick phase, against the cheap bound.
-  timed_bound(best->sim.makespan, false);
+  double first = best->sim.makespan;
+  for (const ImprovedStart& r : opt.extra_runs) first = std::min(first, r.after);
+  timed_bound(first, false);
   WarmStartOptions quick = opt;
   quick.target = out.bound;
   quick.evaluations = std::min(opt.evaluations, std::max<std::int64_t>(1000, opt.evaluations / 20));
   quick.guide_device = -1;
+  // The caller's schedules (the early search's) join, first among the improved runs; when one
+  // meets the cheap bound there is no quick phase.
+  bool extra_reached = false;
+  for (const ImprovedStart& r : opt.extra_runs) extra_reached = extra_reached || r.after <= out.bound + kEps;
+  if (extra_reached) quick.evaluations = 0;
   out.starts = build_warm_starts(inst, heur, quick);
+  out.starts.schedules.insert(out.starts.schedules.end(), opt.extra.begin(), opt.extra.end());
+  out.starts.improved.insert(out.starts.improved.begin(), opt.extra_runs.begin(), opt.extra_runs.end());
+  out.starts.reached_target = out.starts.reached_target || extra_reached;
   out.quick_runs = static_cast<int>(out.starts.improved.size());
   if (out.starts.reached_target) return out;
   if (between_phases && between_phases(out.starts)) {
@@ -194,6 +198,10 @@ BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur
     return out;
   }
   // The full phase, from the guide first.
+  if (opt.rounds) {
+    full_phase_in_rounds(inst, heur, opt, thorough, opt.time_limit - elapsed(), out);
+    return out;
+  }
   WarmStartOptions full = opt;
   full.target = out.bound;
   full.evaluations = std::max<std::int64_t>(1, opt.evaluations - quick.evaluations);

@@ -21,6 +21,14 @@
 
 namespace optpipe {
 
+struct ImprovedStart {
+  std::string heuristic;                 // the heuristic whose schedule was improved ("X + <guide_name>":
+                                         // X's schedule with WarmStartOptions::guide in it)
+  double before = 0, after = 0;          // makespans
+  std::int64_t evaluations = 0;
+  double seconds = 0;
+};
+
 struct WarmStartOptions {
   int improve_best = 3;                  // improve this many of the best heuristic schedules (distinct makespans)
   std::int64_t evaluations = 20000;      // local search budget per improved start (0: no local search)
@@ -40,19 +48,27 @@ struct WarmStartOptions {
   std::string guide_name = "guide";  // what the improved start is called: "<heuristic> + <guide_name>"
   // Set from outside (e.g. Ctrl-C): the local searches stop and return what they have.
   const std::atomic<bool>* stop = nullptr;
+  // Large instances (solve_pipeline.h): the full phase runs as synchronised rounds of local
+  // searches (improve_rounds.h) from the best schedules so far (the guide's hybrid, the quick
+  // phase's results and the heuristics) until time_limit, or until round_evaluations
+  // simulations in all (< 0: only the time limit stops it), instead of one search per start.
+  bool rounds = false;
+  std::int64_t round_evaluations = -1;
+  int threads = 0;  // the rounds' threads (0: all)
+  // Called when a local search run ends, or a round improves the best (from any thread; the
+  // caller serialises): its makespan and what it started from. For traces (solve_pipeline.h).
+  std::function<void(double makespan, const std::string& from)> on_improved;
+  // Schedules found before (at scale: the local search run beside the slow heuristics,
+  // solve/early_search.h), with the run that found each (same order): warm starts like the
+  // heuristics' own, starts of the rounds, reported first among the improved starts.
+  std::vector<Schedule> extra;
+  std::vector<ImprovedStart> extra_runs;
 };
 
 // The local search budget `optpipe solve` uses for a time limit of `seconds`: 2000 simulations a
 // second of the limit, at least 1000 and at most 200000 (10 s: 20000).
 std::int64_t local_search_budget(double seconds);
 
-struct ImprovedStart {
-  std::string heuristic;                 // the heuristic whose schedule was improved ("X + <guide_name>":
-                                         // X's schedule with WarmStartOptions::guide in it)
-  double before = 0, after = 0;          // makespans
-  std::int64_t evaluations = 0;
-  double seconds = 0;
-};
 
 struct WarmStarts {
   std::vector<Schedule> schedules;       // every feasible heuristic schedule, then the improved ones

@@ -61,3 +61,21 @@ done
 for dm in 8x32 16x64 32x128; do
   gen "scale-llama2-7b-$dm-2act" --model llama2-7b --devices "${dm%x*}" --microbatches "${dm#*x}" --memory-limit 2act
 done
+
+# --- the solver's benchmark at scale (issue 21; bench/README.md, "The solver at scale") -------
+# 16 GPUs x 64 microbatches and 32 x 128, GPT-3-like and Llama-like models, memory from what the
+# GPU has to the tightest limit that offloading still meets (gpt3-14.6b at 1.5act: only full
+# offload in waves fits; at 2act PipeOffload and AdaOffload fit too).
+for mem in gpu 8act 4act 2act 1.5act; do
+  gen "bench-gpt3-14.6b-16x64-$mem" --model gpt3-14.6b --devices 16 --microbatches 64 --memory-limit "$mem"
+done
+for mem in gpu 4act; do
+  gen "bench-llama2-7b-16x64-$mem" --model llama2-7b --devices 16 --microbatches 64 --memory-limit "$mem"
+done
+gen "bench-gpt3-28.3b-16x64-4act" --model gpt3-28.3b --devices 16 --microbatches 64 --memory-limit 4act
+for mem in gpu 2act; do
+  gen "bench-llama2-7b-32x128-$mem" --model llama2-7b --devices 32 --microbatches 128 --memory-limit "$mem"
+done
+for mem in gpu 4act 2act; do
+  gen "bench-gpt3-28.3b-32x128-$mem" --model gpt3-28.3b --devices 32 --microbatches 128 --memory-limit "$mem"
+done

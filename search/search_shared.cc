@@ -13,6 +13,7 @@ const char* stop_text(int code) {
     case kNodeLimit: return "node limit";
     case kGapReached: return "gap reached";
     case kProven: return "proven optimal";
+    case kNoTree: return "no tree search at this size";
     default: return "";
   }
 }

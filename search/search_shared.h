@@ -24,7 +24,7 @@
 
 namespace optpipe {
 
-enum StopCode { kNotStopped = 0, kTimeLimit, kInterrupted, kNodeLimit, kGapReached, kProven };
+enum StopCode { kNotStopped = 0, kTimeLimit, kInterrupted, kNodeLimit, kGapReached, kProven, kNoTree };
 const char* stop_text(int code);
 
 class SharedSearchState {

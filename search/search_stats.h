@@ -64,6 +64,8 @@ struct SolveStats {
   // bound it proved (0: none) and its seconds.
   double single_stage_bound = 0;
   double single_stage_seconds = 0;
+  // The PCIe group energy bound at the root (bounds/group_energy_bound.h; 0: none applies).
+  double group_energy_bound = 0;
   std::int64_t lns_repairs = 0, lns_improvements = 0, lns_nodes = 0;  // the LNS phase (not in nodes)
   double lns_seconds = 0;
   double seconds = 0, seconds_to_best = 0;

@@ -11,6 +11,7 @@
 #include <tbb/task_group.h>
 
 #include "bounds/bound_problem.h"
+#include "bounds/group_energy_bound.h"
 #include "kernels/cuda_devices.h"
 #include "model/error.h"
 #include "model/simulator.h"
@@ -91,7 +92,7 @@ class BranchAndBound {
     root.sim.start_open();
     const Simulator::Step step = root.sim.advance();
     if (step.kind != Simulator::Step::Kind::kDecision) return out;
-    const double b = expander().bound(root, root.sim.snapshot(), step.time);
+    const double b = std::max(expander().bound(root, root.sim.snapshot(), step.time), group_bound(root.bound.head));
     out.relaxation = relaxations_.at_root(root.bound.head, incumbent, std::max(b, shared_.proven_bound()), stats_);
     out.relaxation_ran = relaxations_.ran();
     out.relaxed_stages = relaxations_.stages();
@@ -123,6 +124,7 @@ class BranchAndBound {
     if (shared_.incumbent() < kInf && shared_.proven_bound() >= shared_.incumbent() - kTimeEps) {
       shared_.request_stop(kProven);
     }
+    if (!opt_.tree) shared_.request_stop(kNoTree);
     search_tree();
     finish(res, true);
     return res;
@@ -189,7 +191,8 @@ class BranchAndBound {
     const Simulator::Step step = root_worker.sim.advance();
     if (step.kind != Simulator::Step::Kind::kDecision) return nullptr;
     auto root = std::make_unique<SearchNode>();
-    root->bound = expander().bound(root_worker, root_worker.sim.snapshot(), step.time);
+    root->bound = std::max(expander().bound(root_worker, root_worker.sim.snapshot(), step.time),
+                           group_bound(root_worker.bound.head));
     const double known = std::max(root->bound, shared_.proven_bound());
     root->bound = std::max(root->bound, relaxations_.at_root(root_worker.bound.head, shared_.incumbent(), known, stats_));
     root_bound_ = root->bound;
@@ -202,6 +205,14 @@ class BranchAndBound {
     ctx_.reset();  // rebuilt with the pool's size
     expander_.reset();
     return root;
+  }
+
+  // The PCIe group energy bound at the root (bounds/group_energy_bound.h), recorded in the
+  // statistics; valid for the whole tree.
+  double group_bound(const std::vector<double>& head) {
+    if (opt_.neighbourhood) return 0;
+    stats_.group_energy_bound = group_energy_bound(problem_, head);
+    return stats_.group_energy_bound;
   }
 
   // Workers in a TBB arena; a monitor thread reports progress and enforces the limits.

@@ -109,6 +109,9 @@ struct SolveOptions {
   // below it, and an incumbent that reaches it is optimal (the search stops). It cuts no node by
   // itself: every subtree's best is at least the optimum anyway. 0: none.
   double known_bound = 0.0;
+  // false: the root only (its bound, and the best warm start as the result), no node expanded;
+  // for instances where the tree cannot help in the time there is (solve/solve_pipeline.h).
+  bool tree = true;
   // The single-stage relaxation (bounds/single_stage_relaxation.h): at the root, and, when
   // something can offload, at every node from each stage's own history, memoised, for the
   // stages whose relaxation finished at the root (false: off, for comparisons).

@@ -9,6 +9,7 @@
 #include "kernels/cuda_devices.h"
 #include "model/error.h"
 #include "model/simulator.h"
+#include "solve/early_search.h"
 
 namespace optpipe {
 
@@ -26,6 +27,15 @@ constexpr int kTreeFirstMaxOps = 256;
 constexpr std::int64_t kTreeFirstNodes = 20000;
 constexpr double kTreeFirstShare = 0.05;
 constexpr double kTreeFirstSeconds = 0.5;
+
+// Large instances (issue 21): from this many compute ops on, the tree search is not run and the
+// local search gets the time instead, in rounds on every thread until the end (see the header).
+// Measured on the family of bench/README.md ("The solver at scale"): at 16 x 64 (3072 ops) the
+// tree expanded 190-800 nodes a second, 84% of its time in the bounds, and in 17-50 s never
+// improved the incumbent nor the bound; gpt-8x32-18g (768 ops) and gpt-8x24-tight keep it.
+constexpr int kScaleOps = 2048;
+// At scale, what the rounds leave of the time limit for the root bound and the result.
+constexpr double kScaleReserve = 0.02;
 
 // The cache's part of a solve. Never a reason to fail: every problem becomes a warning and the
 // solve goes on without the cache.
@@ -134,6 +144,18 @@ std::string PipelineResult::best_from() const {
   return result.warm_start;
 }
 
+std::string PipelineResult::bound_from() const {
+  const SolveStats& st = result.stats;
+  const double tol = 1e-7 * std::max(1.0, result.bound);
+  if (from_cache) return "cache";
+  if (result.bound > result.root_bound + tol) {
+    return result.status == SolveResult::Status::kOptimal && st.nodes > 0 ? "proof" : "tree";
+  }
+  if (st.group_energy_bound > 0 && st.group_energy_bound >= result.bound - tol) return "PCIe group energy";
+  if (st.single_stage_bound > 0 && st.single_stage_bound >= result.bound - tol) return "single-stage relaxation";
+  return "node bounds";
+}
+
 double PipelineResult::seconds_to_best() const {
   return best_from() == "search" ? search_started + result.stats.seconds_to_best : search_started;
 }
@@ -161,9 +183,7 @@ class PipelineRun {
     // The heuristics, within a quarter of the time limit (each stops looking at its deadline or
     // the stop request and keeps what it has); then warm starts against the root's bounds (the
     // thorough one is kept: the search reuses its relaxation).
-    heur_ = run_all_heuristics(
-        inst_, true, [&](const HeuristicResult& h) { obs_.on_heuristic(h, since(started_)); },
-        RunLimits::within(kHeuristicsShare * o_.time_limit - since(started_), o_.stop));
+    run_heuristics();
     const BoundedWarmStarts bounded = build_warm_starts(inst_, heur_, warm_start_options(), root_bound_fn(),
                                                         tree_next_fn());
     obs_.on_warm_starts(
@@ -185,9 +205,51 @@ class PipelineRun {
     wo.evaluations = o_.local_search >= 0 ? o_.local_search : local_search_budget(o_.time_limit);
     wo.target = cached_.exact() ? cached_.hit.bound : 0.0;
     wo.guide_name = "relaxed order";
+    wo.on_improved = [this](double makespan, const std::string& from) {
+      trace_.note(since(started_), makespan, 0, "local search from " + from);
+    };
     wo.time_limit = std::max(0.0, 0.4 * o_.time_limit - since(started_));  // at most 40% of the time limit
+    wo.extra = early_;
+    wo.extra_runs = early_runs_;
+    if (at_scale()) {
+      // The whole time left, in rounds; a fixed budget (--local-search N) is N per start of the
+      // small instances' full phase, in all.
+      wo.rounds = true;
+      wo.time_limit = std::max(0.0, (1 - kScaleReserve) * o_.time_limit - since(started_));
+      wo.round_evaluations = o_.local_search >= 0 ? o_.local_search * wo.improve_best : -1;
+      wo.threads = o_.threads;
+    }
     return wo;
   }
+
+  // Every heuristic, within a quarter of the time limit; at scale under a time limit with a
+  // local search beside them on the core they leave idle (early_search.h).
+  void run_heuristics() {
+    auto progress = [&](const HeuristicResult& h) {
+      obs_.on_heuristic(h, since(started_));
+      if (h.ok()) trace_.note(since(started_), h.sim.makespan, 0, h.name);
+    };
+    const RunLimits limits = RunLimits::within(kHeuristicsShare * o_.time_limit - since(started_), o_.stop);
+    if (!at_scale() || o_.local_search >= 0) {
+      heur_ = run_all_heuristics(inst_, true, progress, limits);
+      return;
+    }
+    // The root's cheap bounds first (milliseconds): a search that meets them is optimal.
+    SolveOptions ro;
+    ro.stage_relaxation = false;
+    ro.stop = o_.stop;
+    const double cheap = root_lower_bound(inst_, std::numeric_limits<double>::infinity(), ro).bound;
+    trace_.note(since(started_), std::numeric_limits<double>::infinity(), cheap, "root bound");
+    EarlySearch early = run_heuristics_beside_search(inst_, progress, limits, cheap);
+    heur_ = std::move(early.heuristics);
+    if (!early.improved) return;
+    trace_.note(since(started_), early.after, 0, "local search beside the heuristics");
+    early_runs_.push_back({early.improved->solver, early.before, early.after, early.evaluations, early.seconds});
+    early_runs_.back().heuristic = "the best heuristic so far, beside the slow ones";
+    early_.push_back(std::move(*early.improved));
+  }
+
+  bool at_scale() const { return compute_ops(inst_) >= (o_.scale_ops >= 0 ? o_.scale_ops : kScaleOps); }
 
   // The root's bounds for the warm starts; the thorough one (with the single-stage relaxation)
   // is kept for the search.
@@ -200,6 +262,8 @@ class PipelineRun {
       if (cached_.hit.schedule) incumbent = std::min(incumbent, cached_.hit.makespan);
       const RootBound r = root_lower_bound(inst_, incumbent, ro);
       if (thorough) relaxed_ = r;
+      trace_.note(since(started_), std::numeric_limits<double>::infinity(), r.bound,
+                  thorough ? "root bound with the relaxation" : "root bound");
       return GuidedBound{r.bound, r.device, r.order};
     };
   }
@@ -243,7 +307,11 @@ class PipelineRun {
     opt.root_relaxation = &relaxed_;
     opt.on_root_bound = [this](double b) { obs_.on_root_bound(b); };
     opt.on_lns = [this](double s, double before, double after, int k) { obs_.on_lns(s, before, after, k); };
-    opt.on_progress = [this](const SolveProgress& p) { obs_.on_progress(p); };
+    opt.on_progress = [this](const SolveProgress& p) {
+      obs_.on_progress(p);
+      trace_.note(since(started_), p.incumbent, p.bound, "search");
+    };
+    opt.tree = !at_scale();
 
     PipelineResult out;
     out.search_started = since(started_);
@@ -260,6 +328,8 @@ class PipelineRun {
     }
     store(cached_, inst_, o_, out.result, since(started_), obs_);
     out.seconds = since(started_);
+    trace_.note(out.seconds, out.result.makespan, out.result.bound, out.best_from());
+    out.trace = trace_.points();
     return out;
   }
 
@@ -272,6 +342,9 @@ class PipelineRun {
   RootBound relaxed_;
   double tree_root_ = 0, tree_started_ = 0;
   std::optional<SolveResult> tree_first_;
+  mutable SolveTraceRecorder trace_;
+  std::vector<Schedule> early_;             // the local search beside the heuristics (at scale)
+  std::vector<ImprovedStart> early_runs_;  // written from the warm starts' threads too
 };
 
 }  // namespace

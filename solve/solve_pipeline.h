@@ -33,6 +33,7 @@
 #include "model/schedule.h"
 #include "search/solver.h"
 #include "solve/solve_observer.h"
+#include "solve/solve_trace.h"
 
 namespace optpipe {
 
@@ -55,6 +56,9 @@ struct PipelineOptions {
   // (cache/cache_lookup.h).
   std::string cache_file;
   std::string build;
+  // From this many compute ops on, no tree search: the local search runs in rounds on every
+  // thread until the time limit instead (solve_pipeline.cc, kScaleOps: 2048 by default).
+  int scale_ops = -1;  // < 0: the default
   // More warm starts from the caller (e.g. the running schedule, for online re-scheduling).
   std::vector<Schedule> warm_starts;
 };
@@ -68,6 +72,14 @@ struct PipelineResult {
   double best_heuristic_makespan = std::numeric_limits<double>::infinity();
   double seconds = 0;             // wall time of the whole call
   double search_started = 0;      // seconds into the call when the tree search began
+
+  // Every improvement of the incumbent or the bound, with when and what made it (solve_trace.h).
+  std::vector<TracePoint> trace;
+  // What gave the bound it returns: "tree" (the search raised it past the root), "PCIe group
+  // energy", "single-stage relaxation", "node bounds" (the root's: critical path, one machine,
+  // channels, memory energy), "cache" (an earlier run's), or "proof" (optimal: the bound is the
+  // makespan because the search ran out of nodes).
+  std::string bound_from() const;
 
   // Where the schedule it returns came from: the name of the warm start (heuristic, local
   // search, cache) when the search did not improve on it, else "search".

@@ -137,6 +137,7 @@ void TextSolveReporter::search_statistics(const SolveStats& s) {
        << ", one-machine best " << s.one_machine_best << ", channel best " << s.channel_best
        << ", memory energy best " << s.memory_best << "); incumbent updates " << s.incumbent_updates << "\n";
   out_ << "  nodes by depth (decisions from the root): " << depth_histogram(s.nodes_by_depth) << "\n";
+  if (s.group_energy_bound > 0) out_ << "  PCIe group energy bound at the root: " << num(s.group_energy_bound) << "\n";
   if (s.single_stage_nodes > 0) {
     out_ << "  single-stage relaxation at the root: bound "
          << (s.single_stage_bound > 0 ? num(s.single_stage_bound) : std::string("none")) << " ("

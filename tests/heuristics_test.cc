@@ -472,7 +472,7 @@ TEST(Heuristics, RunAllHeuristicsBestIsMinusOneWhenNothingFits) {
 // 3. Properties on random instances.
 
 bool is_memory_aware_offloader(const std::string& name) {
-  return name == "pipe-offload" || name == "ada-offload" || name == "waves";
+  return name == "pipe-offload" || name == "ada-offload" || name == "waves" || name == "periodic";
 }
 
 // Every check a produced schedule must pass; `what` names the case.

@@ -151,6 +151,34 @@ TEST(SolvePipeline, NoTreeFirstOnLargerInstances) {
   EXPECT_FALSE(p.tree_first);
 }
 
+// At scale (PipelineOptions::scale_ops) no node is expanded; the local search runs in rounds,
+// is never worse than the heuristics, and on a fixed budget gives the same schedule with 1 and 2
+// threads.
+TEST(SolvePipeline, AtScaleRoundsInsteadOfTheTreeTheSameWithOneAndTwoThreads) {
+  const Instance inst = shipped("gpt-8x24-tight");  // 576 compute ops
+  std::vector<double> makespans;
+  for (int threads : {1, 2}) {
+    PipelineOptions o = quick(600);  // the budget, not the clock, ends it
+    o.scale_ops = 500;
+    o.local_search = 300;
+    o.threads = threads;
+    struct Seen : SolveObserver {
+      bool rounds = false;
+      void on_warm_starts(const WarmStartReport& r) override {
+        for (const ImprovedStart& i : r.starts.starts.improved) rounds = rounds || i.heuristic.find("rounds") != std::string::npos;
+      }
+    } seen;
+    const PipelineResult p = solve_pipeline(inst, o, seen);
+    EXPECT_TRUE(seen.rounds);
+    EXPECT_EQ(p.result.stats.nodes, 0);
+    EXPECT_EQ(p.result.status, SolveResult::Status::kFeasible);
+    EXPECT_NE(p.result.reason.find("no tree search"), std::string::npos) << p.result.reason;
+    EXPECT_LE(p.result.makespan, p.best_heuristic_makespan + 1e-9);
+    makespans.push_back(p.result.makespan);
+  }
+  EXPECT_EQ(makespans[0], makespans[1]);
+}
+
 // Cache lookup, warm starts, root, store, in that order; a second solve of the same instance is
 // answered from the cache (exact hit, proven optimal) with no search and no warm starts.
 TEST(SolvePipeline, ReportsPhasesInOrderAndAnswersAnExactProvenHitFromTheCache) {

@@ -1,0 +1,151 @@
+#include "bounds/group_energy_bound.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+namespace optpipe {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// One stage's part of the bound (see the header).
+struct EnergyStage {
+  int s = 0;
+  double h = 0;            // head of F(s, 0)
+  double occ0 = 0, occ1 = 0, w_part = 0;
+  int c = 0, m = 0;
+  bool offloads = false;   // a full offload frees its token for less than occ0
+  double off = 0, rel = 0;
+
+  // Least makespan the energy allows with x full offloads.
+  double t_energy(int x) const { return h + ((m - x) * occ0 + x * occ1 + w_part) / c; }
+  // Least count of full offloads that makespan t allows; -1: none does.
+  int least_offloads(double t) const {
+    if (t_energy(0) <= t) return 0;
+    if (!offloads || t_energy(m) > t * (1 + 1e-12)) return -1;
+    const double x = ((m * occ0 + w_part) - c * (t - h)) / (occ0 - occ1);
+    int k = std::clamp(static_cast<int>(std::ceil(x - 1e-9)), 0, m);
+    while (k > 0 && t_energy(k - 1) <= t) --k;
+    while (k < m && t_energy(k) > t) ++k;
+    return k;
+  }
+};
+
+// A group's stages under memory pressure and its channels' margins.
+struct EnergyGroup {
+  std::vector<EnergyStage> stages;
+  double lead_d2h = kInf, lag_d2h = kInf, lead_h2d = kInf, lag_h2d = kInf;
+
+  // The least makespan of the channels for these counts (0 when nothing offloads).
+  double t_channels(const std::vector<int>& x) const {
+    double d2h = 0, h2d = 0;
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      d2h += x[i] * stages[i].off;
+      h2d += x[i] * stages[i].rel;
+    }
+    if (d2h <= 0 && h2d <= 0) return 0;
+    return std::max(lead_d2h + d2h + lag_d2h, lead_h2d + h2d + lag_h2d);
+  }
+  bool feasible(double t, std::vector<int>& x) const {
+    x.resize(stages.size());
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      x[i] = stages[i].least_offloads(t);
+      if (x[i] < 0) return false;
+    }
+    return t_channels(x) <= t;
+  }
+};
+
+double head_of_first_forward(const BoundProblem& p, const std::vector<double>& head, int s) {
+  if (!head.empty()) {
+    const double h = head[static_cast<std::size_t>(p.op(0, s, 0))];
+    if (h == h) return h;
+  }
+  double t = 0;
+  for (int u = 0; u < s; ++u) t += p.dur[0 * p.S + u] + p.comm_after[u];
+  return t;
+}
+
+std::vector<EnergyGroup> energy_groups(const BoundProblem& p, const std::vector<double>& head) {
+  std::vector<EnergyGroup> groups(static_cast<std::size_t>(std::max(p.G, 0)));
+  const int S = p.S;
+  for (int s = 0; s < S; ++s) {
+    if (p.tokens[s] <= 0 || p.tokens[s] >= p.m) continue;  // no memory pressure
+    EnergyStage e;
+    e.s = s;
+    e.m = p.m;
+    e.c = p.tokens[s];
+    e.h = head_of_first_forward(p, head, s);
+    const double F = p.dur[0 * S + s], B = p.dur[1 * S + s], W = p.types == 3 ? p.dur[2 * S + s] : 0.0;
+    e.occ0 = F + p.latency[s] + B;
+    e.occ1 = F + p.offload_time[s] + p.reload_time[s] + B;
+    e.w_part = p.token_w_weight[s] * p.m * W;
+    e.offloads = p.offload_release[s] < kInf && e.occ1 < e.occ0;
+    e.off = p.offload_time[s];
+    e.rel = p.reload_time[s];
+    EnergyGroup& g = groups[static_cast<std::size_t>(p.group_of_device[p.device_of[s]])];
+    if (e.offloads) {
+      const double tail_b = p.tail[1 * S + s];
+      g.lead_d2h = std::min(g.lead_d2h, e.h + F);
+      g.lag_d2h = std::min(g.lag_d2h, e.rel + B + tail_b);
+      g.lead_h2d = std::min(g.lead_h2d, e.h + F + e.off);
+      g.lag_h2d = std::min(g.lag_h2d, B + tail_b);
+    }
+    g.stages.push_back(e);
+  }
+  return groups;
+}
+
+// The least T feasible for group g, by bisection.
+double group_value(const EnergyGroup& g) {
+  if (g.stages.empty()) return 0;
+  std::vector<int> x;
+  double lo = 0, hi = 0;
+  for (const EnergyStage& e : g.stages) {
+    lo = std::max(lo, e.t_energy(e.offloads ? e.m : 0));
+    hi = std::max(hi, e.t_energy(0));
+  }
+  if (g.feasible(lo, x)) return lo;
+  // hi: no stage needs an offload there, so no channel constraint: feasible.
+  for (int it = 0; it < 200 && hi - lo > 1e-9 * std::max(1.0, hi); ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (g.feasible(mid, x) ? hi : lo) = mid;
+  }
+  return lo;  // the largest T shown infeasible: a lower bound (the feasible side is hi)
+}
+
+}  // namespace
+
+double group_energy_bound(const BoundProblem& p, const std::vector<double>& head) {
+  double best = 0;
+  for (const EnergyGroup& g : energy_groups(p, head)) best = std::max(best, group_value(g));
+  return best;
+}
+
+double group_energy_bound_by_enumeration(const BoundProblem& p, const std::vector<double>& head) {
+  double best = 0;
+  for (const EnergyGroup& g : energy_groups(p, head)) {
+    if (g.stages.empty()) continue;
+    std::vector<int> x(g.stages.size(), 0);
+    double least = kInf;
+    std::function<void(std::size_t)> enumerate = [&](std::size_t i) {
+      if (i == x.size()) {
+        double t = g.t_channels(x);
+        for (std::size_t k = 0; k < x.size(); ++k) t = std::max(t, g.stages[k].t_energy(x[k]));
+        least = std::min(least, t);
+        return;
+      }
+      const int top = g.stages[i].offloads ? g.stages[i].m : 0;
+      for (x[i] = 0; x[i] <= top; ++x[i]) enumerate(i + 1);
+      x[i] = 0;
+    };
+    enumerate(0);
+    best = std::max(best, least);
+  }
+  return best;
+}
+
+}  // namespace optpipe

@@ -1,0 +1,54 @@
+// PCIe group energy bound: the memory energy of each stage (memory_energy_bound.h) together with
+// the D2H and H2D channels its offloads must use, which the devices of a PCIe group share
+// (spec §1, §4). A root bound (no decision taken): the existing energy bound lets every
+// microbatch offload for free, and the channel bound (channel_bound.h) is 0 at the root, where
+// no offload level is decided; neither sees that memory pressure forces offloads that the shared
+// channels cannot carry.
+//
+// Relaxation (this project; energetic reasoning as in Lopez, Erschler & Esquirol, RAIRO-APII
+// 26(6), 1992, with the channel as a second resource whose demand trades against the first).
+// Stage s under memory pressure has c tokens (bound_problem.h: at most c microbatches hold
+// hold_f at once). A microbatch that is not fully offloaded holds a token from F's start to B's
+// end, at least occ0 = F + lat + B (lat: the pipeline above s and back); one fully offloaded
+// (level 1) holds it at least occ1 = F + offload + reload + B, and uses its group's D2H channel
+// for `offload` and its H2D channel for `reload`. Every F(s, j) starts no earlier than h_s (the
+// head of F(s, 0)) and the W executions weigh gamma tokens each (memory_energy_bound.h), so with
+// X_s full offloads a makespan T needs
+//     (m - X_s)·occ0 + X_s·occ1 + gamma·m·W <= c·(T - h_s),                       (energy)
+// so X_s >= x_s(T) = ceil(max(0, (m·occ0 + gamma·m·W - c·(T - h_s)) / (occ0 - occ1))), and at
+// most m. The offloads of a group's stages run one at a time on its D2H channel: none before the
+// earliest F end in the group (e_D), each followed by its reload and B (so all over by T minus the
+// smallest reload + B + B's static tail, q_D); likewise its reloads on H2D after the earliest
+// offload end (e_H) and before T minus the smallest B + tail (q_H):
+//     Σ_s x_s(T)·offload_s <= T - e_D - q_D,   Σ_s x_s(T)·reload_s <= T - e_H - q_H.    (channels)
+// Partial offloads (levels below 1) keep their token and only add channel time, so leaving them
+// out is a relaxation. Every constraint gets easier as T grows, so the smallest feasible T over
+// each group is found by bisection (to 1e-9 relative), and the bound is the largest over the
+// groups; a stage that cannot fit even with every microbatch offloaded makes the bound the
+// energy of that alone.
+//
+// Validity: every spec schedule with makespan T satisfies (energy) for each stage with its own
+// count of full offloads X_s (the tokens, occupancies and window are those of
+// memory_energy_bound.h with t1 = h_s and q = 0), and its group's transfers satisfy (channels) with
+// those counts; x_s(T) <= X_s. So T is feasible above and the bound is at most T.
+//
+// Complexity: O(G·S·log(1/eps)) bisection steps of O(S) each (S stages, G groups).
+#pragma once
+
+#include <vector>
+
+#include "bounds/bound_problem.h"
+
+namespace optpipe {
+
+// The bound at the root, with `head` [op] the root's heads (empty, or NaN for an op: the static
+// chain of forwards is used). 0 when no group has a stage under memory pressure that offloading
+// could relieve.
+double group_energy_bound(const BoundProblem& problem, const std::vector<double>& head);
+
+// The same by enumeration, for the tests: for every vector of full-offload counts (one per stage
+// of the group, 0..m each) the least T each constraint allows, the largest of those; the least
+// over the vectors; the largest over the groups. Exponential: groups of few stages only.
+double group_energy_bound_by_enumeration(const BoundProblem& problem, const std::vector<double>& head);
+
+}  // namespace optpipe

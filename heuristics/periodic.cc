@@ -1,0 +1,113 @@
+#include "heuristics/periodic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "heuristics/periodic_template.h"
+#include "model/simulator.h"
+
+namespace optpipe {
+
+namespace {
+
+constexpr int kCycles = 60;
+constexpr int kVariants = 24;
+constexpr std::size_t kFineCycles = 6;  // cycles tried with every variant
+constexpr double kCycleSpan = 3.0;  // the largest cycle tried, in units of the smallest
+
+// The smallest cycle: the busiest device's work per microbatch.
+double smallest_cycle(const Instance& inst) {
+  double c = 0;
+  for (int s = 0; s < inst.num_stages(); ++s) {
+    c = std::max(c, inst.stages[s].forward + inst.duration(OpType::B, s) +
+                        (inst.split_backward ? inst.stages[s].weight : 0.0));
+  }
+  return c;
+}
+
+// Plans and simulates templates, keeping the best (variants: see periodic.h).
+struct TemplateSearch {
+  TemplateSearch(const Instance& i, double off, double rel) : inst(i), sim(i), offload_ms(off), reload_ms(rel) {}
+
+  // The simulated makespan of the template for cycle c and `variant` (infinity: none fits).
+  double try_variant(double c, int variant) {
+    const double margin = 0.25 * (variant % 3);
+    PeriodicPlanOptions po;
+    po.book_channels = variant / 3 % 4 == 1;
+    po.spread = variant / 3 % 4 == 2 ? 1.0 : variant / 3 % 4 == 3 ? 1.15 : 0.0;
+    po.chains_only = variant >= 12;
+    po.cycle = c;
+    po.offload_margin = margin * offload_ms;
+    po.reload_margin = margin * reload_ms;
+    std::optional<Schedule> sch = periodic_schedule(inst, po);
+    if (!sch) return std::numeric_limits<double>::infinity();
+    ++tried;
+    const SimResult r = sim.run(*sch, SimOptions::quiet());
+    if (!r.feasible) return std::numeric_limits<double>::infinity();
+    if (r.makespan < best_makespan - kTimeEps) {
+      best_makespan = r.makespan;
+      best = std::move(sch);
+      std::ostringstream d;
+      d << "cycle " << c << " ms, margin " << margin << (po.book_channels ? ", channels booked" : "")
+        << (po.spread > 0 ? ", offloads spread" : "") << (po.chains_only ? ", chains only" : "");
+      detail = d.str();
+    }
+    return r.makespan;
+  }
+
+  const Instance& inst;
+  Simulator sim;
+  double offload_ms, reload_ms;
+  std::optional<Schedule> best;
+  double best_makespan = std::numeric_limits<double>::infinity();
+  std::string detail;
+  int tried = 0;
+};
+
+}  // namespace
+
+Built PeriodicOffload::build(const Instance& inst, const RunLimits& limits) const {
+  if (inst.placement() != Placement::kOnePerDevice) {
+    return Built::fail("Periodic needs one stage per device (this instance's placement: " +
+                       std::string(to_string(inst.placement())) + ")");
+  }
+  const double c0 = smallest_cycle(inst);
+  if (!(c0 > 0)) return Built::fail("Periodic: the stages have no compute time");
+  double offload_ms = 0, reload_ms = 0;
+  for (const Stage& st : inst.stages) {
+    if (st.offloadable()) offload_ms = std::max(offload_ms, *st.offload), reload_ms = std::max(reload_ms, *st.reload);
+  }
+  TemplateSearch search(inst, offload_ms, reload_ms);
+  const double growth = std::pow(kCycleSpan, 1.0 / (kCycles - 1));
+  // Coarse: every cycle with the four plans at a quarter margin and the chains-only one at 0 and 1/4; fine: the best cycles with every
+  // variant.
+  std::vector<std::pair<double, double>> by_cycle;  // (best makespan, cycle)
+  for (int k = 0; k < kCycles && !limits.expired(); ++k) {
+    const double c = c0 * std::pow(growth, k);
+    double here = std::numeric_limits<double>::infinity();
+    for (int variant : {1, 4, 7, 10, 12, 13}) here = std::min(here, search.try_variant(c, variant));
+    by_cycle.emplace_back(here, c);
+  }
+  std::stable_sort(by_cycle.begin(), by_cycle.end());
+  for (std::size_t i = 0; i < std::min<std::size_t>(kFineCycles, by_cycle.size()) && !limits.expired(); ++i) {
+    for (int variant = 0; variant < kVariants; ++variant) {
+      if ((variant % 3 != 1 || variant > 13) && variant != 12) search.try_variant(by_cycle[i].second, variant);
+    }
+  }
+  std::optional<Schedule>& best = search.best;
+  const std::string& best_detail = search.detail;
+  const int tried = search.tried;
+  if (!best) {
+    return Built::fail(limits.expired() ? "Periodic: stopped before a template fit"
+                                        : "Periodic: no cycle up to 3x the busiest device's work gives a template that fits");
+  }
+  std::ostringstream d;
+  d << best_detail << " (" << tried << " templates simulated)";
+  return Built::ok(std::move(*best), d.str());
+}
+
+}  // namespace optpipe

@@ -1,0 +1,41 @@
+// Periodic offload: the cyclic template of periodic_template.h (every device repeats one
+// pattern per cycle, offloads where the planned memory would overflow), tried over a grid of
+// cycles and 24 variants (offload/reload margins 0, 1/4 and 1/2 of a transfer; the plan's
+// transfers booked on the shared channels, or not, or the steady state's share of offloads
+// spread evenly first at 1 or 1.15 times; B's placed off the forward's residues, or at their
+// chain's times); keeps the fastest simulated schedule that fits. On the family of
+// bench/README.md each variant is the best one somewhere.
+//
+// Why: under tight memory at 16-32 GPUs the memory-oblivious bases that PipeOffload and
+// AdaOffload edit hold each activation for 1F1B's (S - s) cycles, where the pipeline's latency
+// above stage s is enough; a template built from the F and B chains keeps every activation for
+// about that latency, so fewer offloads are needed, and the PCIe channel (shared by two GPUs)
+// stops being the bottleneck sooner (bench/README.md, "The solver at scale").
+// Source: modulo scheduling (Rau, MICRO-27 1994), see periodic_template.h.
+//
+// The grid in two passes: every cycle with 6 of the variants, then the 6 best cycles with the
+// other 18 (on the family it finds what all 24 on every cycle found, with a third of the
+// simulations).
+//
+// Complexity: 6G + 108 templates, each O(S·m·K) to plan and one simulation O(N log N); G = 60
+// cycles (from the largest per-device F + B + W up to 3 times it, 1.9% apart): 0.02-0.2 s at
+// 16 x 64, 0.6-1.1 s at 32 x 128 on the development machine.
+#pragma once
+
+#include "heuristics/heuristic.h"
+
+namespace optpipe {
+
+class PeriodicOffload final : public Heuristic {
+ public:
+  std::string name() const override { return "periodic"; }
+  std::string title() const override { return "Periodic"; }
+  std::string description() const override {
+    return "cyclic template from the F and B chains, offloads where memory overflows (modulo scheduling, Rau 1994)";
+  }
+  Built build(const Instance& instance, const RunLimits& limits) const override;
+  using Heuristic::build;
+  bool memory_aware() const override { return true; }
+};
+
+}  // namespace optpipe

@@ -1,0 +1,76 @@
+// A periodic template for one stage per device: every device repeats the same pattern once per
+// cycle of c ms, microbatch j's ops c·j later than microbatch 0's; the lists are the template's
+// ops in planned time order, and the offloads are chosen where the planned memory would overflow.
+//
+// Source: cyclic (modulo) scheduling, B. R. Rau, "Iterative modulo scheduling", MICRO-27 1994
+// (an iteration's ops placed at offsets whose residues modulo the initiation interval do not
+// collide on a resource), and C. Hanen, A. Munier, "Cyclic scheduling on parallel processors",
+// in Scheduling Theory and its Applications, Wiley 1995. Applied here to the pipeline: the
+// forward offsets follow the F chain (a_{s+1} = a_s + F_s + comm_s), each backward offset is the
+// earliest after the later stage's (b_s >= b_{s+1} + B_{s+1} + comm_s, and >= a_s + F_s) whose
+// residue modulo c does not overlap the forward's on the same device, and the W goes into the
+// first gap after the B that holds it (else the B moves to right after the F, where the rest of
+// the cycle is one gap of c - F - B >= W). So the gap between F(s, j) and B(s, j) is the latency
+// of the pipeline above s plus the waits for free residues (zero-bubble schedules with cycle
+// F + B + W are the special case of the Zero Bubble paper, arXiv 2401.10241, §3).
+//
+// Memory plan (periodic_memory_plan.h): the offloads where the planned memory would pass the
+// limit, each booked on its PCIe group's shared channels. Each R goes before the first op that
+// would end after its planned start (so it is requested at the end of the op before, no later
+// than planned), and before its B.
+//
+// The template is only an order: the simulator decides the real timing (every op as early as
+// the lists, inputs, memory and channels allow), which may deadlock or differ; periodic.h tries
+// many cycles and keeps the best simulated one.
+//
+// Complexity: O(S·m·K) for the memory plan (K: microbatches resident at once, at most m) and
+// O(N log N) to sort the N ops into lists.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "model/instance.h"
+#include "model/schedule.h"
+
+namespace optpipe {
+
+// Offsets of one stage's ops in the template (ms, microbatch 0; microbatch j adds c·j).
+struct StageOffsets {
+  double f = 0, b = 0, w = 0;
+};
+
+// The offsets for cycle c; empty when c is below some device's F + B + W (nothing fits in a
+// cycle). One stage per device (Placement::kOnePerDevice) only.
+// chains_only: each B at its chain's time and its W right after it, residues ignored (the
+// simulator then settles the collisions by the lists' order; the gaps stay the latency).
+std::vector<StageOffsets> periodic_offsets(const Instance& instance, double c, bool chains_only = false);
+
+struct PeriodicPlanOptions {
+  double cycle = 0;              // c, ms
+  double offload_margin = 0;     // ms added to each planned offload's end (channel waits)
+  double reload_margin = 0;      // ms by which each planned reload starts earlier than needed
+  bool book_channels = true;     // plan the transfers on their PCIe group's shared channels
+  double spread = 0;             // > 0 (without booking): offload the steady state's share evenly first
+  bool chains_only = false;      // periodic_offsets' chains_only
+};
+
+// The template's lists with the memory plan behind them: per (stage, microbatch) sj = s·m + j,
+// the planned end of an offload (its margin included) and start of its reload; NaN where the
+// microbatch is not offloaded.
+struct PeriodicPlan {
+  Schedule schedule;
+  std::vector<StageOffsets> offsets;
+  std::vector<double> offload_end, reload_start;
+};
+std::optional<PeriodicPlan> periodic_plan(const Instance& instance, const PeriodicPlanOptions& options);
+
+// The lists of the template for these options (with the offloads the memory plan chose), or
+// nullopt when no cycle offsets exist or the memory plan fails.
+std::optional<Schedule> periodic_schedule(const Instance& instance, const PeriodicPlanOptions& options);
+
+// Whether residues x and y of intervals [x, x + lx) and [y, y + ly) overlap modulo c (exposed for
+// the tests).
+bool overlaps_modulo(double x, double lx, double y, double ly, double c);
+
+}  // namespace optpipe
