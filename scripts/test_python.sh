@@ -2,7 +2,7 @@
 # The Python package's tests: sets up the environment and installs the package
 # (scripts/python_env.sh), then runs pytest on python/tests. The tests compare the bindings with
 # the optpipe command in build/ (scripts/build.sh builds it; $OPTPIPE_CLI picks another).
-# Arguments go to pytest, e.g. `scripts/test_python.sh -k solve`. Exit status 3 (with the reason
+# Arguments go to pytest, e.g. `scripts/test_python.sh -k solve`. Exit status 77 (with the reason
 # printed) when the environment cannot be made here, e.g. without access to the package index.
 set -euo pipefail
 cd "$(dirname "$0")/.."

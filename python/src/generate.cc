@@ -38,7 +38,8 @@ Instance run(const std::optional<std::string>& model, std::optional<int> devices
              std::optional<int> ffn, std::optional<int> vocab, std::optional<int> seq, std::optional<int> micro_batch,
              const std::optional<std::string>& mlp, const std::optional<std::string>& dtype,
              std::optional<double> utilization, const std::string& recompute, bool flash_attention,
-             double bytes_per_param, const std::optional<BytesArg>& workspace) {
+             double bytes_per_param, const std::optional<BytesArg>& workspace, int tensor_parallel,
+             bool sequence_parallel, int data_parallel, int zero) {
   gen::GenerateRequest r;
   r.model = model.value_or("");
   r.devices = devices;
@@ -64,6 +65,10 @@ Instance run(const std::optional<std::string>& model, std::optional<int> devices
   r.flash_attention = flash_attention;
   r.bytes_per_param = bytes_per_param;
   if (workspace) r.workspace = bytes_text(*workspace);
+  r.tensor_parallel = tensor_parallel;
+  r.sequence_parallel = sequence_parallel;
+  r.data_parallel = data_parallel;
+  r.zero_stage = zero;
   gen::Generated g = gen::generate(gen::resolve(r));
   for (const auto& w : g.warnings) warn(w);
   return std::move(g.instance);
@@ -80,7 +85,8 @@ void bind_generate(nb::module_& m) {
         nb::arg("ffn") = nb::none(), nb::arg("vocab") = nb::none(), nb::arg("seq") = nb::none(),
         nb::arg("micro_batch") = nb::none(), nb::arg("mlp") = nb::none(), nb::arg("dtype") = nb::none(),
         nb::arg("utilization") = nb::none(), nb::arg("recompute") = "none", nb::arg("flash_attention") = true,
-        nb::arg("bytes_per_param") = 0.0, nb::arg("workspace") = nb::none(),
+        nb::arg("bytes_per_param") = 0.0, nb::arg("workspace") = nb::none(), nb::arg("tensor_parallel") = 1,
+        nb::arg("sequence_parallel") = true, nb::arg("data_parallel") = 1, nb::arg("zero") = 0,
         "An instance for a transformer model on a GPU cluster, as `optpipe generate` writes it (the cost\n"
         "model: instances/README.md). `model` is a preset ('gpt3-1.5b', 'llama2-7b', ...; an unknown name\n"
         "lists them) or None for an explicit shape (layers, hidden, heads, vocab and seq; ffn defaults to\n"
@@ -91,6 +97,9 @@ void bind_generate(nb::module_& m) {
         "activations). gpu: 'h100-sxm' or 'a100-sxm'. offload_levels: allowed offload fractions (0 is\n"
         "added). split: layers per stage (default even). mlp: 'gelu' or 'swiglu'. dtype: 'bf16', 'fp16' or\n"
         "'fp32'. recompute: 'none', 'selective' or 'full'. workspace: bytes per GPU (default 1 GiB).\n"
+        "tensor_parallel: GPUs per pipeline device splitting every layer (Megatron-LM, within a node;\n"
+        "sequence_parallel with it); data_parallel: pipeline replicas, over which zero=1 shards the\n"
+        "optimizer state (the command's --tensor-parallel, --no-sequence-parallel, --data-parallel, --zero).\n"
         "Raises InputError naming the field; a device that cannot hold one activation gives a UserWarning.");
 }
 

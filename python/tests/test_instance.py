@@ -99,6 +99,23 @@ def test_generate_explicit_shape_and_defaults(cli, tmp_path):
     assert optpipe.Instance.from_dict(inst.to_dict()) == inst
 
 
+def test_generate_parallelism_equals_the_command(cli, tmp_path):
+    out = tmp_path / "gen.json"
+    run_cli(cli, "generate", "--model", "llama2-13b", "--devices", 4, "--microbatches", 8, "--tensor-parallel", 2,
+            "--data-parallel", 4, "--zero", 1, "--no-sequence-parallel", "-q", "-o", out)
+    inst = optpipe.generate("llama2-13b", devices=4, microbatches=8, tensor_parallel=2, data_parallel=4, zero=1,
+                            sequence_parallel=False)
+    assert inst == optpipe.Instance.from_file(out)
+    # Tensor parallelism splits every layer: less static memory per GPU than without it.
+    plain = optpipe.generate("llama2-13b", devices=4, microbatches=8)
+    assert inst != plain
+    assert inst.to_dict()["devices"][1]["static_memory"] != plain.to_dict()["devices"][1]["static_memory"]
+    with pytest.raises(optpipe.InputError, match=r"^zero: stage 2"):
+        optpipe.generate("llama2-13b", devices=4, microbatches=8, zero=2)
+    with pytest.raises(optpipe.InputError, match=r"^tensor_parallel: must be a positive integer"):
+        optpipe.generate("llama2-13b", devices=4, microbatches=8, tensor_parallel=0)
+
+
 def test_generate_errors_name_the_field():
     with pytest.raises(optpipe.InputError, match=r"^model: unknown preset \"gpt3-99b\" \(choose one of: .*gpt3-1\.5b"):
         optpipe.generate("gpt3-99b", devices=8, microbatches=24)
