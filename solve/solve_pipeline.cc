@@ -139,6 +139,7 @@ SolveOptions search_options(const PipelineOptions& o, double left) {
 }  // namespace
 
 std::string PipelineResult::best_from() const {
+  if (from_cache) return "cache";
   const double tolerance = 1e-9 * std::max(1.0, result.makespan);
   if (result.warm_start.empty() || result.makespan < result.warm_start_makespan - tolerance) return "search";
   return result.warm_start;

@@ -82,7 +82,8 @@ struct PipelineResult {
   std::string bound_from() const;
 
   // Where the schedule it returns came from: the name of the warm start (heuristic, local
-  // search, cache) when the search did not improve on it, else "search".
+  // search, cache) when the search did not improve on it, "search" when it did, "cache" when an
+  // exact proven cache hit answered the call.
   std::string best_from() const;
   // When that schedule was found, in seconds into the call: for a warm start, when the search
   // began (it was ready by then); for the search, when the search found it.

@@ -200,6 +200,9 @@ TEST(SolvePipeline, ReportsPhasesInOrderAndAnswersAnExactProvenHitFromTheCache) 
   EXPECT_EQ(b.result.stats.nodes, 0);
   EXPECT_NEAR(b.result.makespan, a.result.makespan, 1e-9);
   EXPECT_FALSE(b.cache_key.empty());
+  // Where the schedule came from says so (frontier's "schedule" column, JSON's best_from).
+  EXPECT_NE(a.best_from(), "cache");
+  EXPECT_EQ(b.best_from(), "cache");
   ASSERT_EQ(second.calls.size(), 1u);
   EXPECT_EQ(second.calls[0], "cache exact");
 }
