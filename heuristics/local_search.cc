@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "model/checkpointed_simulation.h"
 #include "model/error.h"
 #include "model/op_index.h"
 #include "model/simulator.h"
@@ -304,8 +305,15 @@ struct Solution {
 class IteratedLocalSearch {
  public:
   IteratedLocalSearch(const Instance& inst, const LocalSearchOptions& opt, LocalSearchStats& stats)
-      : inst_(inst), opt_(opt), stats_(stats), sim_(inst), quiet_(SimOptions::quiet()),
-        rng_(opt.seed ^ 0x6a09e667f3bcc909ULL), S_(inst.num_stages()), m_(inst.microbatches) {}
+      : inst_(inst), opt_(opt), stats_(stats), sim_(inst, std::max(1, checkpoints_for(inst, opt))),
+        use_checkpoints_(checkpoints_for(inst, opt) > 0), rng_(opt.seed ^ 0x6a09e667f3bcc909ULL),
+        S_(inst.num_stages()), m_(inst.microbatches) {}
+
+  static int checkpoints_for(const Instance& inst, const LocalSearchOptions& opt) {
+    if (opt.checkpoints >= 0) return opt.checkpoints;
+    const long long ops = static_cast<long long>(inst.num_compute_types()) * inst.num_stages() * inst.microbatches;
+    return ops >= kCheckpointOps ? 16 : 0;
+  }
 
   bool out_of_budget() const {
     return stats_.evaluations >= opt_.max_evaluations || (opt_.stop != nullptr && opt_.stop->load(std::memory_order_relaxed));
@@ -314,7 +322,7 @@ class IteratedLocalSearch {
   // One simulation; false when the schedule deadlocks.
   bool evaluate(const Schedule& sch, Key* key) {
     ++stats_.evaluations;
-    const SimResult r = sim_.run(sch, quiet_);
+    const SimResult r = sim_.run(sch);
     if (!r.feasible) return false;
     key->makespan = r.makespan;
     double tie = 0;
@@ -497,6 +505,7 @@ class IteratedLocalSearch {
   // First-improvement descent from sol (which must be feasible, key and timing set).
   void descend(Solution& sol) {
     while (!out_of_budget()) {
+      if (use_checkpoints_) sim_.set_base(sol.sch);  // the moves below edit sol.sch
       analyse(sol);
       const std::vector<Move> moves = neighbourhood(sol);
       bool improved = false;
@@ -613,8 +622,8 @@ class IteratedLocalSearch {
   const Instance& inst_;
   const LocalSearchOptions& opt_;
   LocalSearchStats& stats_;
-  Simulator sim_;
-  SimOptions quiet_;
+  CheckpointedSimulation sim_;  // without a base (use_checkpoints_ false): plain simulations
+  bool use_checkpoints_;
   Rng rng_;
   int S_, m_;
   std::vector<char> crit_, crit_reload_, mem_rel_;

@@ -170,6 +170,10 @@ Simulator::Step Simulator::advance() {
     }
     if (s_.remaining == 0) return {Step::Kind::kDone, -1, s_.t};
     if (s_.events.empty()) return {Step::Kind::kDeadlock, -1, s_.t};
+    if (record_ != nullptr && ++instants_ >= record_every_) {
+      instants_ = 0;
+      record_->push_back(s_);
+    }
     s_.t = s_.events.top().time;
   }
 }
@@ -188,7 +192,52 @@ SimResult Simulator::run(const Schedule& schedule, const SimOptions& options) {
     result.memory.resize(D_);
     for (int d = 0; d < D_; ++d) result.memory[d].push_back({0.0, s_.mem[d]});
   }
+  finish(advance());
+  return result;
+}
+
+SimResult Simulator::run_recording(const Schedule& schedule, int every, std::vector<Snapshot>& checkpoints) {
+  record_ = &checkpoints;
+  record_every_ = std::max(1, every);
+  instants_ = 0;
+  SimResult r;
+  try {
+    r = run(schedule, SimOptions::quiet());
+  } catch (...) {
+    record_ = nullptr;
+    throw;
+  }
+  record_ = nullptr;
+  return r;
+}
+
+SimResult Simulator::resume(const Schedule& schedule, const Snapshot& checkpoint, int every,
+                            std::vector<Snapshot>* record) {
+  SimResult result;
+  out_ = &result;
+  sch_ = &schedule;
+  opt_ = SimOptions::quiet();
+  s_ = checkpoint;
+  // The offload levels come from the F entries (reset() reads them from the whole schedule); the
+  // entries the checkpoint's state depends on are the same in both schedules.
+  for (const auto& lst : schedule.devices) {
+    for (const Action& a : lst) {
+      if (a.type == OpType::F) s_.level[static_cast<std::size_t>(a.stage) * m_ + a.mb] = a.r;
+    }
+  }
+  result.group_of_device = group_of_;
+  result.num_groups = G_;
+  record_ = record;
+  record_every_ = std::max(1, every);
+  instants_ = 0;
   const Step step = advance();
+  record_ = nullptr;
+  finish(step);
+  return result;
+}
+
+void Simulator::finish(Step step) {
+  SimResult& result = *out_;
   const bool deadlocked = step.kind == Step::Kind::kDeadlock;
   if (deadlocked) {
     result.stop_time = s_.t;
@@ -213,7 +262,6 @@ SimResult Simulator::run(const Schedule& schedule, const SimOptions& options) {
   result.peak_memory = s_.peak;
   if (opt_.record_timeline) result.transfers = s_.transfers;
   out_ = nullptr;
-  return result;
 }
 
 void Simulator::mark_device(int d) {

@@ -213,6 +213,19 @@ class Simulator {
   bool forward_wait_never_ends() const;
   int op_id(OpType type, int s, int j) const { return op_index(S_, m_, static_cast<int>(type), s, j); }
 
+  // ---- Checkpoints: re-simulating a schedule that differs late (the local search) -----------
+  // run() with quiet options that also appends its state to `checkpoints` every `every` settled
+  // instants (after the instant is settled, before time moves on).
+  SimResult run_recording(const Schedule& schedule, int every, std::vector<Snapshot>& checkpoints);
+  // Continues `schedule` from `checkpoint`, a state that run_recording() saved for another
+  // schedule, with quiet options; `record` (when not null) receives further checkpoints as in
+  // run_recording(). The result is run(schedule, quiet)'s exactly when every device's list in
+  // `schedule` equals the other schedule's list up to (not including) the first entry that
+  // device had not reached in the checkpoint (pc): an entry is read only when pc reaches it, so
+  // the two simulations agree up to that state (checkpointed_simulation.h finds such a one).
+  SimResult resume(const Schedule& schedule, const Snapshot& checkpoint, int every = 0,
+                   std::vector<Snapshot>* record = nullptr);
+
  private:
   enum class DeviceStep : std::uint8_t { kNone, kProgress, kNeedsDecision };
 
@@ -246,6 +259,9 @@ class Simulator {
   SimOptions opt_;                            // this run's options
   SimResult* out_ = nullptr;                  // run()'s recording target; null otherwise
   std::vector<int> scratch_;                  // start_dirty_channels' list being examined
+  std::vector<Snapshot>* record_ = nullptr;   // run_recording()/resume(): checkpoints go here
+  int record_every_ = 0, instants_ = 0;       // every that many settled instants
+  void finish(Step step);                     // run()'s result (into out_) from the state after advance()
   Snapshot s_;
 };
 
