@@ -60,44 +60,61 @@ Built PipeOffload::build(const Instance& inst, const RunLimits& limits) const {
     std::vector<Lifespan> spans = lifespans(inst, base.schedule, timing);
     std::stable_sort(spans.begin(), spans.end(),
                      [](const Lifespan& a, const Lifespan& b) { return a.length() > b.length(); });
-    for (double filter : {1.0, 3.0}) {
-      for (bool selective : {false, true}) {
-        Schedule sch = base.schedule;
-        // Per device, the candidates in decreasing lifespan; selective keeps the longer half.
-        std::vector<int> taken(inst.num_devices(), 0), eligible(inst.num_devices(), 0);
-        for (const Lifespan& l : spans) {
-          const Stage& st = inst.stages[l.stage];
-          if (l.length() >= filter * level * (*st.offload + *st.reload)) ++eligible[l.device];
-        }
-        int offloaded = 0;
-        for (const Lifespan& l : spans) {
-          const Stage& st = inst.stages[l.stage];
-          if (l.length() < filter * level * (*st.offload + *st.reload)) continue;
-          if (selective && 2 * taken[l.device] >= eligible[l.device]) continue;
-          ++taken[l.device];
-          ++offloaded;
-          // The position comes from the base list and its timing (inserting Rs moves no compute
-          // action); in the current list, insert before the same action.
-          const int pos = latest_hidden_position(base.schedule, timing.timeline[l.device], l.device, l.stage, l.mb,
-                                                 level * *st.reload, l.b_start);
-          const Action& anchor = base.schedule.devices[l.device][pos];
-          const int mapped = find_action(sch.devices[l.device], anchor.type, anchor.stage, anchor.mb);
-          set_offload(sch, l.device, l.stage, l.mb, level, mapped);
-        }
-        if (offloaded == 0) continue;
-        const SimResult r = sim.run(sch, fast);
-        if (!r.feasible) {
-          last_reason = "PipeOffload on " + base.origin + ": " + r.reason;
-          continue;
-        }
-        if (r.makespan < best_makespan - kTimeEps) {
-          best_makespan = r.makespan;
-          best = std::move(sch);
-          std::ostringstream detail;
+    // (filter, selective, late): the four PipeOffload variants, then every offloadable
+    // activation with its reload just before its B (late).
+    struct Variant {
+      double filter;
+      bool selective, late;
+    };
+    for (const Variant v : {Variant{1.0, false, false}, Variant{1.0, true, false}, Variant{3.0, false, false},
+                            Variant{3.0, true, false}, Variant{0.0, false, true}}) {
+      const double filter = v.filter;
+      const bool selective = v.selective;
+      Schedule sch = base.schedule;
+      // Per device, the candidates in decreasing lifespan; selective keeps the longer half.
+      // Late: every activation that waits at all for its B (not the last stage's, used at once).
+      auto long_enough = [&](const Lifespan& l) {
+        const Stage& st = inst.stages[l.stage];
+        return v.late ? l.length() > kTimeEps : l.length() >= filter * level * (*st.offload + *st.reload);
+      };
+      std::vector<int> taken(inst.num_devices(), 0), eligible(inst.num_devices(), 0);
+      for (const Lifespan& l : spans) {
+        if (long_enough(l)) ++eligible[l.device];
+      }
+      int offloaded = 0;
+      for (const Lifespan& l : spans) {
+        const Stage& st = inst.stages[l.stage];
+        if (!long_enough(l)) continue;
+        if (selective && 2 * taken[l.device] >= eligible[l.device]) continue;
+        ++taken[l.device];
+        ++offloaded;
+        // The position comes from the base list and its timing (inserting Rs moves no compute
+        // action); in the current list, insert before the same action.
+        const int pos = v.late ? find_action(base.schedule.devices[l.device], OpType::B, l.stage, l.mb)
+                               : latest_hidden_position(base.schedule, timing.timeline[l.device], l.device, l.stage,
+                                                        l.mb, level * *st.reload, l.b_start);
+        const Action& anchor = base.schedule.devices[l.device][pos];
+        const int mapped = find_action(sch.devices[l.device], anchor.type, anchor.stage, anchor.mb);
+        set_offload(sch, l.device, l.stage, l.mb, level, mapped);
+      }
+      if (offloaded == 0) continue;
+      const SimResult r = sim.run(sch, fast);
+      if (!r.feasible) {
+        last_reason = "PipeOffload on " + base.origin + ": " + r.reason;
+        continue;
+      }
+      if (r.makespan < best_makespan - kTimeEps) {
+        best_makespan = r.makespan;
+        best = std::move(sch);
+        std::ostringstream detail;
+        if (v.late) {
+          detail << "base " << base.origin << ", full offload of " << offloaded
+                 << " activations, each reload just before its B";
+        } else {
           detail << "base " << base.origin << ", " << (selective ? "selective" : "full") << " offload of "
                  << offloaded << " activations with lifespan >= " << filter << "x round trip";
-          best_detail = detail.str();
         }
+        best_detail = detail.str();
       }
     }
   }

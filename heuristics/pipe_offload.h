@@ -8,9 +8,14 @@
 // timing), like PipeOffload's "offload left to right, reload right to left" slot rule. Variants:
 // the lifespan filter (≥ 1× or ≥ 3× the round trip, the latter sail-sg's filter) and selective
 // vs full offload (the longer-lived half of each device's offloadable activations, as PO-H
-// offloads half the stages, or all of them, as PO-F). Keeps the best feasible variant.
+// offloads half the stages, or all of them, as PO-F), and one more of this project's: every
+// offloadable activation, each reload just before its B. Under very tight memory (room for less
+// than two activations) the base timing is no guide to when memory is free, every reload placed
+// early holds memory that the next forward needs, and only the late variant fits:
+// bench-gpt3-14.6b-16x64-1.5act, 1F1B with late reloads, 2359.66 ms where the other variants
+// deadlock and the best other heuristic (waves) takes 3267.07 ms. Keeps the best feasible variant.
 //
-// Complexity: for each of ≤ 4 bases and 4 variants, one pass over the N ops to place reloads
+// Complexity: for each of ≤ 4 bases and 5 variants, one pass over the N ops to place reloads
 // (O(N · L) with L the longest list) and one simulation.
 #pragma once
 

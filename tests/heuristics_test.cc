@@ -34,7 +34,9 @@
 #include "heuristics/registry.h"
 #include "heuristics/zb_greedy.h"
 #include "heuristics/zb_handcrafted.h"
+#include "model/instance_io.h"
 #include "tests/case_range.h"
+#include "tests/test_paths.h"
 #include "tests/test_util.h"
 
 namespace optpipe {
@@ -349,6 +351,31 @@ TEST(Heuristics, RunHeuristicReturnsTheReasonAHeuristicDoesNotApply) {
   EXPECT_FALSE(po.ok());
   EXPECT_NE(po.reason.find("no stage of this instance can be offloaded"), std::string::npos) << po.reason;
   EXPECT_EQ(find_heuristic("no-such-heuristic"), nullptr);
+}
+
+// Under very tight memory (room for 1.5 activations, 16 GPUs) PipeOffload's variants that place
+// each reload where the base timing hides it all deadlock; the late variant (every activation
+// offloaded, each reload just before its B) fits, and beats the memory floor of waves by far.
+TEST(Heuristics, PipeOffloadWithLateReloadsFitsWhereTheBaseTimingMisleads) {
+  const Instance inst =
+      load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/generated/bench-gpt3-14.6b-16x64-1.5act.json");
+  const HeuristicResult po = run_heuristic(PipeOffload(), inst);
+  ASSERT_TRUE(po.ok()) << po.reason;
+  EXPECT_NE(po.detail.find("each reload just before its B"), std::string::npos) << po.detail;
+  EXPECT_TRUE(check_structure(inst, *po.schedule).empty());
+  const HeuristicResult waves = run_heuristic(*find_heuristic("waves"), inst);
+  ASSERT_TRUE(waves.ok()) << waves.reason;
+  EXPECT_LT(po.sim.makespan, 0.8 * waves.sim.makespan) << po.sim.makespan << " vs waves " << waves.sim.makespan;
+  // Every reload sits right before its B.
+  for (const auto& list : po.schedule->devices) {
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      if (list[k].type != OpType::R) continue;
+      ASSERT_LT(k + 1, list.size());
+      EXPECT_EQ(list[k + 1].type, OpType::B);
+      EXPECT_EQ(list[k + 1].stage, list[k].stage);
+      EXPECT_EQ(list[k + 1].mb, list[k].mb);
+    }
+  }
 }
 
 // Heuristics that misbehave on purpose, to check run_heuristic's own contract.
