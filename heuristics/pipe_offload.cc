@@ -32,6 +32,57 @@ std::vector<Lifespan> lifespans(const Instance& inst, const Schedule& sch, const
   return out;
 }
 
+// One variant: (filter, selective) are PipeOffload's (lifespan at least `filter` round trips;
+// the longer half per device, or all), late is every activation that waits at all for its B (not
+// the last stage's, used at once) with its reload just before that B.
+struct Variant {
+  double filter;
+  bool selective, late;
+};
+
+std::string describe(const Variant& v, const std::string& origin, int offloaded) {
+  std::ostringstream out;
+  if (v.late) {
+    out << "base " << origin << ", full offload of " << offloaded << " activations, each reload just before its B";
+  } else {
+    out << "base " << origin << ", " << (v.selective ? "selective" : "full") << " offload of " << offloaded
+        << " activations with lifespan >= " << v.filter << "x round trip";
+  }
+  return out.str();
+}
+
+// The base with variant v's offloads at `level`; `spans` in decreasing lifespan. Sets *offloaded.
+Schedule with_offloads(const Instance& inst, const BaseSchedule& base, const SimResult& timing,
+                       const std::vector<Lifespan>& spans, double level, const Variant& v, int* offloaded) {
+  Schedule sch = base.schedule;
+  auto long_enough = [&](const Lifespan& l) {
+    const Stage& st = inst.stages[l.stage];
+    return v.late ? l.length() > kTimeEps : l.length() >= v.filter * level * (*st.offload + *st.reload);
+  };
+  // Per device, the candidates in decreasing lifespan; selective keeps the longer half.
+  std::vector<int> taken(inst.num_devices(), 0), eligible(inst.num_devices(), 0);
+  for (const Lifespan& l : spans) {
+    if (long_enough(l)) ++eligible[l.device];
+  }
+  *offloaded = 0;
+  for (const Lifespan& l : spans) {
+    const Stage& st = inst.stages[l.stage];
+    if (!long_enough(l)) continue;
+    if (v.selective && 2 * taken[l.device] >= eligible[l.device]) continue;
+    ++taken[l.device];
+    ++*offloaded;
+    // The position comes from the base list and its timing (inserting Rs moves no compute
+    // action); in the current list, insert before the same action.
+    const int pos = v.late ? find_action(base.schedule.devices[l.device], OpType::B, l.stage, l.mb)
+                           : latest_hidden_position(base.schedule, timing.timeline[l.device], l.device, l.stage,
+                                                    l.mb, level * *st.reload, l.b_start);
+    const Action& anchor = base.schedule.devices[l.device][pos];
+    const int mapped = find_action(sch.devices[l.device], anchor.type, anchor.stage, anchor.mb);
+    set_offload(sch, l.device, l.stage, l.mb, level, mapped);
+  }
+  return sch;
+}
+
 }  // namespace
 
 Built PipeOffload::build(const Instance& inst, const RunLimits& limits) const {
@@ -60,43 +111,10 @@ Built PipeOffload::build(const Instance& inst, const RunLimits& limits) const {
     std::vector<Lifespan> spans = lifespans(inst, base.schedule, timing);
     std::stable_sort(spans.begin(), spans.end(),
                      [](const Lifespan& a, const Lifespan& b) { return a.length() > b.length(); });
-    // (filter, selective, late): the four PipeOffload variants, then every offloadable
-    // activation with its reload just before its B (late).
-    struct Variant {
-      double filter;
-      bool selective, late;
-    };
     for (const Variant v : {Variant{1.0, false, false}, Variant{1.0, true, false}, Variant{3.0, false, false},
                             Variant{3.0, true, false}, Variant{0.0, false, true}}) {
-      const double filter = v.filter;
-      const bool selective = v.selective;
-      Schedule sch = base.schedule;
-      // Per device, the candidates in decreasing lifespan; selective keeps the longer half.
-      // Late: every activation that waits at all for its B (not the last stage's, used at once).
-      auto long_enough = [&](const Lifespan& l) {
-        const Stage& st = inst.stages[l.stage];
-        return v.late ? l.length() > kTimeEps : l.length() >= filter * level * (*st.offload + *st.reload);
-      };
-      std::vector<int> taken(inst.num_devices(), 0), eligible(inst.num_devices(), 0);
-      for (const Lifespan& l : spans) {
-        if (long_enough(l)) ++eligible[l.device];
-      }
       int offloaded = 0;
-      for (const Lifespan& l : spans) {
-        const Stage& st = inst.stages[l.stage];
-        if (!long_enough(l)) continue;
-        if (selective && 2 * taken[l.device] >= eligible[l.device]) continue;
-        ++taken[l.device];
-        ++offloaded;
-        // The position comes from the base list and its timing (inserting Rs moves no compute
-        // action); in the current list, insert before the same action.
-        const int pos = v.late ? find_action(base.schedule.devices[l.device], OpType::B, l.stage, l.mb)
-                               : latest_hidden_position(base.schedule, timing.timeline[l.device], l.device, l.stage,
-                                                        l.mb, level * *st.reload, l.b_start);
-        const Action& anchor = base.schedule.devices[l.device][pos];
-        const int mapped = find_action(sch.devices[l.device], anchor.type, anchor.stage, anchor.mb);
-        set_offload(sch, l.device, l.stage, l.mb, level, mapped);
-      }
+      Schedule sch = with_offloads(inst, base, timing, spans, level, v, &offloaded);
       if (offloaded == 0) continue;
       const SimResult r = sim.run(sch, fast);
       if (!r.feasible) {
@@ -106,15 +124,7 @@ Built PipeOffload::build(const Instance& inst, const RunLimits& limits) const {
       if (r.makespan < best_makespan - kTimeEps) {
         best_makespan = r.makespan;
         best = std::move(sch);
-        std::ostringstream detail;
-        if (v.late) {
-          detail << "base " << base.origin << ", full offload of " << offloaded
-                 << " activations, each reload just before its B";
-        } else {
-          detail << "base " << base.origin << ", " << (selective ? "selective" : "full") << " offload of "
-                 << offloaded << " activations with lifespan >= " << filter << "x round trip";
-        }
-        best_detail = detail.str();
+        best_detail = describe(v, base.origin, offloaded);
       }
     }
   }
