@@ -1,22 +1,16 @@
 #include "cache/cache_lookup.h"
 
 #include <cmath>
-#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
 #include "cache/repair.h"
 #include "model/instance_io.h"
 #include "model/schedule_io.h"
+#include "model/time_text.h"
 
 namespace optpipe::cache {
 namespace {
-
-std::string ms(double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3f ms", x);
-  return buf;
-}
 
 }  // namespace
 
@@ -53,13 +47,13 @@ bool take_exact(ScheduleCache& cache, const Instance& inst, const CacheEntry& ex
     out.proven_optimal = exact.proven_optimal() && !f.repaired &&
                          std::abs(f.makespan - exact.makespan) <= 1e-6 * std::max(1.0, exact.makespan);
     const std::string by = exact.solver_version.empty() ? "" : " by " + exact.solver_version;
-    out.message = out.proven_optimal ? "exact hit, proven optimal (" + ms(out.makespan) + by + ")"
-                                     : "exact hit (" + exact.status + ", " + ms(out.makespan) + ", bound " +
-                                           ms(out.bound) + by + "), used as a warm start and a proven bound";
+    out.message = out.proven_optimal ? "exact hit, proven optimal (" + fmt_ms(out.makespan) + by + ")"
+                                     : "exact hit (" + exact.status + ", " + fmt_ms(out.makespan) + ", bound " +
+                                           fmt_ms(out.bound) + by + "), used as a warm start and a proven bound";
     // A build with uncommitted changes may be an experiment; its proofs deserve a second look.
     if (exact.solver_version.find("-dirty") != std::string::npos && exact.bound > 0) {
       out.warnings.push_back(cache.path() + ": entry " + exact.exact_key.substr(0, 12) + "'s bound " +
-                             ms(exact.bound) + " comes from a build with uncommitted changes (" +
+                             fmt_ms(exact.bound) + " comes from a build with uncommitted changes (" +
                              exact.solver_version + "); `--no-cache` solves without it");
     }
     return true;
@@ -97,8 +91,8 @@ void take_best_near(ScheduleCache& cache, const Instance& inst, const Signature&
       out.repaired = f.repaired;
       out.from_instance = e.instance_name;
       out.exact_key = e.exact_key;
-      out.message = "near hit from \"" + e.instance_name + "\" (cached " + ms(e.makespan) + "), re-simulated " +
-                    ms(f.makespan) + (f.repaired ? ", " + f.note : "") + ", used as a warm start";
+      out.message = "near hit from \"" + e.instance_name + "\" (cached " + fmt_ms(e.makespan) + "), re-simulated " +
+                    fmt_ms(f.makespan) + (f.repaired ? ", " + f.note : "") + ", used as a warm start";
     }
   }
   if (out.kind == LookupResult::Kind::kNear) return;

@@ -6,16 +6,11 @@
 
 #include "model/bytes.h"
 #include "model/schedule_io.h"
+#include "model/time_text.h"
 
 namespace optpipe::frontier {
 namespace {
 
-std::string ms(double v) {
-  if (!std::isfinite(v)) return "-";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.3f ms", v);
-  return buf;
-}
 
 std::string percent(double v) {
   if (!std::isfinite(v)) return "-";
@@ -41,7 +36,7 @@ std::string header(const FrontierResult& r) {
   }
   if (r.unconstrained && r.unconstrained->has_schedule()) {
     const FrontierPoint& u = *r.unconstrained;
-    out << "without a memory limit: " << ms(u.makespan) << ", bound " << ms(u.bound) << " (" << to_string(u.status)
+    out << "without a memory limit: " << fmt_ms(u.makespan) << ", bound " << fmt_ms(u.bound) << " (" << to_string(u.status)
         << "), peak " << format_bytes(r.high) << "\n";
   }
   return out.str();
@@ -56,7 +51,7 @@ std::string points_table(const FrontierResult& r) {
   for (const FrontierPoint& p : r.points) {
     const std::string from = p.has_schedule() ? p.source + (p.note.empty() ? "" : " (" + p.note + ")") : p.note;
     std::snprintf(line, sizeof line, "  %10s %14s %14s %8s  %-11s %s\n", format_bytes(p.limit).c_str(),
-                  ms(p.makespan).c_str(), p.has_schedule() ? ms(p.bound).c_str() : "-", percent(p.gap).c_str(),
+                  fmt_ms(p.makespan).c_str(), p.has_schedule() ? fmt_ms(p.bound).c_str() : "-", percent(p.gap).c_str(),
                   to_string(p.status), from.c_str());
     out << line;
   }
@@ -71,7 +66,7 @@ std::string classics_table(const FrontierResult& r) {
   for (const ClassicPoint& c : r.classics) {
     if (c.schedule) {
       std::snprintf(line, sizeof line, "  %-12s fits from %10s (device %d)  makespan %14s%s\n", c.title.c_str(),
-                    format_bytes(c.peak).c_str(), c.peak_device, ms(c.makespan).c_str(),
+                    format_bytes(c.peak).c_str(), c.peak_device, fmt_ms(c.makespan).c_str(),
                     c.detail.empty() ? "" : ("  " + c.detail).c_str());
     } else {
       std::snprintf(line, sizeof line, "  %-12s -  %s\n", c.title.c_str(), c.reason.c_str());

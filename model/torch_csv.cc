@@ -1,12 +1,12 @@
 #include "model/torch_csv.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <string_view>
 
 #include "model/bytes.h"
 #include "model/error.h"
 #include "model/simulator.h"
+#include "model/time_text.h"
 #include "model/validator.h"
 
 namespace optpipe {
@@ -21,12 +21,6 @@ std::string torch_cell(const Instance& inst, const Action& a) {
     case OpType::R: break;  // never written (callers skip R)
   }
   return std::to_string(a.stage) + letter + std::to_string(a.mb);
-}
-
-std::string fmt_ms(double ms) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3f ms", ms);
-  return buf;
 }
 
 double max_of(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); }

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cmath>
 #include <map>
 
 #include "heuristics/registry.h"
 #include "model/bytes.h"
 #include "model/error.h"
+#include "model/time_text.h"
 #include "partition/reference_splits.h"
 #include "partition/split_enumerator.h"
 #include "solve/solve_pipeline.h"
@@ -28,12 +28,6 @@ constexpr int kProofMaxSplits = 20000;
 // best solved makespan (the solve pipeline's local search and tree rarely gain more than ~15%
 // over the heuristics: 13% on gpt-8x24-tight, 3-5% on the 16-GPU tight instances).
 constexpr double kSolveMargin = 0.15;
-
-std::string ms(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3f ms", v);
-  return b;
-}
 
 class Searcher {
  public:
@@ -150,7 +144,7 @@ void Searcher::solve(int i, double seconds) {
   t.solved_bound = std::max(r.result.bound, t.bound.value);
   if (r.result.schedule) t.makespan = r.result.makespan;
   say("solved " + label(i) + " in " + std::to_string(r.seconds).substr(0, 5) + " s: " +
-      (r.result.schedule ? "makespan " + ms(t.makespan) + ", bound " + ms(t.solved_bound) : std::string("no schedule")) +
+      (r.result.schedule ? "makespan " + fmt_ms(t.makespan) + ", bound " + fmt_ms(t.solved_bound) : std::string("no schedule")) +
       " (" + t.status + ")");
   if (r.result.schedule && (best_ < 0 || t.makespan < result_.trials[best_].makespan - kEps)) {
     best_ = i;
@@ -177,7 +171,7 @@ void Searcher::exhaustive(const std::vector<int>& refs, std::vector<int> candida
     Trial& t = result_.trials[order[k]];
     const bool reference = !t.roles.empty();
     if (!reference && best_ >= 0 && t.bound.value >= result_.trials[best_].makespan - kEps) {
-      t.note = "bound reaches the best makespan " + ms(result_.trials[best_].makespan);
+      t.note = "bound reaches the best makespan " + fmt_ms(result_.trials[best_].makespan);
       ++result_.pruned;
       continue;
     }
@@ -243,7 +237,7 @@ int Searcher::climb(int current, double until) {
       if (t.heuristic || !t.fits() || t.bound.value >= best_heuristic_ - kEps) continue;  // screened, or cannot win
       screen(i);
       if (*t.heuristic < *result_.trials[current].heuristic - kEps) {
-        say("screening: " + label(i) + ": heuristic " + ms(*t.heuristic) + " (" + t.heuristic_name + ")");
+        say("screening: " + label(i) + ": heuristic " + fmt_ms(*t.heuristic) + " (" + t.heuristic_name + ")");
         current = i;
         improved = true;
         break;
@@ -298,8 +292,8 @@ void Searcher::local(const std::vector<int>& refs) {
   int current = -1;
   for (int i : seeds) {
     screen(i);
-    say("screening: " + label(i) + ": bound " + ms(result_.trials[i].bound.value) + ", heuristic " +
-        ms(*result_.trials[i].heuristic) + " (" + result_.trials[i].heuristic_name + ")");
+    say("screening: " + label(i) + ": bound " + fmt_ms(result_.trials[i].bound.value) + ", heuristic " +
+        fmt_ms(*result_.trials[i].heuristic) + " (" + result_.trials[i].heuristic_name + ")");
     if (current < 0 || *result_.trials[i].heuristic < *result_.trials[current].heuristic) current = i;
   }
   if (current >= 0) climb(current, until);

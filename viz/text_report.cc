@@ -9,14 +9,7 @@
 
 namespace optpipe {
 
-// Non-finite values (no schedule, or a makespan of inf from absurd inputs) print as "-": never
-// "inf ms" or "-nan%" (issue 23).
-std::string fmt_ms(double ms) {
-  if (!std::isfinite(ms)) return "-";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3f ms", ms);
-  return buf;
-}
+// Non-finite values print as "-": never "-nan%" (issue 23).
 
 std::string fmt_percent(double fraction) {
   if (!std::isfinite(fraction)) return "-";

@@ -6,6 +6,7 @@
 
 #include "model/instance.h"
 #include "model/simulator.h"
+#include "model/time_text.h"
 
 namespace optpipe {
 
@@ -13,8 +14,7 @@ namespace optpipe {
 std::string describe_instance(const Instance& instance);
 // Makespan, bubble and one line per device: busy, idle, peak memory against its limit.
 std::string summarize(const Instance& instance, const SimResult& sim);
-// "12.345 ms" and "28.2%"; "-" for a value that is not finite.
-std::string fmt_ms(double ms);
+// "28.2%"; "-" for a value that is not finite. (fmt_ms, "12.345 ms": model/time_text.h.)
 std::string fmt_percent(double fraction);
 
 }  // namespace optpipe
