@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <string_view>
 #include <utility>
 
 #include "model/bytes.h"
 #include "viz/gantt_svg.h"
+#include "viz/svg_markup.h"
 
 namespace optpipe {
 namespace {
@@ -21,29 +20,9 @@ constexpr const char* kGrid = "#E4E4E4";
 // Paul Tol's bright palette, without the blue of the makespan and the red of the floor.
 constexpr const char* kMarkColours[] = {"#228833", "#CCBB44", "#AA3377", "#EE7733", "#66CCEE", "#009988"};
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  std::string s = buf;
-  if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);  // no "-0.0"
-  return s;
-}
-
-std::string px(double v) { return fixed(v, 1); }
-
-std::string escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += (static_cast<unsigned char>(c) < 0x20) ? ' ' : c;
-    }
-  }
-  return out;
-}
+using svg::escape;
+using svg::fixed;
+using svg::px;
 
 // Decimals that show a tick step exactly (0 for 1, 2, 5, 10, ...; 1 for 0.5; ...).
 int decimals_for(double step) {
