@@ -24,6 +24,7 @@
 #include "instances/generator/gpu_preset.h"
 #include "instances/generator/model_shape.h"
 #include "instances/generator/summary.h"
+#include "tests/small_gpt_shape.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
 
@@ -35,20 +36,8 @@ using namespace optpipe::gen;
 
 constexpr double kGiB = 1073741824.0;
 
-// The small shape of the hand computations: s = 8, b = 2, h = 16, a = 4, f = 4h = 64, V = 100,
-// GPT (GeLU, dropout), bf16. s·b·h = 256.
-ModelShape small_gpt() {
-  ModelShape m;
-  m.name = "small";
-  m.layers = 4;
-  m.hidden = 16;
-  m.heads = 4;
-  m.ffn = 64;
-  m.vocab = 100;
-  m.seq = 8;
-  m.micro_batch = 2;
-  return m;
-}
+// s = 8, b = 2, h = 16, a = 4, f = 64, V = 100, GPT, bf16: s·b·h = 256 (tests/small_gpt_shape.h).
+using test_support::small_gpt;
 
 GenerateOptions options_for(const ModelShape& m, int devices, int microbatches) {
   GenerateOptions o;

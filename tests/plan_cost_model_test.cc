@@ -15,6 +15,7 @@
 #include "instances/generator/parallelism.h"
 #include "model/error.h"
 #include "plan/option_costs.h"
+#include "tests/small_gpt_shape.h"
 
 namespace optpipe {
 namespace {
@@ -23,19 +24,8 @@ using namespace optpipe::gen;
 
 constexpr double kGiB = 1073741824.0;
 
-// s = 8, b = 2, h = 16, a = 4, f = 64, V = 100, GPT (GeLU, dropout), bf16: s·b·h = 256.
-ModelShape small_gpt() {
-  ModelShape m;
-  m.name = "small";
-  m.layers = 4;
-  m.hidden = 16;
-  m.heads = 4;
-  m.ffn = 64;
-  m.vocab = 100;
-  m.seq = 8;
-  m.micro_batch = 2;
-  return m;
-}
+// s = 8, b = 2, h = 16, a = 4, f = 64, V = 100, GPT, bf16: s·b·h = 256 (tests/small_gpt_shape.h).
+using test_support::small_gpt;
 
 CostOptions tp(int t, bool sequence_parallel = true, bool flash = true) {
   CostOptions o;
