@@ -57,17 +57,14 @@ SimResult CheckpointedSimulation::set_base(const Schedule& schedule) {
   for (auto& s : fresh) checkpoints_.push_back(std::move(s));
   base_ = schedule;
   has_base_ = true;
-  base_instants_ = static_cast<double>(checkpoints_.size() + 1) * every_;
   return r;
 }
 
 SimResult CheckpointedSimulation::run(const Schedule& schedule) {
   ++stats_.runs;
-  stats_.total_instants += base_instants_;
   const int c = shared_checkpoint(schedule);
   if (c < 0) return sim_.run(schedule, SimOptions::quiet());
   ++stats_.resumed;
-  stats_.skipped_instants += static_cast<double>(c + 1) * every_;
   return sim_.resume(schedule, checkpoints_[c]);
 }
 

@@ -50,8 +50,6 @@ class CheckpointedSimulation {
     std::int64_t runs = 0;            // run() calls
     std::int64_t resumed = 0;         // of them, from a checkpoint after time 0
     std::int64_t bases = 0;           // set_base() calls
-    double skipped_instants = 0;      // instants not simulated again, summed over run()
-    double total_instants = 0;        // instants of the base, summed over run()
   };
   const Stats& stats() const { return stats_; }
 
@@ -64,9 +62,7 @@ class CheckpointedSimulation {
   Schedule base_;
   bool has_base_ = false;
   std::vector<Simulator::Snapshot> checkpoints_;
-  std::vector<double> checkpoint_instant_;      // instants simulated before each checkpoint
   int every_ = 1;                               // settled instants between checkpoints
-  double base_instants_ = 0;                    // about how many instants the base took
   std::vector<int> first_diff_;                 // per device: first list entry that differs
   Stats stats_;
 };

@@ -196,19 +196,25 @@ SimResult Simulator::run(const Schedule& schedule, const SimOptions& options) {
   return result;
 }
 
-SimResult Simulator::run_recording(const Schedule& schedule, int every, std::vector<Snapshot>& checkpoints) {
-  record_ = &checkpoints;
-  record_every_ = std::max(1, every);
-  instants_ = 0;
-  SimResult r;
-  try {
-    r = run(schedule, SimOptions::quiet());
-  } catch (...) {
-    record_ = nullptr;
-    throw;
+// Sends the checkpoints of one run to `record` (null: none), and stops when the run ends or throws.
+class Simulator::Recording {
+ public:
+  Recording(Simulator& sim, std::vector<Snapshot>* record, int every) : sim_(sim) {
+    sim_.record_ = record;
+    sim_.record_every_ = std::max(1, every);
+    sim_.instants_ = 0;
   }
-  record_ = nullptr;
-  return r;
+  ~Recording() { sim_.record_ = nullptr; }
+  Recording(const Recording&) = delete;
+  Recording& operator=(const Recording&) = delete;
+
+ private:
+  Simulator& sim_;
+};
+
+SimResult Simulator::run_recording(const Schedule& schedule, int every, std::vector<Snapshot>& checkpoints) {
+  const Recording recording(*this, &checkpoints, every);
+  return run(schedule, SimOptions::quiet());
 }
 
 SimResult Simulator::resume(const Schedule& schedule, const Snapshot& checkpoint, int every,
@@ -227,12 +233,8 @@ SimResult Simulator::resume(const Schedule& schedule, const Snapshot& checkpoint
   }
   result.group_of_device = group_of_;
   result.num_groups = G_;
-  record_ = record;
-  record_every_ = std::max(1, every);
-  instants_ = 0;
-  const Step step = advance();
-  record_ = nullptr;
-  finish(step);
+  const Recording recording(*this, record, every);
+  finish(advance());
   return result;
 }
 

@@ -259,6 +259,7 @@ class Simulator {
   SimOptions opt_;                            // this run's options
   SimResult* out_ = nullptr;                  // run()'s recording target; null otherwise
   std::vector<int> scratch_;                  // start_dirty_channels' list being examined
+  class Recording;                            // sets record_ for one run (simulator.cc)
   std::vector<Snapshot>* record_ = nullptr;   // run_recording()/resume(): checkpoints go here
   int record_every_ = 0, instants_ = 0;       // every that many settled instants
   void finish(Step step);                     // run()'s result (into out_) from the state after advance()
