@@ -1,6 +1,7 @@
 #include "heuristics/periodic.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -15,7 +16,10 @@ namespace optpipe {
 namespace {
 
 constexpr int kCycles = 60;
-constexpr int kVariants = 24;
+constexpr int kVariants = 48;
+// Tried on every cycle: the four plans at a quarter margin, the chains-only one at 0 and 1/4, and
+// the four plans with staggered transfers.
+constexpr std::array<int, 10> kCoarseVariants = {1, 4, 7, 10, 12, 13, 25, 28, 31, 34};
 constexpr std::size_t kFineCycles = 6;  // cycles tried with every variant
 constexpr double kCycleSpan = 3.0;  // the largest cycle tried, in units of the smallest
 
@@ -37,6 +41,8 @@ struct TemplateSearch {
   double try_variant(double c, int variant) {
     const double margin = 0.25 * (variant % 3);
     PeriodicPlanOptions po;
+    po.stagger = variant >= 24;
+    variant %= 24;
     po.book_channels = variant / 3 % 4 == 1;
     po.spread = variant / 3 % 4 == 2 ? 1.0 : variant / 3 % 4 == 3 ? 1.15 : 0.0;
     po.chains_only = variant >= 12;
@@ -53,7 +59,7 @@ struct TemplateSearch {
       best = std::move(sch);
       std::ostringstream d;
       d << "cycle " << c << " ms, margin " << margin << (po.book_channels ? ", channels booked" : "")
-        << (po.spread > 0 ? ", offloads spread" : "") << (po.chains_only ? ", chains only" : "");
+        << (po.spread > 0 ? ", offloads spread" : "") << (po.chains_only ? ", chains only" : "") << (po.stagger ? ", transfers staggered" : "");
       detail = d.str();
     }
     return r.makespan;
@@ -89,13 +95,15 @@ Built PeriodicOffload::build(const Instance& inst, const RunLimits& limits) cons
   for (int k = 0; k < kCycles && !limits.expired(); ++k) {
     const double c = c0 * std::pow(growth, k);
     double here = std::numeric_limits<double>::infinity();
-    for (int variant : {1, 4, 7, 10, 12, 13}) here = std::min(here, search.try_variant(c, variant));
+    for (int variant : kCoarseVariants) here = std::min(here, search.try_variant(c, variant));
     by_cycle.emplace_back(here, c);
   }
   std::stable_sort(by_cycle.begin(), by_cycle.end());
   for (std::size_t i = 0; i < std::min<std::size_t>(kFineCycles, by_cycle.size()) && !limits.expired(); ++i) {
     for (int variant = 0; variant < kVariants; ++variant) {
-      if ((variant % 3 != 1 || variant > 13) && variant != 12) search.try_variant(by_cycle[i].second, variant);
+      if (std::find(kCoarseVariants.begin(), kCoarseVariants.end(), variant) == kCoarseVariants.end()) {
+        search.try_variant(by_cycle[i].second, variant);
+      }
     }
   }
   std::optional<Schedule>& best = search.best;

@@ -1,10 +1,11 @@
 // Periodic offload: the cyclic template of periodic_template.h (every device repeats one
 // pattern per cycle, offloads where the planned memory would overflow), tried over a grid of
-// cycles and 24 variants (offload/reload margins 0, 1/4 and 1/2 of a transfer; the plan's
+// cycles and 48 variants (offload/reload margins 0, 1/4 and 1/2 of a transfer; the plan's
 // transfers booked on the shared channels, or not, or the steady state's share of offloads
 // spread evenly first at 1 or 1.15 times; B's placed off the forward's residues, or at their
-// chain's times); keeps the fastest simulated schedule that fits. On the family of
-// bench/README.md each variant is the best one somewhere.
+// chain's times; the two GPUs of a PCIe group taking turns on its channels, or not); keeps the
+// fastest simulated schedule that fits. On the family of bench/README.md each of these choices
+// is the best one somewhere.
 //
 // Why: under tight memory at 16-32 GPUs the memory-oblivious bases that PipeOffload and
 // AdaOffload edit hold each activation for 1F1B's (S - s) cycles, where the pipeline's latency
@@ -13,13 +14,12 @@
 // stops being the bottleneck sooner (bench/README.md, "The solver at scale").
 // Source: modulo scheduling (Rau, MICRO-27 1994), see periodic_template.h.
 //
-// The grid in two passes: every cycle with 6 of the variants, then the 6 best cycles with the
-// other 18 (on the family it finds what all 24 on every cycle found, with a third of the
-// simulations).
+// The grid in two passes: every cycle with 10 of the variants, then the 6 best cycles with the
+// other 38.
 //
-// Complexity: 6G + 108 templates, each O(S·m·K) to plan and one simulation O(N log N); G = 60
-// cycles (from the largest per-device F + B + W up to 3 times it, 1.9% apart): 0.02-0.2 s at
-// 16 x 64, 0.6-1.1 s at 32 x 128 on the development machine.
+// Complexity: 10G + 228 templates, each O(S·m·K) to plan and one simulation O(N log N); G = 60
+// cycles (from the largest per-device F + B + W up to 3 times it, 1.9% apart): 0.1-0.35 s at
+// 16 x 64, 1.1-2.1 s at 32 x 128 on the development machine.
 #pragma once
 
 #include "heuristics/heuristic.h"

@@ -84,7 +84,7 @@ bool overlaps_modulo(double x, double lx, double y, double ly, double c) {
   return u < ly - kEps || u + lx > c + kEps;
 }
 
-std::vector<StageOffsets> periodic_offsets(const Instance& inst, double c, bool chains_only) {
+std::vector<StageOffsets> periodic_offsets(const Instance& inst, double c, bool chains_only, bool stagger) {
   const int S = inst.num_stages();
   if (inst.placement() != Placement::kOnePerDevice || !(c > 0)) return {};
   for (int s = 0; s < S; ++s) {
@@ -92,11 +92,24 @@ std::vector<StageOffsets> periodic_offsets(const Instance& inst, double c, bool 
     if (work > c + kEps) return {};
   }
   std::vector<StageOffsets> o(static_cast<std::size_t>(S));
-  for (int s = 1; s < S; ++s) o[s].f = o[s - 1].f + inst.stages[s - 1].forward + inst.comm_after(s - 1);
+  const double level = inst.offload_levels.empty() ? 1.0 : inst.offload_levels.back();
+  // Whether stages s and s + 1 take turns on their PCIe group's channels (stagger).
+  auto turns = [&](int s) {
+    const Stage& a = inst.stages[s];
+    const Stage& b = inst.stages[s + 1];
+    return stagger && a.offloadable() && b.offloadable() && a.device != b.device &&
+           inst.devices[a.device].pcie_group == inst.devices[b.device].pcie_group;
+  };
+  for (int s = 1; s < S; ++s) {
+    const Stage& prev = inst.stages[s - 1];
+    o[s].f = o[s - 1].f + prev.forward + inst.comm_after(s - 1);
+    if (turns(s - 1)) o[s].f = std::max(o[s].f, o[s - 1].f + prev.forward + level * *prev.offload - inst.stages[s].forward);
+  }
   for (int s = S - 1; s >= 0; --s) {
     const Stage& st = inst.stages[s];
     double lo = o[s].f + st.forward;
     if (s + 1 < S) lo = std::max(lo, o[s + 1].b + inst.duration(OpType::B, s + 1) + inst.comm_after(s));
+    if (s + 1 < S && turns(s)) lo = std::max(lo, o[s + 1].b + level * *st.reload);
     if (chains_only) {
       o[s].b = lo;
       o[s].w = lo + inst.duration(OpType::B, s);
@@ -108,7 +121,7 @@ std::vector<StageOffsets> periodic_offsets(const Instance& inst, double c, bool 
 }
 
 std::optional<PeriodicPlan> periodic_plan(const Instance& inst, const PeriodicPlanOptions& opt) {
-  const std::vector<StageOffsets> o = periodic_offsets(inst, opt.cycle, opt.chains_only);
+  const std::vector<StageOffsets> o = periodic_offsets(inst, opt.cycle, opt.chains_only, opt.stagger);
   if (o.empty()) return std::nullopt;
   const int m = inst.microbatches, S = inst.num_stages();
   PeriodicPlan out;

@@ -44,7 +44,15 @@ struct StageOffsets {
 // cycle). One stage per device (Placement::kOnePerDevice) only.
 // chains_only: each B at its chain's time and its W right after it, residues ignored (the
 // simulator then settles the collisions by the lists' order; the gaps stay the latency).
-std::vector<StageOffsets> periodic_offsets(const Instance& instance, double c, bool chains_only = false);
+// stagger: two neighbouring offloadable stages on devices of one PCIe group take turns on its
+// channels: the later stage's forward waits until its offload would start where the earlier
+// stage's ends (F(s) + F_s >= F(s-1) + F_{s-1} + offload_{s-1}), and the earlier stage's backward
+// waits until its reload, ending at that B, would start where the later stage's ends (B(s-1) >=
+// B(s) + reload_{s-1}). Where (nearly) every microbatch of both stages is offloaded, each
+// transfer then finds its channel free instead of queueing behind the neighbour's while its
+// activation waits in memory (bench/README.md, "The solver at scale").
+std::vector<StageOffsets> periodic_offsets(const Instance& instance, double c, bool chains_only = false,
+                                           bool stagger = false);
 
 struct PeriodicPlanOptions {
   double cycle = 0;              // c, ms
@@ -53,6 +61,7 @@ struct PeriodicPlanOptions {
   bool book_channels = true;     // plan the transfers on their PCIe group's shared channels
   double spread = 0;             // > 0 (without booking): offload the steady state's share evenly first
   bool chains_only = false;      // periodic_offsets' chains_only
+  bool stagger = false;          // periodic_offsets' stagger
 };
 
 // The template's lists with the memory plan behind them: per (stage, microbatch) sj = s·m + j,
