@@ -10,6 +10,8 @@ namespace optpipe {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// The most count vectors a group's check enumerates (two stages of 128 microbatches: 16641).
+constexpr std::size_t kMaxCountVectors = 1 << 15;
 
 // One stage's part of the bound (see the header).
 struct EnergyStage {
@@ -19,6 +21,8 @@ struct EnergyStage {
   int c = 0, m = 0;
   bool offloads = false;   // a full offload frees its token for less than occ0
   double off = 0, rel = 0;
+  double first_b = 0;      // beta: no B(s, j) starts earlier (h + F + lat)
+  double before_end = 0;   // every F(s, j) ends by T minus this (lat + B + B's static tail)
 
   // Least makespan the energy allows with x full offloads.
   double t_energy(int x) const { return h + ((m - x) * occ0 + x * occ1 + w_part) / c; }
@@ -37,6 +41,7 @@ struct EnergyStage {
 // A group's stages under memory pressure and its channels' margins.
 struct EnergyGroup {
   std::vector<EnergyStage> stages;
+  bool misplaced = true;  // charge misplaced transfers (see the header)
   double lead_d2h = kInf, lag_d2h = kInf, lead_h2d = kInf, lag_h2d = kInf;
 
   // The least makespan of the channels for these counts (0 when nothing offloads).
@@ -49,13 +54,75 @@ struct EnergyGroup {
     if (d2h <= 0 && h2d <= 0) return 0;
     return std::max(lead_d2h + d2h + lag_d2h, lead_h2d + h2d + lag_h2d);
   }
+  // The memory-time that transfers outside their useful windows cost the group's stages
+  // together (see the header): reloads that must end before the earliest B of a reloading
+  // stage, and offloads that must start after the latest F of an offloading stage.
+  double misplaced_energy(double t, const std::vector<int>& x) const {
+    double work_h = 0, work_d = 0, beta = kInf, delta = -kInf;
+    double r_max = 0, r_min = kInf, o_max = 0, o_min = kInf;
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      if (x[i] <= 0) continue;
+      const EnergyStage& e = stages[i];
+      work_h += x[i] * e.rel;
+      work_d += x[i] * e.off;
+      beta = std::min(beta, e.first_b);
+      delta = std::max(delta, t - e.before_end);
+      r_max = std::max(r_max, e.rel), r_min = std::min(r_min, e.rel);
+      o_max = std::max(o_max, e.off), o_min = std::min(o_min, e.off);
+    }
+    if (work_h <= 0) return 0;
+    double extra = 0;
+    auto staircase = [](double work, double longest, double shortest) {
+      if (!(work > 1e-9 * longest) || !(longest > 0)) return 0.0;
+      const double n = std::ceil(work / longest - 1e-9);
+      return shortest * n * (n - 1) / 2;
+    };
+    extra += staircase(work_h - (t - lag_h2d - beta + r_max), r_max, r_min);
+    extra += staircase(work_d - (delta + o_max - lead_d2h), o_max, o_min);
+    return extra;
+  }
+  // Whether counts x (each at least the stage's least_offloads(t)) fit the channels and the
+  // group's memory-time with the misplaced transfers' cost.
+  bool fits(double t, const std::vector<int>& x) const {
+    if (t_channels(x) > t) return false;
+    double need = misplaced_energy(t, x), have = 0;
+    if (need <= 0) return true;
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      const EnergyStage& e = stages[i];
+      need += (e.m - x[i]) * e.occ0 + x[i] * e.occ1 + e.w_part;
+      have += e.c * (t - e.h);
+    }
+    return need <= have * (1 + 1e-12);
+  }
   bool feasible(double t, std::vector<int>& x) const {
     x.resize(stages.size());
     for (std::size_t i = 0; i < stages.size(); ++i) {
       x[i] = stages[i].least_offloads(t);
       if (x[i] < 0) return false;
     }
-    return t_channels(x) <= t;
+    if (t_channels(x) > t) return false;
+    if (!misplaced) return true;
+    // More offloads than the least free memory-time that may pay for misplaced transfers: try
+    // every count vector from x up (each stage up to m), or give the refinement up when there
+    // are too many.
+    std::size_t combos = 1;
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      combos *= static_cast<std::size_t>(stages[i].offloads ? stages[i].m - x[i] + 1 : 1);
+      if (combos > kMaxCountVectors) return true;
+    }
+    std::vector<int> y = x;
+    for (;;) {
+      if (fits(t, y)) return true;
+      std::size_t i = 0;
+      for (; i < y.size(); ++i) {
+        if (stages[i].offloads && y[i] < stages[i].m) {
+          ++y[i];
+          break;
+        }
+        y[i] = x[i];
+      }
+      if (i == y.size()) return false;
+    }
   }
 };
 
@@ -69,8 +136,9 @@ double head_of_first_forward(const BoundProblem& p, const std::vector<double>& h
   return t;
 }
 
-std::vector<EnergyGroup> energy_groups(const BoundProblem& p, const std::vector<double>& head) {
+std::vector<EnergyGroup> energy_groups(const BoundProblem& p, const std::vector<double>& head, bool misplaced) {
   std::vector<EnergyGroup> groups(static_cast<std::size_t>(std::max(p.G, 0)));
+  for (EnergyGroup& g : groups) g.misplaced = misplaced;
   const int S = p.S;
   for (int s = 0; s < S; ++s) {
     if (p.tokens[s] <= 0 || p.tokens[s] >= p.m) continue;  // no memory pressure
@@ -86,6 +154,8 @@ std::vector<EnergyGroup> energy_groups(const BoundProblem& p, const std::vector<
     e.offloads = p.offload_release[s] < kInf && e.occ1 < e.occ0;
     e.off = p.offload_time[s];
     e.rel = p.reload_time[s];
+    e.first_b = e.h + F + p.latency[s];
+    e.before_end = p.latency[s] + B + p.tail[1 * S + s];
     EnergyGroup& g = groups[static_cast<std::size_t>(p.group_of_device[p.device_of[s]])];
     if (e.offloads) {
       const double tail_b = p.tail[1 * S + s];
@@ -119,15 +189,15 @@ double group_value(const EnergyGroup& g) {
 
 }  // namespace
 
-double group_energy_bound(const BoundProblem& p, const std::vector<double>& head) {
+double group_energy_bound(const BoundProblem& p, const std::vector<double>& head, bool misplaced) {
   double best = 0;
-  for (const EnergyGroup& g : energy_groups(p, head)) best = std::max(best, group_value(g));
+  for (const EnergyGroup& g : energy_groups(p, head, misplaced)) best = std::max(best, group_value(g));
   return best;
 }
 
 double group_energy_bound_by_enumeration(const BoundProblem& p, const std::vector<double>& head) {
   double best = 0;
-  for (const EnergyGroup& g : energy_groups(p, head)) {
+  for (const EnergyGroup& g : energy_groups(p, head, true)) {
     if (g.stages.empty()) continue;
     std::vector<int> x(g.stages.size(), 0);
     double least = kInf;
@@ -135,6 +205,18 @@ double group_energy_bound_by_enumeration(const BoundProblem& p, const std::vecto
       if (i == x.size()) {
         double t = g.t_channels(x);
         for (std::size_t k = 0; k < x.size(); ++k) t = std::max(t, g.stages[k].t_energy(x[k]));
+        // The misplaced transfers' memory-time: the least t from there on where x fits, by
+        // doubling and bisection (it only gets easier as t grows).
+        if (t < kInf && !g.fits(t, x)) {
+          double lo = t, step = std::max(1.0, t);
+          while (!g.fits(lo + step, x)) lo += step, step *= 2;
+          double hi = lo + step;
+          for (int it = 0; it < 200 && hi - lo > 1e-9 * std::max(1.0, hi); ++it) {
+            const double mid = 0.5 * (lo + hi);
+            (g.fits(mid, x) ? hi : lo) = mid;
+          }
+          t = lo;
+        }
         least = std::min(least, t);
         return;
       }

@@ -21,6 +21,23 @@
 // smallest reload + B + B's static tail, q_D); likewise its reloads on H2D after the earliest
 // offload end (e_H) and before T minus the smallest B + tail (q_H):
 //     Σ_s x_s(T)·offload_s <= T - e_D - q_D,   Σ_s x_s(T)·reload_s <= T - e_H - q_H.    (channels)
+// Misplaced transfers: a reload is only of use once its B can start, and no B(s, j) starts before
+// beta_s = h_s + F + lat; an offload only once its F has ended, and no F(s, j) ends after
+// delta_s = T - (lat + B + B's static tail). A reload that ends y before beta_s keeps its token y
+// longer than occ1 counts, and so does an offload that starts y after delta_s. The group's H2D
+// channel can carry at most T - q_H - beta + R_max of reload work from beta = the least beta_s of
+// its reloading stages on (one reload may straddle beta); the rest, W_E, is n >= ceil(W_E / R_max)
+// reloads that end by beta, one after another, the i-th from the last ending at least i·R_min
+// before beta, together at least R_min·n(n-1)/2 of token-time. Likewise offloads after delta (the
+// largest delta_s): beyond what fits before delta + O_max after e_D. Neither extra belongs to
+// one stage (which microbatches are early is the schedule's choice), so it is charged to the
+// group's summed energy:
+//     Σ_s [(m - X_s)·occ0 + X_s·occ1 + gamma·m·W] + extra(X) <= Σ_s c_s·(T - h_s).      (misplaced)
+// More offloads than x_s(T) lower the left side's energy but add channel work, so every count
+// vector X >= x(T) (each up to m) is tried; with more than 2^15 of them the check is skipped
+// (which only weakens the bound). On GPT-3 14.6B 16 x 64 at 2 activations, where every microbatch
+// of stages 1-14 must go out and back, the reloads cannot start in earnest before the first
+// B's, about 130 ms in (bench/README.md, "The solver at scale").
 // Partial offloads (levels below 1) keep their token and only add channel time, so leaving them
 // out is a relaxation. Every constraint gets easier as T grows, so the smallest feasible T over
 // each group is found by bisection (to 1e-9 relative), and the bound is the largest over the
@@ -32,7 +49,7 @@
 // memory_energy_bound.h with t1 = h_s and q = 0), and its group's transfers satisfy (channels) with
 // those counts; x_s(T) <= X_s. So T is feasible above and the bound is at most T.
 //
-// Complexity: O(G·S·log(1/eps)) bisection steps of O(S) each (S stages, G groups).
+// Complexity: O(G·log(1/eps)) bisection steps, each O(S) plus up to 2^15 count vectors of O(S).
 #pragma once
 
 #include <vector>
@@ -44,11 +61,13 @@ namespace optpipe {
 // The bound at the root, with `head` [op] the root's heads (empty, or NaN for an op: the static
 // chain of forwards is used). 0 when no group has a stage under memory pressure that offloading
 // could relieve.
-double group_energy_bound(const BoundProblem& problem, const std::vector<double>& head);
+// misplaced = false: without the misplaced transfers' cost (for comparisons).
+double group_energy_bound(const BoundProblem& problem, const std::vector<double>& head, bool misplaced = true);
 
 // The same by enumeration, for the tests: for every vector of full-offload counts (one per stage
-// of the group, 0..m each) the least T each constraint allows, the largest of those; the least
-// over the vectors; the largest over the groups. Exponential: groups of few stages only.
+// of the group, 0..m each) the least T each constraint allows (the misplaced one by doubling and
+// bisection), the largest of those; the least over the vectors; the largest over the groups.
+// Exponential: groups of few stages only.
 double group_energy_bound_by_enumeration(const BoundProblem& problem, const std::vector<double>& head);
 
 }  // namespace optpipe
