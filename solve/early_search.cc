@@ -55,6 +55,7 @@ EarlySearch run_heuristics_beside_search(const Instance& inst, const std::functi
   std::optional<Schedule> current;
   double current_makespan = std::numeric_limits<double>::infinity();
   std::string origin;
+  double origin_makespan = 0;  // the heuristic's makespan that `current` descends from
   RoundsOptions ro;
   ro.tasks = 1;
   ro.pool = 1;
@@ -69,7 +70,7 @@ EarlySearch run_heuristics_beside_search(const Instance& inst, const std::functi
         current = best;
         current_makespan = best_makespan;
         origin = best->solver.empty() ? std::string("heuristic") : best->solver;
-        if (out.before == 0 || best_makespan < out.before) out.before = best_makespan;
+        origin_makespan = best_makespan;
       }
     }
     if (!current) break;
@@ -82,6 +83,8 @@ EarlySearch run_heuristics_beside_search(const Instance& inst, const std::functi
       current_makespan = rs.final_makespan;
       current->solver = origin + " + local search beside the heuristics";
       out.improved = current;
+      out.from = origin;
+      out.before = origin_makespan;
       out.after = current_makespan;
     }
     if (current_makespan <= target + kTargetTolerance) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 
 #include "heuristics/registry.h"
 #include "model/instance.h"
@@ -23,8 +24,9 @@ namespace optpipe {
 
 struct EarlySearch {
   BestResult heuristics;
-  std::optional<Schedule> improved;  // what the search found (nullopt: it did not run)
-  double before = 0, after = 0;      // makespans
+  std::optional<Schedule> improved;  // what the search found (nullopt: it did not improve anything)
+  std::string from;                  // the schedule it improved (its solver's name)
+  double before = 0, after = 0;      // makespans: of that schedule, and of what the search made of it
   std::int64_t evaluations = 0;
   double seconds = 0;
 };

@@ -246,7 +246,7 @@ class PipelineRun {
     if (!early.improved) return;
     trace_.note(since(started_), early.after, 0, "local search beside the heuristics");
     early_runs_.push_back({early.improved->solver, early.before, early.after, early.evaluations, early.seconds});
-    early_runs_.back().heuristic = "the best heuristic so far, beside the slow ones";
+    early_runs_.back().heuristic = early.from + ", beside the slow heuristics";
     early_.push_back(std::move(*early.improved));
   }
 
