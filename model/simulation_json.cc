@@ -1,5 +1,7 @@
 #include "model/simulation_json.h"
 
+#include "model/channel_load.h"
+
 #include <cstddef>
 
 #include "model/json_number.h"
@@ -88,6 +90,17 @@ json simulation_json(const Instance& inst, const Schedule& sch, const SimResult&
            {"stop_time", sim.feasible ? json(nullptr) : finite_or_null(sim.stop_time)},
            {"devices", devices_json(inst, sim)},
            {"stalls", stalls_json(sch, sim)}};
+  if (!sim.timeline.empty()) {  // the transfers were recorded: how busy each PCIe channel was
+    json channels = json::array();
+    for (const ChannelLoad& c : channel_loads(sim)) {
+      channels.push_back({{"group", c.group},
+                          {"direction", c.reload ? "h2d" : "d2h"},
+                          {"transfers", c.transfers},
+                          {"busy", c.busy},
+                          {"share", sim.feasible ? finite_or_null(c.share(sim.makespan)) : json(nullptr)}});
+    }
+    out["channels"] = std::move(channels);
+  }
   if (timeline) out["timeline"] = timeline_json(sch, sim);
   return out;
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "model/bytes.h"
+#include "model/channel_load.h"
 
 namespace optpipe::plan {
 namespace {
@@ -16,17 +17,12 @@ std::string percent(double share) {
 }
 
 // The busiest PCIe channel: its share of the makespan and its words; share 0 without transfers.
-std::pair<double, std::string> busiest_channel(const SimResult& sim) {
-  std::vector<double> busy(2 * std::max(1, sim.num_groups), 0.0);
-  for (const Transfer& t : sim.transfers) {
-    if (!t.started) continue;
-    const int k = 2 * t.group + (t.kind == Transfer::Kind::kReload ? 1 : 0);
-    busy[k] += t.end - t.start;
-  }
-  const auto it = std::max_element(busy.begin(), busy.end());
-  const int k = static_cast<int>(it - busy.begin());
-  const double share = sim.makespan > 0 ? *it / sim.makespan : 0.0;
-  return {share, "PCIe group " + std::to_string(k / 2) + (k % 2 ? " H2D" : " D2H") + " busy " + percent(share)};
+std::pair<double, std::string> busiest_pcie(const SimResult& sim) {
+  const std::vector<ChannelLoad> loads = channel_loads(sim);
+  const ChannelLoad* c = busiest_channel(loads);
+  if (!c) return {0.0, ""};
+  const double share = c->share(sim.makespan);
+  return {share, "PCIe group " + std::to_string(c->group) + (c->reload ? " H2D" : " D2H") + " busy " + percent(share)};
 }
 
 std::string stages_of(const Instance& inst, int d) {
@@ -41,7 +37,7 @@ std::string stages_of(const Instance& inst, int d) {
 
 Bottleneck find_bottleneck(const Instance& inst, const SimResult& sim, double cheap_bound,
                            const std::vector<double>& sync, double time) {
-  const auto [pcie_share, pcie_text] = busiest_channel(sim);
+  const auto [pcie_share, pcie_text] = busiest_pcie(sim);
   if (!sim.transfers.empty() && pcie_share >= 0.5) return {"pcie", pcie_text};
   // The device with the least room left at its peak, counted in its largest activations.
   int fullest = -1;

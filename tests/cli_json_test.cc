@@ -120,6 +120,20 @@ TEST(CliJson, SimulateMatchesTheSimulator) {
   int transfers = 0;
   for (const json& dev : r.doc["simulation"]["devices"]) transfers += dev["transfers"].get<int>();
   EXPECT_EQ(transfers, static_cast<int>(sim.transfers.size()));
+  // The channels: two per PCIe group, their transfers adding up to the timeline's.
+  const json& channels = r.doc["simulation"]["channels"];
+  ASSERT_EQ(channels.size(), static_cast<std::size_t>(2 * sim.num_groups));
+  int carried = 0;
+  for (const json& c : channels) {
+    carried += c["transfers"].get<int>();
+    double busy = 0;
+    for (const Transfer& t : sim.transfers) {
+      if (t.group == c["group"].get<int>() && (t.kind == Transfer::Kind::kReload) == (c["direction"] == "h2d")) busy += t.end - t.start;
+    }
+    EXPECT_NEAR(c["busy"].get<double>(), busy, 1e-9);
+    EXPECT_NEAR(c["share"].get<double>(), busy / sim.makespan, 1e-12);
+  }
+  EXPECT_EQ(carried, static_cast<int>(sim.transfers.size()));
   // Without --timeline there is none.
   const JsonRun plain = run_json("simulate --format json " + q(ipath) + " " + q(spath));
   ASSERT_ONE_DOCUMENT(plain);

@@ -6,9 +6,14 @@
 #include <sstream>
 #include <vector>
 
+#include "model/channel_load.h"
 #include "viz/text_report.h"
 
 namespace optpipe {
+
+namespace {
+constexpr double kSaturated = 0.8;  // a channel busy this share of the makespan is called near saturation
+}  // namespace
 
 BottleneckBound bottleneck_bound(const Instance& inst) {
   // Earliest start of F(s, 0): the chain of forwards and comm in front of stage s.
@@ -45,6 +50,21 @@ std::string explain_bottleneck(const Instance& inst, const SimResult& sim) {
   } else {
     out << "  this one ends " << fmt_ms(over) << " (" << fmt_percent(over / b.bound())
         << ") later: order, memory or transfers cost that much, or no schedule reaches the bound\n";
+  }
+  const std::vector<ChannelLoad> loads = channel_loads(sim);
+  if (const ChannelLoad* c = busiest_channel(loads)) {
+    const double share = c->share(sim.makespan);
+    out << "busiest PCIe channel: group " << c->group << "'s " << (c->reload ? "H2D" : "D2H") << " (devices ";
+    bool first = true;
+    for (int d = 0; d < inst.num_devices(); ++d) {
+      if (inst.devices[d].pcie_group != c->group) continue;
+      out << (first ? "" : ", ") << d;
+      first = false;
+    }
+    out << "), " << c->transfers << (c->reload ? " reload" : " offload") << (c->transfers == 1 ? "" : "s") << ", busy " << fmt_ms(c->busy) << " ("
+        << fmt_percent(share) << " of the makespan)";
+    if (share >= kSaturated) out << ": near saturation, the transfers likely set this schedule's pace";
+    out << "\n";
   }
   return out.str();
 }

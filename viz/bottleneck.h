@@ -31,8 +31,10 @@ struct BottleneckBound {
 // The device with the largest head + busy (the lowest index among equals).
 BottleneckBound bottleneck_bound(const Instance& instance);
 
-// One or two lines for a person: the bottleneck device and its stages, its work and its head,
-// the bound they give, and where `sim`'s makespan stands against it. "" for an infeasible run.
+// Two or three lines for a person: the bottleneck device and its stages, its work and its head,
+// the bound they give, and where `sim`'s makespan stands against it; when the schedule moves
+// activations, the busiest PCIe channel (model/channel_load.h), its transfers and its share of
+// the makespan, called near saturation from 80% on. "" for an infeasible run.
 std::string explain_bottleneck(const Instance& instance, const SimResult& sim);
 
 }  // namespace optpipe
