@@ -19,6 +19,7 @@ when they are imported themselves.
 """
 
 from optpipe._optpipe import (
+    ChannelLoad,
     InfeasibleError,
     InputError,
     Instance,
@@ -40,6 +41,7 @@ from optpipe._optpipe import (
 )
 
 __all__ = [
+    "ChannelLoad",
     "InfeasibleError",
     "InputError",
     "Instance",

@@ -17,6 +17,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "model/channel_load.h"
 #include "model/error.h"
 #include "model/simulator.h"
 #include "model/validator.h"
@@ -66,9 +67,25 @@ std::string describe(const SimResult& r) {
   return "<optpipe.SimResult makespan " + fmt_ms(r.makespan) + ", bubble " + fmt_percent(r.bubble) + ">";
 }
 
+// ChannelLoad (model/channel_load.h): how busy each PCIe channel was.
+void bind_channel_load(nb::module_& m) {
+  nb::class_<ChannelLoad>(m, "ChannelLoad", "How busy one PCIe channel (one direction of one group) was in a simulation.")
+      .def_ro("group", &ChannelLoad::group, "PCIe group index.")
+      .def_prop_ro("direction", [](const ChannelLoad& c) { return std::string(c.reload ? "h2d" : "d2h"); },
+                   "'d2h' (offloads) or 'h2d' (reloads).")
+      .def_ro("transfers", &ChannelLoad::transfers, "Transfers that started on it.")
+      .def_ro("busy", &ChannelLoad::busy, "ms with a transfer on it.")
+      .def("share", &ChannelLoad::share, nb::arg("makespan"), "busy / makespan (0 for a makespan of 0).")
+      .def("__repr__", [](const ChannelLoad& c) {
+        return "<optpipe.ChannelLoad group " + std::to_string(c.group) + (c.reload ? " h2d" : " d2h") + ": " +
+               std::to_string(c.transfers) + " transfers, busy " + fmt_ms(c.busy) + ">";
+      });
+}
+
 }  // namespace
 
 void bind_simulate(nb::module_& m) {
+  bind_channel_load(m);
   nb::class_<Transfer>(m, "Transfer", "One offload (D2H) or reload (H2D) of a simulated schedule.")
       .def_prop_ro("kind", [](const Transfer& t) { return t.kind == Transfer::Kind::kOffload ? "offload" : "reload"; },
                    "'offload' or 'reload'.")
@@ -104,6 +121,9 @@ void bind_simulate(nb::module_& m) {
                    "Per device, per list entry: (start, end) in ms, or None for an entry that never ran\n"
                    "(an R's start and end are the time it was requested). Empty unless recorded.")
       .def_ro("transfers", &SimResult::transfers, "Every offload and reload, in request order (when recorded).")
+      .def_prop_ro("channels", &channel_loads,
+                   "How busy each PCIe channel was: two ChannelLoad per group, D2H then H2D (from the\n"
+                   "transfers: all zero unless the timeline was recorded).")
       .def_prop_ro("memory", &memory_curves,
                    "Per device, the memory step curve: (time ms, bytes from then on) (when recorded).")
       .def("__repr__", &describe);

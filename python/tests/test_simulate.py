@@ -58,6 +58,21 @@ def test_simulate_equals_the_command(cli, tmp_path, name):
         assert t.started and t.finished and t.fraction > 0
     if name == "offload-fast-pcie-4x8":
         assert sim.transfers
+    # The channels: two per PCIe group, their busy time the sum of their transfers', and the
+    # busiest one the one the command names.
+    groups = {t.group for t in sim.transfers} | {0}
+    assert len(sim.channels) % 2 == 0 and len(sim.channels) >= 2 * len(groups)
+    for c in sim.channels:
+        assert isinstance(c, optpipe.ChannelLoad)
+        mine = [t for t in sim.transfers if t.group == c.group and t.kind == ("reload" if c.direction == "h2d" else "offload")]
+        assert c.transfers == len(mine)
+        assert c.busy == pytest.approx(sum(t.end - t.start for t in mine), abs=1e-9)
+        assert c.share(sim.makespan) == pytest.approx(c.busy / sim.makespan)
+    busiest = re.search(r"^busiest PCIe channel: group (\d+)'s (D2H|H2D) .*, busy ([0-9.]+) ms", text, re.M)
+    assert (busiest is not None) == bool(sim.transfers)
+    if busiest:
+        top = max(sim.channels, key=lambda c: c.busy)
+        assert top.busy == pytest.approx(float(busiest[3]), abs=5e-4)
     # Memory curves: one per device, peaking at the peak.
     assert len(sim.memory) == inst.num_devices
     for d, curve in enumerate(sim.memory):
