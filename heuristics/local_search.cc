@@ -363,7 +363,6 @@ class IteratedLocalSearch {
     }
     const Timing& t = sol.timing;
     const double tol = 1e-7 * std::max(1.0, sol.key.makespan);
-    index_reloads(sol);
     std::vector<int> stack;
     auto push = [&](int o) {
       if (o < 0 || crit_[o] || where_d_[o] < 0) return;
@@ -402,7 +401,6 @@ class IteratedLocalSearch {
           if (t.rel_end[sj] == t.rel_end[sj] && t.rel_end[sj] >= st - tol) {
             crit_reload_[sj] = 1;
             push(op(OpType::F, s, j));
-            mark_reload_queue(sol, sj, tol);
             bound = true;
           }
           break;
@@ -426,65 +424,7 @@ class IteratedLocalSearch {
   }
 
 
-  int group_of_stage(int s) const { return group_index_[static_cast<std::size_t>(inst_.stages[s].device)]; }
-
-  // The duration of the reload of (s, j) in `sol` (its F's level), 0 when it is not offloaded.
-  double reload_ms(const Solution& sol, std::size_t sj) const {
-    const int s = static_cast<int>(sj / m_), j = static_cast<int>(sj % m_);
-    const int f = op(OpType::F, s, j);
-    if (where_d_[f] < 0 || !inst_.stages[s].offloadable()) return 0;
-    return sol.sch.devices[where_d_[f]][where_k_[f]].r * *inst_.stages[s].reload;
-  }
-
-  // Every reload of `sol` by its PCIe group's H2D channel, in order of its end.
-  void index_reloads(const Solution& sol) {
-    if (group_index_.empty()) {  // compact indices of the PCIe groups, by device
-      std::vector<int> ids;
-      for (const Device& dev : inst_.devices) ids.push_back(dev.pcie_group);
-      std::sort(ids.begin(), ids.end());
-      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-      for (const Device& dev : inst_.devices) {
-        group_index_.push_back(static_cast<int>(std::lower_bound(ids.begin(), ids.end(), dev.pcie_group) - ids.begin()));
-      }
-      reload_queue_.resize(std::max<std::size_t>(1, ids.size()));
-    }
-    for (auto& q : reload_queue_) q.clear();
-    for (std::size_t sj = 0; sj < sol.timing.rel_end.size(); ++sj) {
-      const double e = sol.timing.rel_end[sj];
-      if (!(e == e)) continue;
-      reload_queue_[static_cast<std::size_t>(group_of_stage(static_cast<int>(sj / m_)))].push_back({e, sj});
-    }
-    for (auto& q : reload_queue_) std::sort(q.begin(), q.end());
-  }
-
-  // A critical reload that started when the one before it on its group's H2D channel ended
-  // waited in that queue: the reloads ahead of it, back to the first that did not wait, are
-  // critical too (their offloads and places are what would shorten the queue), so the descent
-  // tries their moves first. Channel-bound schedules at scale have dozens of reloads back to
-  // back on the critical path (bench/README.md, "The solver at scale").
-  void mark_reload_queue(const Solution& sol, std::size_t sj, double tol) {
-    const auto& q = reload_queue_[static_cast<std::size_t>(group_of_stage(static_cast<int>(sj / m_)))];
-    for (;;) {
-      const double start = sol.timing.rel_end[sj] - reload_ms(sol, sj);
-      auto it = std::lower_bound(q.begin(), q.end(), std::make_pair(start - tol, std::size_t{0}));
-      if (it == q.end() || it->first > start + tol || it->second == sj) return;
-      sj = it->second;
-      if (crit_reload_[sj]) return;
-      crit_reload_[sj] = 1;
-    }
-  }
-
   bool crit(const Action& a) const { return a.is_compute() && crit_[op(a.type, a.stage, a.mb)]; }
-
-  // local_search::critical_reloads.
-  std::vector<char> critical_reloads(const Schedule& sch) {
-    Solution sol;
-    sol.sch = sch;
-    if (!evaluate(sol.sch, &sol.key)) return {};
-    save_timing(sol.timing);
-    analyse(sol);
-    return crit_reload_;
-  }
   bool offload_related(const Action& a) const {
     const std::size_t sj = static_cast<std::size_t>(a.stage) * m_ + a.mb;
     const int f = op(OpType::F, a.stage, a.mb), b = op(OpType::B, a.stage, a.mb);
@@ -687,20 +627,10 @@ class IteratedLocalSearch {
   Rng rng_;
   int S_, m_;
   std::vector<char> crit_, crit_reload_, mem_rel_;
-  std::vector<std::vector<std::pair<double, std::size_t>>> reload_queue_;  // per PCIe group: (reload end, sj), by end
-  std::vector<int> group_index_;  // per device: its PCIe group's compact index
   std::vector<int> where_d_, where_k_;
 };
 
 }  // namespace
-
-std::vector<char> local_search::critical_reloads(const Instance& instance, const Schedule& schedule) {
-  LocalSearchOptions options;
-  options.checkpoints = 0;
-  LocalSearchStats stats;
-  IteratedLocalSearch search(instance, options, stats);
-  return search.critical_reloads(schedule);
-}
 
 Schedule improve_schedule(const Instance& instance, const Schedule& start, const LocalSearchOptions& options,
                           LocalSearchStats* stats) {

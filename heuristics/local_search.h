@@ -35,9 +35,8 @@
 //      changes its request time, or over other Rs, which changes the channel order).
 // The descent tries the moves that touch the critical ops first (ops whose start is bound by
 // the previous op of their device, an input, a reload or memory, traced back from the op that
-// ends last; with memory-bound starts, the forwards resident at that moment count too; a reload
-// a critical B waited for brings the reloads queued ahead of it on its PCIe group's H2D channel),
-// in a seeded random order, then all other moves; it takes the first better candidate. (With
+// ends last; with memory-bound starts, the forwards resident at that moment count too), in a
+// seeded random order, then all other moves; it takes the first better candidate. (With
 // critical_first = false all moves form one shuffled list; on gpt-8x24-tight that did better,
 // on random mid-size instances slightly worse.) Neighbourhood
 // per descent step: every adjacent interchange, shifts of critical ops up to max_shift places,
@@ -144,12 +143,6 @@ bool apply_move(const Instance& instance, Schedule& schedule, const Move& move);
 // Every move of the full descent neighbourhood of `schedule` (all kShift by ±1..±max_shift, all
 // level moves with the first and last R places, all kReloadShift by ±1 and ±2), unfiltered.
 std::vector<Move> all_moves(const Instance& instance, const Schedule& schedule, int max_shift);
-
-// The reloads the descent counts as critical in a feasible `schedule` (per sj = s·m + j, 1 when
-// critical): each one a critical B waited for, and the reloads queued ahead of it on its PCIe
-// group's H2D channel back to the first that did not wait for the one before it (exposed for the
-// tests). Empty for a schedule that deadlocks.
-std::vector<char> critical_reloads(const Instance& instance, const Schedule& schedule);
 
 }  // namespace local_search
 }  // namespace optpipe

@@ -20,9 +20,7 @@
 // search itself.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -33,10 +31,7 @@
 #include "heuristics/gpipe.h"
 #include "heuristics/local_search.h"
 #include "heuristics/offload_edit.h"
-#include "heuristics/periodic.h"
 #include "heuristics/registry.h"
-#include "model/instance_io.h"
-#include "tests/test_paths.h"
 #include "tests/brute_force.h"
 #include "tests/test_util.h"
 
@@ -434,41 +429,6 @@ TEST(LocalSearch, NeverBelowTheBruteForceOptimumAndReachesItOften) {
 
 // ---------------------------------------------------------------------------------------------
 // 4. Determinism.
-
-// The critical reloads follow the H2D queue: on GPT-3 14.6B 16 x 64 at 2 activations the
-// periodic schedule ends with reloads back to back on each PCIe group's channel. Read from the
-// simulator's transfers independently: every marked reload that no critical B waited for
-// directly ends where another marked reload of its group starts (it was ahead in the queue), and
-// the marked queue is long (the last B's wait for reloads queued behind a dozen others).
-TEST(LocalSearch, CriticalReloadsFollowTheChannelQueue) {
-  const Instance inst =
-      load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/generated/bench-gpt3-14.6b-16x64-2act.json");
-  const HeuristicResult h = run_heuristic(PeriodicOffload(), inst);
-  ASSERT_TRUE(h.ok()) << h.reason;
-  const std::vector<char> marked = local_search::critical_reloads(inst, *h.schedule);
-  const SimResult sim = simulate(inst, *h.schedule);
-  ASSERT_TRUE(sim.feasible);
-  const int m = inst.microbatches;
-  ASSERT_EQ(static_cast<int>(marked.size()), inst.num_stages() * m);
-  std::map<int, const Transfer*> reload_of;  // sj -> its reload
-  for (const Transfer& t : sim.transfers) {
-    if (t.kind == Transfer::Kind::kReload) reload_of[t.stage * m + t.mb] = &t;
-  }
-  int count = 0, queued = 0;
-  for (int sj = 0; sj < static_cast<int>(marked.size()); ++sj) {
-    if (!marked[sj]) continue;
-    ++count;
-    ASSERT_TRUE(reload_of.count(sj)) << "a marked (s, j) without a reload: " << sj;
-    const Transfer& t = *reload_of[sj];
-    // Ahead of a marked one in the queue: its end is another marked reload's start, same group.
-    const bool ahead = std::any_of(reload_of.begin(), reload_of.end(), [&](const auto& kv) {
-      return kv.first != sj && marked[kv.first] && kv.second->group == t.group && std::fabs(kv.second->start - t.end) < 1e-6;
-    });
-    queued += ahead;
-  }
-  EXPECT_GE(count, 10) << "the drain's queue was not followed";
-  EXPECT_GE(queued, count - 3);  // all but the reloads the critical B's waited for directly
-}
 
 TEST(LocalSearch, SameSeedSameResult) {
   std::mt19937 rng(31);
