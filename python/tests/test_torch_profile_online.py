@@ -85,7 +85,12 @@ def test_online_switch_keeps_the_losses():
     final = load_schedule(res[0]["final_schedule"])
     assert res[1]["final_schedule"] == res[0]["final_schedule"]
     assert final.to_dict()["devices"] != gpipe_schedule(PLACEMENT, MICROBATCHES).to_dict()["devices"]
-    assert final.offloads, "with room for 1.5 activations the solver's schedule must offload"
+    # Whether the best schedule offloads depends on the transfer times the second profile measured
+    # (a loaded machine measures slow copies, and then keeping one activation per stage wins: seen
+    # once in a full test run); what the switch must give in any case is a schedule that fits the
+    # room for 1.5 activations (the bytes are exact, not measured).
+    fits = solver.simulate(res[0]["instance"], res[0]["final_schedule"])
+    assert fits.feasible, fits
     assert any("switching" in line for line in res[0]["log"]), res[0]["log"]
 
 
