@@ -37,7 +37,7 @@
 // vector X >= x(T) (each up to m) is tried; with more than 2^15 of them the check is skipped
 // (which only weakens the bound). On GPT-3 14.6B 16 x 64 at 2 activations, where every microbatch
 // of stages 1-14 must go out and back, the reloads cannot start in earnest before the first
-// B's, about 130 ms in (bench/README.md, "The solver at scale").
+// B's, about 118 ms in (bench/README.md, "The solver at scale").
 // Partial offloads (levels below 1) keep their token and only add channel time, so leaving them
 // out is a relaxation. Every constraint gets easier as T grows, so the smallest feasible T over
 // each group is found by bisection (to 1e-9 relative), and the bound is the largest over the
