@@ -1,9 +1,8 @@
 #include "model/simulation_json.h"
 
-#include "model/channel_load.h"
-
 #include <cstddef>
 
+#include "model/channel_load.h"
 #include "model/json_number.h"
 
 namespace optpipe {

@@ -56,8 +56,8 @@ std::string explain_bottleneck(const Instance& inst, const SimResult& sim) {
     const double share = c->share(sim.makespan);
     out << "busiest PCIe channel: group " << c->group << "'s " << (c->reload ? "H2D" : "D2H") << " (devices ";
     bool first = true;
-    for (int d = 0; d < inst.num_devices(); ++d) {
-      if (inst.devices[d].pcie_group != c->group) continue;
+    for (int d = 0; d < static_cast<int>(sim.group_of_device.size()); ++d) {
+      if (sim.group_of_device[d] != c->group) continue;  // the simulator's group index, not the file's id
       out << (first ? "" : ", ") << d;
       first = false;
     }
