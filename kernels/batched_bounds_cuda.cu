@@ -7,16 +7,23 @@
 // Memory. The problem's arrays go to the device once. The batch's arrays (the node times and
 // transfers, the per-node heads, finishes and scratch, the bounds, the kept indices and CUB's
 // temporary storage) live in one device pool per evaluator, sized at construction for
-// `capacity` nodes (the search passes its batch size times a typical branching factor) and
-// grown by doubling when a batch is larger, so a search allocates a handful of times, not once
-// per batch. The host side stages each batch in pinned (page-locked) buffers, so the copies
+// `capacity` nodes (the search passes its batch size times a typical branching factor; at most
+// kFirstNodes at first) and grown by doubling when a batch is larger, so a search allocates a
+// handful of times, not once per batch. The host side stages each batch in pinned (page-locked) buffers, so the copies
 // are truly asynchronous.
+//
+// Thrust's temporary storage (reduce_by_key's) comes from the evaluator's own blocks
+// (TempBlocks), not from Thrust's default allocator: that one calls cudaMalloc and cudaFree in
+// every call, and cudaFree waits for the whole device, so with one evaluator per search thread
+// each thread's batch waited for every other thread's kernels (on an H200, 2026-11-27:
+// gpt-8x24-tight with 16 threads bounded 214 nodes/s against 3.9k/s with one).
 //
 // Overlap. A batch of n nodes is cut into up to kChunks chunks. For chunk c the host packs its
 // nodes into the pinned buffers and queues the host-to-device copies on the copy stream, then
 // an event; the compute stream waits for that event, runs the heads-and-bounds kernel on the
 // chunk and copies the chunk's bounds back into pinned memory. So the copy of chunk c + 1 (and
-// the host's packing of it) overlaps the evaluation of chunk c. One compute stream and one copy
+// the host's packing of it) overlaps the evaluation of chunk c (the kernels are queued with
+// Thrust's par_nosync policy, which does not wait for them). One compute stream and one copy
 // stream per evaluator; compute_bounds returns after the compute stream has drained.
 //
 // Determinism: one thread per node, the same sequential code as the scalar path (bounds/
@@ -37,6 +44,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernels/batched_bounds.h"
 #include "kernels/batched_bounds_impl.h"
@@ -102,10 +110,56 @@ class PinnedArray {
   std::size_t n_ = 0;
 };
 
+// Device blocks for Thrust's temporary storage, kept for the evaluator's lifetime: allocate
+// hands out a free block at least as large (or makes one), deallocate marks it free again. All
+// of an evaluator's algorithms run on its compute stream, in order, so a block freed by one
+// algorithm may be reused by the next while its kernels are still queued. Thrust's allocator
+// interface: value_type, allocate(bytes), deallocate(pointer, bytes).
+class TempBlocks {
+ public:
+  using value_type = char;
+  TempBlocks() = default;
+  TempBlocks(const TempBlocks&) = delete;
+  TempBlocks& operator=(const TempBlocks&) = delete;
+  ~TempBlocks() {
+    for (auto& b : blocks_) cudaFree(b.p);
+  }
+  char* allocate(std::ptrdiff_t bytes) {
+    const std::size_t n = static_cast<std::size_t>(std::max<std::ptrdiff_t>(bytes, 1));
+    for (auto& b : blocks_) {
+      if (!b.busy && b.size >= n) {
+        b.busy = true;
+        return b.p;
+      }
+    }
+    Block b{nullptr, std::max<std::size_t>(n, 1 << 20), true};  // at least 1 MiB: few blocks
+    check(cudaMalloc(reinterpret_cast<void**>(&b.p), b.size), "Thrust's temporary storage");
+    blocks_.push_back(b);
+    return b.p;
+  }
+  void deallocate(char* p, std::size_t) {
+    for (auto& b : blocks_) {
+      if (b.p == p) b.busy = false;
+    }
+  }
+
+ private:
+  struct Block {
+    char* p;
+    std::size_t size;
+    bool busy;
+  };
+  std::vector<Block> blocks_;
+};
+
 class CudaBounds final : public BatchedBounds {
  public:
   static constexpr int kChunks = 4;          // most chunks a batch is cut into
   static constexpr int kMinChunkNodes = 256;  // fewer nodes are not worth a chunk of their own
+  // The most nodes sized for at construction, whatever the capacity asked for: with one
+  // evaluator per search thread, 16 evaluators sized for 8192 nodes each page-locked about a
+  // gigabyte of host memory on a 768-op instance before the first batch; batches are grown to.
+  static constexpr int kFirstNodes = 1024;
 
   CudaBounds(const BoundProblem& p, int capacity) : device_ops_(max_device_ops(p)) {
     view_ = view_of(p);
@@ -140,7 +194,7 @@ class CudaBounds final : public BatchedBounds {
     check(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking), "creating the compute stream");
     check(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking), "creating the copy stream");
     for (auto& e : copied_) check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "creating an event");
-    reserve(static_cast<std::size_t>(std::max(capacity, 1)));
+    reserve(static_cast<std::size_t>(std::clamp(capacity, 1, kFirstNodes)));
   }
   ~CudaBounds() override {
     cudaStreamSynchronize(compute_);
@@ -194,7 +248,7 @@ class CudaBounds final : public BatchedBounds {
         }
         check(cudaEventRecord(copied_[c], copy_), "recording a chunk's copy");
         check(cudaStreamWaitEvent(compute_, copied_[c], 0), "waiting for a chunk's copy");
-        batch_impl::evaluate(thrust::cuda::par.on(compute_), phases, static_cast<long long>(lo),
+        batch_impl::evaluate(thrust::cuda::par_nosync(temp_).on(compute_), phases, static_cast<long long>(lo),
                              static_cast<long long>(hi));
         check(cudaGetLastError(), "the node-bound kernels");
         check(cudaMemcpyAsync(out_pinned_.get() + lo, out_dev_.get() + lo, (hi - lo) * sizeof(double),
@@ -284,6 +338,7 @@ class CudaBounds final : public BatchedBounds {
   int node_scratch_ = 0, node_jobs_ = 0;
   std::size_t capacity_ = 0;
   cudaStream_t compute_ = nullptr, copy_ = nullptr;
+  TempBlocks temp_;  // Thrust's temporary storage (reduce_by_key), for the compute stream's algorithms
   cudaEvent_t copied_[kChunks] = {};
   DeviceArray<double> in_dev_[kFields];
   PinnedArray<double> in_pinned_[kFields];
