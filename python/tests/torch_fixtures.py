@@ -102,19 +102,19 @@ def cli_validate(workdir, instance, schedule):
 
 
 # -- the model ------------------------------------------------------------------------------------
-def build_model(num_stages, seed=1234):
+def build_model(num_stages, seed=1234, hidden=HIDDEN):
     """Stage s: Linear(H, 2H) -> GELU -> Linear(2H, H) -> Tanh. Autograd saves four tensors of
     different sizes per forward (the input, both hidden activations, the output), so a fractional
     offload moves a strict subset."""
     torch.manual_seed(seed)
-    return nn.ModuleList([nn.Sequential(nn.Linear(HIDDEN, 2 * HIDDEN), nn.GELU(), nn.Linear(2 * HIDDEN, HIDDEN),
+    return nn.ModuleList([nn.Sequential(nn.Linear(hidden, 2 * hidden), nn.GELU(), nn.Linear(2 * hidden, hidden),
                                         nn.Tanh()) for _ in range(num_stages)])
 
 
-def make_batch(microbatches, seed=99):
+def make_batch(microbatches, seed=99, hidden=HIDDEN, rows=ROWS):
     g = torch.Generator().manual_seed(seed)
-    x = torch.randn(microbatches * ROWS, HIDDEN, generator=g)
-    y = torch.randn(microbatches * ROWS, HIDDEN, generator=g)
+    x = torch.randn(microbatches * rows, hidden, generator=g)
+    y = torch.randn(microbatches * rows, hidden, generator=g)
     return x, y
 
 
@@ -140,16 +140,25 @@ def _init(rank, world, rendezvous):
 
 
 def _run_case(rank, world, case):
-    """One step of case["schedule"] against a plain step; returns this rank's measurements."""
+    """One step of case["schedule"] against a plain step (on the CPU); returns this rank's
+    measurements. Optional keys: "device" ("cpu" or "cuda": this rank's stages run on the GPU of
+    its rank), "hidden" and "rows" (the model's width and rows per microbatch), "memory_budget"
+    (ScheduleOptPipe's, instead of the instance's room)."""
     from optpipe.torch import ScheduleOptPipe, ScheduleError  # noqa: PLC0415
 
     placement, m = case["placement"], case["microbatches"]
     S = len(placement)
-    x, y = make_batch(m)
-    ref = build_model(S)
+    hidden, rows = case.get("hidden", HIDDEN), case.get("rows", ROWS)
+    device = torch.device("cpu")
+    if case.get("device") == "cuda":
+        device = torch.device("cuda", rank % torch.cuda.device_count())
+        torch.cuda.set_device(device)
+    x, y = make_batch(m, hidden=hidden, rows=rows)
+    ref = build_model(S, hidden=hidden)
     ref_loss = plain_step(ref, x, y)
+    x, y = x.to(device), y.to(device)
 
-    model = build_model(S)
+    model = build_model(S, hidden=hidden).to(device)
     forwards = {"n": 0}
 
     def count(*_):
@@ -158,9 +167,10 @@ def _run_case(rank, world, case):
     for blk in model:
         blk.register_forward_hook(count)
     mine = [s for s in range(S) if placement[s] == rank]
-    stages = [PipelineStage(model[s], s, S, torch.device("cpu")) for s in mine]
+    stages = [PipelineStage(model[s], s, S, device) for s in mine]
     try:
-        sched = ScheduleOptPipe(stages, case["schedule"], loss_fn=loss_fn, instance=case.get("instance"))
+        sched = ScheduleOptPipe(stages, case["schedule"], loss_fn=loss_fn, instance=case.get("instance"),
+                                memory_budget=case.get("memory_budget"))
     except ScheduleError as e:
         return {"refused": str(e), "forwards": forwards["n"]}
     if case.get("corrupt"):
@@ -173,7 +183,7 @@ def _run_case(rank, world, case):
         for p, q in zip(model[s].parameters(), ref[s].parameters()):
             if p.grad is None:
                 raise AssertionError(f"rank {rank}: stage {s} has a parameter without a gradient")
-            grad_diff = max(grad_diff, (p.grad - q.grad).abs().max().item())
+            grad_diff = max(grad_diff, (p.grad.cpu() - q.grad).abs().max().item())
     loss_diff = 0.0
     if S - 1 in mine:
         loss_diff = abs(torch.stack([l.detach() for l in losses]).mean().item() - ref_loss)
@@ -187,7 +197,9 @@ def _run_case(rank, world, case):
             "partial_offloads": partial, "short_offloads": short,
             "levels": sorted({st.level for st in offloaded}),
             "resident_after": sched.offloader.resident_bytes, "forwards": forwards["n"],
-            "planned": sched.allocation_plan is not None, "forced": sched.forced_reloads}
+            "planned": sched.allocation_plan is not None, "forced": sched.forced_reloads,
+            "saved_bytes": sum(st.saved_bytes for st in stats),
+            "peak_resident": sched.offloader.peak_resident_bytes, "peak_memory": sched.last_peak_memory}
 
 
 def _worker(rank, world, rendezvous, cases, out_dir):
@@ -243,6 +255,9 @@ def run_cases(world, cases, workdir=None):
             "levels": sorted({lv for x in per_rank for lv in x["levels"]}),
             "resident_after": [x["resident_after"] for x in per_rank],
             "planned": [x["planned"] for x in per_rank], "forced": sum(x["forced"] for x in per_rank),
+            "saved_bytes": sum(x["saved_bytes"] for x in per_rank),
+            "peak_resident": [x["peak_resident"] for x in per_rank],
+            "peak_memory": [x["peak_memory"] for x in per_rank],
         })
     return merged
 

@@ -155,6 +155,26 @@ def _accepts(fn, name: str) -> bool:
         return False
 
 
+def _without_self_init_ops(stages) -> None:
+    """PyTorch 2.11's first step (`_initialize_stages`) sends a dummy tensor to each stage's two
+    neighbours and receives one from each, to set up the communicators, also when the neighbour is
+    on the same rank; gloo has no connection to its own rank and fails ("Pair is not connected"),
+    so a V or loop placement with two adjacent stages on one rank could not run there. Later
+    versions do not send these messages. Wraps each stage's `_get_init_p2p_neighbors_ops` (where
+    it exists) to leave out the messages to its own rank: both ends of such a message are on this
+    rank, so nothing else waits for them; the messages between ranks are PyTorch's as before."""
+    for st in stages:
+        make = getattr(st, "_get_init_p2p_neighbors_ops", None)
+        if make is None or getattr(make, "_optpipe_without_self", False):
+            continue
+
+        def ops(make=make, me=st.group_rank):
+            return [op for op in make() if getattr(op, "group_peer", None) != me]
+
+        ops._optpipe_without_self = True
+        st._get_init_p2p_neighbors_ops = ops
+
+
 class ScheduleOptPipe(PipelineScheduleMulti):
     """Runs an OptPipe schedule on this rank's stages.
 
@@ -302,6 +322,7 @@ class ScheduleOptPipe(PipelineScheduleMulti):
                            return_outputs: bool = True, loss_kwargs: dict | None = None):
         arg_mbs, kwarg_mbs = self._check_inputs(arg_mbs, kwarg_mbs, target_mbs, losses)
         first_target = target_mbs[0] if target_mbs is not None else None
+        _without_self_init_ops(self._stages)
         if _accepts(self._initialize_stages, "loss_kwargs"):
             self._initialize_stages(arg_mbs[0], kwarg_mbs[0], first_target, loss_kwargs)
         else:  # pragma: no cover (older PyTorch)
