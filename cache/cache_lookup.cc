@@ -10,9 +10,6 @@
 #include "model/time_text.h"
 
 namespace optpipe::cache {
-namespace {
-
-}  // namespace
 
 const char* to_string(LookupResult::Kind kind) {
   switch (kind) {

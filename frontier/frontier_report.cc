@@ -11,7 +11,6 @@
 namespace optpipe::frontier {
 namespace {
 
-
 std::string percent(double v) {
   if (!std::isfinite(v)) return "-";
   char buf[48];

@@ -59,7 +59,8 @@ struct TemplateSearch {
       best = std::move(sch);
       std::ostringstream d;
       d << "cycle " << c << " ms, margin " << margin << (po.book_channels ? ", channels booked" : "")
-        << (po.spread > 0 ? ", offloads spread" : "") << (po.chains_only ? ", chains only" : "") << (po.stagger ? ", transfers staggered" : "");
+        << (po.spread > 0 ? ", offloads spread" : "") << (po.chains_only ? ", chains only" : "")
+        << (po.stagger ? ", transfers staggered" : "");
       detail = d.str();
     }
     return r.makespan;

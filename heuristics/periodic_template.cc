@@ -103,7 +103,9 @@ std::vector<StageOffsets> periodic_offsets(const Instance& inst, double c, bool 
   for (int s = 1; s < S; ++s) {
     const Stage& prev = inst.stages[s - 1];
     o[s].f = o[s - 1].f + prev.forward + inst.comm_after(s - 1);
-    if (turns(s - 1)) o[s].f = std::max(o[s].f, o[s - 1].f + prev.forward + level * *prev.offload - inst.stages[s].forward);
+    if (turns(s - 1)) {
+      o[s].f = std::max(o[s].f, o[s - 1].f + prev.forward + level * *prev.offload - inst.stages[s].forward);
+    }
   }
   for (int s = S - 1; s >= 0; --s) {
     const Stage& st = inst.stages[s];

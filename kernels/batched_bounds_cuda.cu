@@ -9,21 +9,23 @@
 // temporary storage) live in one device pool per evaluator, sized at construction for
 // `capacity` nodes (the search passes its batch size times a typical branching factor; at most
 // kFirstNodes at first) and grown by doubling when a batch is larger, so a search allocates a
-// handful of times, not once per batch. The host side stages each batch in pinned (page-locked) buffers, so the copies
-// are truly asynchronous.
+// handful of times, not once per batch. The host side stages each batch in pinned (page-locked)
+// buffers, so the copies are truly asynchronous.
 //
 // Thrust's temporary storage (reduce_by_key's) comes from the evaluator's own blocks
 // (TempBlocks), not from Thrust's default allocator: that one calls cudaMalloc and cudaFree in
 // every call, and cudaFree waits for the whole device, so with one evaluator per search thread
-// each thread's batch waited for every other thread's kernels (on an H200, 2026-11-27:
-// gpt-8x24-tight with 16 threads bounded 214 nodes/s against 3.9k/s with one).
+// each thread's batch waited for every other thread's kernels (on an H200, 2026-11-27,
+// `solver_table --time-limit 3 --bounds gpu`: gpt-8x24-tight with 16 threads searched 214
+// nodes/s against 3.9k/s with one; bench/README.md, "On an H200").
 //
 // Overlap. A batch of n nodes is cut into up to kChunks chunks. For chunk c the host packs its
 // nodes into the pinned buffers and queues the host-to-device copies on the copy stream, then
 // an event; the compute stream waits for that event, runs the heads-and-bounds kernel on the
 // chunk and copies the chunk's bounds back into pinned memory. So the copy of chunk c + 1 (and
 // the host's packing of it) overlaps the evaluation of chunk c (the kernels are queued with
-// Thrust's par_nosync policy, which does not wait for them). One compute stream and one copy
+// Thrust's par_nosync policy: the for_each passes return at once; reduce_by_key still waits for
+// its own kernels, as it reads back how many segments it wrote). One compute stream and one copy
 // stream per evaluator; compute_bounds returns after the compute stream has drained.
 //
 // Determinism: one thread per node, the same sequential code as the scalar path (bounds/
@@ -156,9 +158,9 @@ class CudaBounds final : public BatchedBounds {
  public:
   static constexpr int kChunks = 4;          // most chunks a batch is cut into
   static constexpr int kMinChunkNodes = 256;  // fewer nodes are not worth a chunk of their own
-  // The most nodes sized for at construction, whatever the capacity asked for: with one
-  // evaluator per search thread, 16 evaluators sized for 8192 nodes each page-locked about a
-  // gigabyte of host memory on a 768-op instance before the first batch; batches are grown to.
+  // The most nodes sized for at construction, whatever the capacity asked for (larger batches
+  // grow the pools): with one evaluator per search thread, 16 evaluators sized for 8192 nodes
+  // each page-locked about a gigabyte of host memory on a 768-op instance before the first batch.
   static constexpr int kFirstNodes = 1024;
 
   CudaBounds(const BoundProblem& p, int capacity) : device_ops_(max_device_ops(p)) {
@@ -248,8 +250,8 @@ class CudaBounds final : public BatchedBounds {
         }
         check(cudaEventRecord(copied_[c], copy_), "recording a chunk's copy");
         check(cudaStreamWaitEvent(compute_, copied_[c], 0), "waiting for a chunk's copy");
-        batch_impl::evaluate(thrust::cuda::par_nosync(temp_).on(compute_), phases, static_cast<long long>(lo),
-                             static_cast<long long>(hi));
+        batch_impl::evaluate(thrust::cuda::par_nosync(temp_).on(compute_), phases,
+                             static_cast<long long>(lo), static_cast<long long>(hi));
         check(cudaGetLastError(), "the node-bound kernels");
         check(cudaMemcpyAsync(out_pinned_.get() + lo, out_dev_.get() + lo, (hi - lo) * sizeof(double),
                               cudaMemcpyDeviceToHost, compute_),

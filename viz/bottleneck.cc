@@ -61,8 +61,8 @@ std::string explain_bottleneck(const Instance& inst, const SimResult& sim) {
       out << (first ? "" : ", ") << d;
       first = false;
     }
-    out << "), " << c->transfers << (c->reload ? " reload" : " offload") << (c->transfers == 1 ? "" : "s") << ", busy " << fmt_ms(c->busy) << " ("
-        << fmt_percent(share) << " of the makespan)";
+    out << "), " << c->transfers << (c->reload ? " reload" : " offload") << (c->transfers == 1 ? "" : "s")
+        << ", busy " << fmt_ms(c->busy) << " (" << fmt_percent(share) << " of the makespan)";
     if (share >= kSaturated) out << ": near saturation, the transfers likely set this schedule's pace";
     out << "\n";
   }

@@ -10,7 +10,6 @@
 namespace optpipe {
 
 // Non-finite values print as "-": never "-nan%" (issue 23).
-
 std::string fmt_percent(double fraction) {
   if (!std::isfinite(fraction)) return "-";
   char buf[64];

@@ -40,7 +40,7 @@ def schedules(tmp_path_factory):
     work = str(tmp_path_factory.mktemp("device"))
     inst = tf.make_instance("one-device-loop", [0] * STAGES, MICROBATCHES, limit_acts=2.5)
     sched = tf.cli_schedule(work, inst, ["solve", "--time-limit", "5"])
-    offloads = sum(1 for acts in sched["devices"] for a in acts if a.startswith("F") and not a.endswith("@0"))
+    offloads = sum(1 for acts in sched["devices"] for a in acts if a.startswith("F") and "@" in a and not a.endswith("@0"))
     assert offloads > 0, "the solver's schedule offloads nothing: the test has nothing to check"
     return inst, sched, _without_offloads(sched)
 
