@@ -9,7 +9,7 @@
 //      the root's bounds -- the cheap ones first, the single-stage relaxation (and a start from
 //      its order) only if a quick local search does not reach them (heuristics/warm_starts.h);
 //      between the two, on small instances without offload (up to 256 compute ops), a tree search from
-//      every schedule so far (20k nodes, 5% of the time limit, at most 0.5 s), which proves most
+//      every schedule so far (200k nodes, 5% of the time limit, at most 0.5 s), which proves most
 //      of them in milliseconds and then is the answer (issue 21);
 //      that bound goes to the search as a known bound;
 //   3. the branch-and-bound (search/solver.h), with the warm starts, the known bound and the
