@@ -168,11 +168,14 @@ BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur
   // The quick phase, against the cheap bound.
   double first = best->sim.makespan;
   for (const ImprovedStart& r : opt.extra_runs) first = std::min(first, r.after);
-  timed_bound(first, false);
+  const GuidedBound cheap = timed_bound(first, false);
   WarmStartOptions quick = opt;
   quick.target = out.bound;
   quick.evaluations = std::min(opt.evaluations, std::max<std::int64_t>(1000, opt.evaluations / 20));
-  quick.guide_device = -1;
+  // The cheap bound's guide, when it has one (the device relaxation's order: the quick local
+  // search from the best heuristic with that device's list in it finds small-v-04's optimum).
+  quick.guide_device = cheap.order.empty() ? -1 : cheap.device;
+  quick.guide = cheap.order;
   // The caller's schedules (the early search's) join, first among the improved runs; when one
   // meets the cheap bound there is no quick phase.
   bool extra_reached = false;

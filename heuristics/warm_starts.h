@@ -86,8 +86,9 @@ struct GuidedBound {
   int device = -1;           // -1: no guide
   std::vector<Action> order;
 };
-// `thorough` false: only what is cheap (microseconds); true: everything (up to seconds), with
-// `incumbent` as the cutoff.
+// `thorough` false: only what is cheap (microseconds, and the device relaxation's node-limited
+// search: milliseconds on small instances), possibly with a guide; true: everything (up to
+// seconds), with `incumbent` as the cutoff.
 using RootBoundFn = std::function<GuidedBound(double incumbent, bool thorough)>;
 
 struct BoundedWarmStarts {

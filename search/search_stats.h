@@ -66,6 +66,12 @@ struct SolveStats {
   double single_stage_seconds = 0;
   // The PCIe group energy bound at the root (bounds/group_energy_bound.h; 0: none applies).
   double group_energy_bound = 0;
+  // The device relaxation at the root (bounds/device_relaxation.h): the largest finished one (0:
+  // none applies or none finished), its device, and the search nodes of all of them.
+  double device_relaxation_bound = 0;
+  int device_relaxation_device = -1;
+  std::int64_t device_relaxation_nodes = 0;
+  std::vector<Action> device_relaxation_order;  // the largest exact one's optimum (DeviceRelaxation::order)
   std::int64_t lns_repairs = 0, lns_improvements = 0, lns_nodes = 0;  // the LNS phase (not in nodes)
   double lns_seconds = 0;
   double seconds = 0, seconds_to_best = 0;

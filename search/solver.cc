@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <chrono>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -11,6 +12,7 @@
 #include <tbb/task_group.h>
 
 #include "bounds/bound_problem.h"
+#include "bounds/device_relaxation.h"
 #include "bounds/group_energy_bound.h"
 #include "kernels/cuda_devices.h"
 #include "model/error.h"
@@ -43,6 +45,10 @@ const char* to_string(SolveResult::Status status) {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// The device relaxations at the root: nodes per device, and time for all of them.
+constexpr std::int64_t kDeviceRelaxationNodes = 200'000;
+constexpr double kDeviceRelaxationShare = 0.05;
+constexpr double kDeviceRelaxationSeconds = 0.5;
 
 // The backend a mode resolves to (kAuto: the GPU when one is present, else TBB); throws
 // InputError, with the reason, when a batch backend is not there.
@@ -92,7 +98,8 @@ class BranchAndBound {
     root.sim.start_open();
     const Simulator::Step step = root.sim.advance();
     if (step.kind != Simulator::Step::Kind::kDecision) return out;
-    const double b = std::max(expander().bound(root, root.sim.snapshot(), step.time), group_bound(root.bound.head));
+    const double b = std::max({expander().bound(root, root.sim.snapshot(), step.time), group_bound(root.bound.head),
+                               device_bound(root.bound.head, incumbent)});
     out.relaxation = relaxations_.at_root(root.bound.head, incumbent, std::max(b, shared_.proven_bound()), stats_);
     out.relaxation_ran = relaxations_.ran();
     out.relaxed_stages = relaxations_.stages();
@@ -100,6 +107,12 @@ class BranchAndBound {
     if (relaxations_.root_order_stage() >= 0) {
       out.device = inst_.stages[static_cast<std::size_t>(relaxations_.root_order_stage())].device;
       out.order = relaxations_.root_order();
+    }
+    // The device relaxation's order where it gave the bound (or no single-stage order exists).
+    if (!stats_.device_relaxation_order.empty() &&
+        (out.device < 0 || stats_.device_relaxation_bound >= out.relaxation)) {
+      out.device = stats_.device_relaxation_device;
+      out.order = stats_.device_relaxation_order;
     }
     return out;
   }
@@ -191,8 +204,8 @@ class BranchAndBound {
     const Simulator::Step step = root_worker.sim.advance();
     if (step.kind != Simulator::Step::Kind::kDecision) return nullptr;
     auto root = std::make_unique<SearchNode>();
-    root->bound = std::max(expander().bound(root_worker, root_worker.sim.snapshot(), step.time),
-                           group_bound(root_worker.bound.head));
+    root->bound = std::max({expander().bound(root_worker, root_worker.sim.snapshot(), step.time),
+                            group_bound(root_worker.bound.head), device_bound(root_worker.bound.head, shared_.incumbent())});
     const double known = std::max(root->bound, shared_.proven_bound());
     root->bound = std::max(root->bound, relaxations_.at_root(root_worker.bound.head, shared_.incumbent(), known, stats_));
     root_bound_ = root->bound;
@@ -213,6 +226,30 @@ class BranchAndBound {
     if (opt_.neighbourhood) return 0;
     stats_.group_energy_bound = group_energy_bound(problem_, head);
     return stats_.group_energy_bound;
+  }
+
+  // The device relaxations at the root (bounds/device_relaxation.h), the largest recorded in the
+  // statistics; valid for the whole tree. Each gets kDeviceRelaxationNodes and the time that
+  // kDeviceRelaxationShare of the limit leaves (at most kDeviceRelaxationSeconds in all).
+  double device_bound(const std::vector<double>& head, double cutoff) {
+    if (opt_.neighbourhood || !opt_.device_relaxation) return 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    const double budget = std::min(kDeviceRelaxationSeconds, kDeviceRelaxationShare * opt_.time_limit);
+    double best = 0;
+    for (int d = 0; d < inst_.num_devices(); ++d) {
+      if (!device_relaxation_applies(inst_, problem_, d)) continue;
+      const double left = budget - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!(left > 0)) break;
+      const DeviceRelaxation r = device_relaxation(inst_, problem_, d, head, cutoff, kDeviceRelaxationNodes, left);
+      stats_.device_relaxation_nodes += r.nodes;
+      if (r.finished && r.bound > best) {
+        best = r.bound;
+        stats_.device_relaxation_device = d;
+        stats_.device_relaxation_order = r.order;
+      }
+    }
+    stats_.device_relaxation_bound = best;
+    return lift_to_cutoff(best, cutoff);
   }
 
   // Workers in a TBB arena; a monitor thread reports progress and enforces the limits.

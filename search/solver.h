@@ -12,7 +12,8 @@
 // per device and per PCIe channel, and a memory energy bound per stage, on heads that include
 // the memory and reload precedences (bounds/); a node whose bound reaches the incumbent
 // is pruned. The root's bound also takes the single-stage relaxation of each stage that it
-// applies to (bounds/single_stage_relaxation.h; 5% of the time limit, at most 2 s), which
+// applies to (bounds/single_stage_relaxation.h; 5% of the time limit, at most 2 s) and the device
+// relaxation of each device with several stages that cannot offload (bounds/device_relaxation.h), which
 // is valid for the whole tree and so floors the reported bound; with offload, every child also
 // takes the relaxation of each stage's own history (what that stage did so far), which many
 // nodes share and a memo answers; the first stage's follows the spec's start rules (a forward
@@ -116,6 +117,9 @@ struct SolveOptions {
   // something can offload, at every node from each stage's own history, memoised, for the
   // stages whose relaxation finished at the root (false: off, for comparisons).
   bool stage_relaxation = true;
+  // The device relaxation (bounds/device_relaxation.h) at the root, for each device that holds
+  // several stages none of which can offload, under memory pressure (false: off, for comparisons).
+  bool device_relaxation = true;
   // ... with the first stage under the spec's start rules (StartRules::kSpecFirstStage) at the
   // root and from its history (false: the free model for every stage, for comparisons).
   bool spec_start_rules = true;

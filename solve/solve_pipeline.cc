@@ -132,6 +132,7 @@ SolveOptions search_options(const PipelineOptions& o, double left) {
   opt.transposition = o.transposition;
   opt.pool_memory_bytes = o.pool_memory_bytes;
   opt.stage_relaxation = o.stage_relaxation;
+  opt.device_relaxation = o.device_relaxation;
   opt.lns_time_share = o.lns;
   opt.bounds = o.bounds;
   opt.batch_size = o.batch_size;
@@ -156,6 +157,7 @@ std::string PipelineResult::bound_from() const {
     return result.status == SolveResult::Status::kOptimal && st.nodes > 0 ? "proof" : "tree";
   }
   if (st.group_energy_bound > 0 && st.group_energy_bound >= result.bound - tol) return "PCIe group energy";
+  if (st.device_relaxation_bound > 0 && st.device_relaxation_bound >= result.bound - tol) return "device relaxation";
   if (st.single_stage_bound > 0 && st.single_stage_bound >= result.bound - tol) return "single-stage relaxation";
   return "node bounds";
 }
@@ -241,6 +243,7 @@ class PipelineRun {
     // The root's cheap bounds first (milliseconds): a search that meets them is optimal.
     SolveOptions ro;
     ro.stage_relaxation = false;
+    ro.device_relaxation = o_.device_relaxation;
     ro.stop = o_.stop;
     const double cheap = root_lower_bound(inst_, std::numeric_limits<double>::infinity(), ro).bound;
     trace_.note(since(started_), std::numeric_limits<double>::infinity(), cheap, "root bound");
@@ -262,6 +265,7 @@ class PipelineRun {
       SolveOptions ro;
       ro.time_limit = std::max(0.0, o_.time_limit - since(started_));
       ro.stage_relaxation = thorough && o_.stage_relaxation;
+      ro.device_relaxation = o_.device_relaxation;
       ro.stop = o_.stop;
       if (cached_.hit.schedule) incumbent = std::min(incumbent, cached_.hit.makespan);
       const RootBound r = root_lower_bound(inst_, incumbent, ro);

@@ -46,6 +46,7 @@ struct PipelineOptions {
   double lns = 0.0;                   // share of the time limit for large neighbourhood search
   bool transposition = true;
   bool stage_relaxation = true;
+  bool device_relaxation = true;      // SolveOptions::device_relaxation
   // Memory for the open nodes (SolveOptions::pool_memory_bytes): beyond it the search goes on
   // depth-first without adding to the pool, and says so (SolveStats::pool_full).
   double pool_memory_bytes = 1024.0 * 1024.0 * 1024.0;

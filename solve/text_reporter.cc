@@ -138,6 +138,11 @@ void TextSolveReporter::search_statistics(const SolveStats& s) {
        << ", memory energy best " << s.memory_best << "); incumbent updates " << s.incumbent_updates << "\n";
   out_ << "  nodes by depth (decisions from the root): " << depth_histogram(s.nodes_by_depth) << "\n";
   if (s.group_energy_bound > 0) out_ << "  PCIe group energy bound at the root: " << num(s.group_energy_bound) << "\n";
+  if (s.device_relaxation_nodes > 0) {
+    out_ << "  device relaxation at the root: " << num(s.device_relaxation_bound);
+    if (s.device_relaxation_device >= 0) out_ << " (device " << s.device_relaxation_device << ")";
+    out_ << ", " << s.device_relaxation_nodes << " nodes\n";
+  }
   if (s.single_stage_nodes > 0) {
     out_ << "  single-stage relaxation at the root: bound "
          << (s.single_stage_bound > 0 ? num(s.single_stage_bound) : std::string("none")) << " ("

@@ -1,0 +1,240 @@
+#include "bounds/device_relaxation.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <unordered_map>
+
+#include "model/simulator.h"
+
+namespace optpipe {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kHair = 1e-7;      // the bound is the value less this (see the header)
+constexpr double kTimeTol = 1e-9;   // ms: starts, ends and bounds compared with this slack
+constexpr std::size_t kMemoEntries = 16;  // states kept per counter key (more: less pruning, no error)
+
+constexpr int kF = 0, kB = 1, kW = 2;
+
+class DeviceSearch {
+ public:
+  DeviceSearch(const Instance& inst, const BoundProblem& p, int d, const std::vector<double>& head, double cutoff,
+               std::int64_t node_limit, double seconds, bool prune)
+      : p_(p), m_(p.m), types_(p.types), node_limit_(node_limit), seconds_(seconds), prune_(prune),
+        started_(std::chrono::steady_clock::now()), best_(cutoff) {
+    for (int s = 0; s < p.S; ++s) {
+      if (p.device_of[s] == d) stages_.push_back(s);
+    }
+    k_ = static_cast<int>(stages_.size());
+    cap_ = inst.devices[d].memory_limit - inst.devices[d].static_memory + kMemoryTolerance;
+    fgap_.assign(k_, 0.0);
+    bgap_.assign(k_, 0.0);
+    for (int i = 1; i < k_; ++i) {
+      for (int u = stages_[i - 1]; u < stages_[i]; ++u) {
+        fgap_[i] += p.comm_after[u] + (u > stages_[i - 1] ? dur(kF, u) : 0.0);
+        bgap_[i] += p.comm_after[u] + (u > stages_[i - 1] ? dur(kB, u) : 0.0);
+      }
+    }
+    const int n = k_ * m_;
+    head_.assign(3 * n, 0.0);
+    tail_.assign(3 * n, 0.0);
+    for (int i = 0; i < k_; ++i) {
+      for (int j = 0; j < m_; ++j) {
+        for (int t = 0; t < types_; ++t) {
+          const int o = p.op(t, stages_[i], j);
+          const double h = o < static_cast<int>(head.size()) ? head[o] : 0.0;
+          head_[at(t, i, j)] = h == h ? h : 0.0;
+          tail_[at(t, i, j)] = p.op_tail(t, stages_[i], j);
+          left_ += dur(t, stages_[i]);
+          ++ops_;
+        }
+      }
+    }
+    end_.assign(3 * n, kInf);
+    cnt_.assign(3 * k_, 0);
+  }
+
+  DeviceRelaxation run() {
+    DeviceRelaxation out;
+    out.applicable = true;
+    const bool done = dfs(0.0, 0.0, 0.0, left_);
+    out.nodes = nodes_;
+    out.finished = done;
+    if (done && best_ < kInf) {  // (nothing found below an infinite cutoff: no schedule; claim nothing)
+      out.exact = found_;
+      out.bound = std::max(0.0, best_ - kHair);
+      if (found_) out.order = best_path_;
+    }
+    return out;
+  }
+
+ private:
+  double dur(int t, int s) const { return p_.dur[t * p_.S + s]; }
+  int at(int t, int i, int j) const { return (t * k_ + i) * m_ + j; }
+  int& cnt(int t, int i) { return cnt_[t * k_ + i]; }
+
+  // The release of the next op of type t on local stage i, microbatch j (its FIFO predecessors
+  // and inputs placed).
+  double release(int t, int i, int j) const {
+    double r = head_[at(t, i, j)];
+    if (t == kF) {
+      if (i > 0) r = std::max(r, end_[at(kF, i - 1, j)] + fgap_[i]);
+    } else if (t == kB) {
+      r = std::max(r, end_[at(kF, i, j)] + p_.latency[stages_[i]]);
+      if (i + 1 < k_) r = std::max(r, end_[at(kB, i + 1, j)] + bgap_[i + 1]);
+    } else {
+      r = std::max(r, end_[at(kB, i, j)]);
+    }
+    return r;
+  }
+
+  bool out_of_budget() {
+    if (node_limit_ >= 0 && nodes_ >= node_limit_) return true;
+    if (seconds_ > 0 && (nodes_ & 1023) == 0) {
+      const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+      if (el > seconds_) return true;
+    }
+    return false;
+  }
+
+  // The key (counters) and the values that decide every completion: the free time, the makespan
+  // so far, and the effective releases (at least the free time) of what placed ops still release.
+  std::string key() const {
+    return std::string(reinterpret_cast<const char*>(cnt_.data()), cnt_.size() * sizeof(int));
+  }
+  void signature(double t, double cur, std::vector<double>& sig) const {
+    sig.clear();
+    sig.push_back(t);
+    sig.push_back(cur);
+    for (int i = 0; i < k_; ++i) {
+      const int nf = cnt_[kF * k_ + i], nb = cnt_[kB * k_ + i];
+      for (int j = nb; j < nf; ++j) sig.push_back(std::max(t, end_[at(kF, i, j)] + p_.latency[stages_[i]]));
+      if (i + 1 < k_) {
+        for (int j = cnt_[kF * k_ + i + 1]; j < nf; ++j) sig.push_back(std::max(t, end_[at(kF, i, j)] + fgap_[i + 1]));
+      }
+      if (i > 0) {
+        for (int j = cnt_[kB * k_ + i - 1]; j < nb; ++j) sig.push_back(std::max(t, end_[at(kB, i, j)] + bgap_[i]));
+      }
+    }
+  }
+  // Whether a stored state with the same counters is no worse everywhere; else stores this one.
+  bool dominated(double t, double cur) {
+    signature(t, cur, sig_);
+    std::vector<std::vector<double>>& list = memo_[key()];
+    for (const std::vector<double>& e : list) {
+      bool le = e.size() == sig_.size();
+      for (std::size_t x = 0; le && x < e.size(); ++x) le = e[x] <= sig_[x] + kTimeTol;
+      if (le) return true;
+    }
+    if (list.size() < kMemoEntries) list.push_back(sig_);
+    return false;
+  }
+
+  // Depth first from free time t, memory mem, makespan so far cur, work left; false when a limit
+  // stopped it.
+  bool dfs(double t, double mem, double cur, double left) {
+    ++nodes_;
+    if (out_of_budget()) return false;
+    if (prune_ && std::max(cur, t + std::max(0.0, left)) >= best_ - kTimeTol) return true;
+    if (placed_ == ops_) {  // (not left <= 0: the sum of durations rounds differently on each path)
+      if (cur < best_) {
+        best_ = cur;
+        found_ = true;
+        best_path_ = path_;
+      }
+      return true;
+    }
+    if (prune_ && dominated(t, cur)) return true;
+    // The candidates, by start.
+    struct Cand {
+      double start;
+      int t, i, j;
+    };
+    std::array<Cand, 3 * 8> cands{};
+    int nc = 0;
+    for (int i = 0; i < k_ && nc + 3 <= static_cast<int>(cands.size()); ++i) {
+      const int s = stages_[i];
+      const int nf = cnt(kF, i), nb = cnt(kB, i), nw = cnt(kW, i);
+      if (nf < m_ && mem + p_.activation[s] <= cap_ && (i == 0 || cnt(kF, i - 1) > nf)) {
+        cands[nc++] = {std::max(t, release(kF, i, nf)), kF, i, nf};
+      }
+      if (nb < nf && (i + 1 == k_ || cnt(kB, i + 1) > nb)) cands[nc++] = {std::max(t, release(kB, i, nb)), kB, i, nb};
+      if (types_ == 3 && nw < nb) cands[nc++] = {std::max(t, release(kW, i, nw)), kW, i, nw};
+    }
+    std::sort(cands.begin(), cands.begin() + nc, [](const Cand& a, const Cand& b) {
+      return a.start < b.start || (a.start == b.start && a.t > b.t);  // ties: W, then B, then F
+    });
+    for (int c = 0; c < nc; ++c) {
+      const Cand& x = cands[c];
+      const int s = stages_[x.i];
+      const double d = dur(x.t, s), e = x.start + d;
+      double mem2 = mem;
+      if (x.t == kF) mem2 += p_.activation[s];
+      if (x.t == kB) mem2 -= types_ == 3 ? p_.activation[s] - p_.hold_w[s] : p_.activation[s];
+      if (x.t == kW) mem2 -= p_.hold_w[s];
+      end_[at(x.t, x.i, x.j)] = e;
+      ++cnt(x.t, x.i);
+      ++placed_;
+      path_.push_back(x.t == kF ? make_f(s, x.j) : x.t == kB ? make_b(s, x.j) : make_w(s, x.j));
+      const bool ok = dfs(e, mem2, std::max(cur, e + tail_[at(x.t, x.i, x.j)]), left - d);
+      --cnt(x.t, x.i);
+      --placed_;
+      path_.pop_back();
+      end_[at(x.t, x.i, x.j)] = kInf;
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  const BoundProblem& p_;
+  const int m_, types_;
+  const std::int64_t node_limit_;
+  const double seconds_;
+  const bool prune_;
+  const std::chrono::steady_clock::time_point started_;
+  std::vector<int> stages_;
+  int k_ = 0;
+  double cap_ = 0, left_ = 0;
+  std::vector<double> fgap_, bgap_;   // [i]: chains from local stage i - 1 to i (F) and back (B)
+  std::vector<double> head_, tail_;   // [at(t, i, j)]
+  std::vector<double> end_;           // [at(t, i, j)]: ends of placed ops
+  std::vector<int> cnt_;              // [t * k + i]: ops of each type placed per local stage
+  std::unordered_map<std::string, std::vector<std::vector<double>>> memo_;
+  std::vector<double> sig_;
+  double best_;
+  bool found_ = false;
+  int ops_ = 0, placed_ = 0;  // ops of the device, and placed on the current path
+  std::vector<Action> path_, best_path_;  // the current path's ops, and the best leaf's
+  std::int64_t nodes_ = 0;
+};
+
+}  // namespace
+
+bool device_relaxation_applies(const Instance& inst, const BoundProblem& p, int d) {
+  if (d < 0 || d >= p.D) return false;
+  int stages = 0;
+  double all = 0;
+  for (int s = 0; s < p.S; ++s) {
+    if (p.device_of[s] != d) continue;
+    ++stages;
+    if (inst.stages[s].offloadable() && inst.offload_levels.back() > 0) return false;
+    all += p.m * p.activation[s];
+  }
+  if (stages < 2 || stages > 8) return false;
+  const double cap = inst.devices[d].memory_limit - inst.devices[d].static_memory + kMemoryTolerance;
+  return all > cap;
+}
+
+DeviceRelaxation device_relaxation(const Instance& inst, const BoundProblem& p, int d, const std::vector<double>& head,
+                                   double cutoff, std::int64_t node_limit, double seconds, bool prune) {
+  if (!device_relaxation_applies(inst, p, d)) return {};
+  DeviceSearch search(inst, p, d, head, cutoff, node_limit, seconds, prune);
+  return search.run();
+}
+
+}  // namespace optpipe

@@ -1,0 +1,77 @@
+// Device relaxation: a lower bound from one device's stages alone (two or more: V and loop
+// placements), with the device's memory, solved exactly by a small search (issue 21: the small
+// V and loop instances whose proofs took seconds are bound by memory on one device, which no
+// other bound sees; bench/README.md, "Small instances against CP-SAT").
+//
+// The relaxed problem keeps, of every schedule of the spec, only what concerns device d and the
+// stages s_0 < s_1 < ... it holds:
+//   - their F, B and W run one at a time on d (FIFO per stage and type), each op no earlier than
+//     its head (`head`, e.g. the root's heads, heads.h);
+//   - F(s_i, j) not before F(s_{i-1}, j)'s end plus the forward chain between them (the F of the
+//     stages in between and the comms); B(s_i, j) not before B(s_{i+1}, j)'s end plus the
+//     backward chain between them, nor before F(s_i, j)'s end + latency[s_i] (bound_problem.h);
+//     W(s_i, j) after B(s_i, j);
+//   - memory: cap = limit - static (+ the simulator's tolerance); an F's start adds its
+//     activation, a B's end removes activation - M_W (all of it unsplit), a W's end M_W;
+//   - the makespan is at least every op's end plus its static tail (BoundProblem::op_tail).
+// Every stage of the device must be unable to offload (then nothing but its own B and W frees
+// its memory). Every spec schedule's timeline, restricted to d, satisfies all of this, so the
+// relaxed optimum is no larger than any feasible makespan. The other devices are only latencies
+// and heads here: what the relaxation sees is that memory on d limits how many microbatches can
+// be between their F and B at once while each takes the whole round trip through the later
+// stages (on small-v-04 of bench/solvers/random_small.py, 4 activations of room for 4
+// microbatches of two stages: two waves, the optimum 33.23 ms, where the root's other bounds
+// give 27.26).
+//
+// Why a search and not a formula: on one machine in a fixed order, the memory at an F's start
+// is the sum of what the earlier ops added and freed (they all ended: the machine runs one op at
+// a time), so it depends on the order only, and each op's best start is the earliest its
+// releases and the machine allow (a later start never helps an op after it: nothing else frees
+// memory). The search is over orders: depth first, the next op of the device among those whose
+// FIFO predecessors are placed and whose F fits in memory, earliest start first; pruned by
+// max(makespan so far, device free time + the work left) against the best found (initially the
+// cutoff), and by dominance between states with the same counters (a state whose free time,
+// makespan so far and effective releases of the waiting B's and F's are no later than another's
+// has no worse completion: every start is a non-decreasing function of them). If the search ends
+// within its node limit, its value is exact (below the cutoff) or proves the optimum is at least
+// the cutoff; the bound is that value less 1e-7 ms (a relaxation's own additions may round above
+// a simulator's, search/stage_relaxations.h's tolerance lifts it back at the cutoff).
+//
+// Complexity: exponential in the worst case, bounded by the node limit; O(k) candidates per node
+// (k stages on the device) and O(k·m) for the dominance key and comparison.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "bounds/bound_problem.h"
+#include "model/action.h"
+#include "model/instance.h"
+
+namespace optpipe {
+
+struct DeviceRelaxation {
+  double bound = 0;         // a lower bound on the makespan (0: not applicable, or not finished)
+  bool applicable = false;  // the device fits the model (device_relaxation_applies)
+  bool finished = false;    // the search ended within its limits (then `bound` is valid)
+  bool exact = false;       // finished below the cutoff: `bound` is the relaxed optimum (less a hair)
+  std::int64_t nodes = 0;   // search nodes
+  // When exact: the device's ops in the order of the relaxed optimum (a valid list for the
+  // device, with no R: none of its stages offloads), a guide for warm starts
+  // (heuristics/warm_starts.h), like the single-stage relaxation's.
+  std::vector<Action> order;
+};
+
+// Whether device d fits the model: it holds two stages or more, none of them can offload, and
+// its memory can bind (its room is less than every microbatch's activations of all its stages).
+bool device_relaxation_applies(const Instance& instance, const BoundProblem& problem, int d);
+
+// Device d with heads `head` [op] (empty, or NaN for an op: 0) and `cutoff` (the search proves
+// only whether the relaxed optimum is below it, and then returns min(optimum, cutoff) less a
+// hair). `node_limit` and `seconds` (<= 0: none) stop the search, unfinished. `prune` false: no
+// bound and no dominance, a plain enumeration of the same model (the tests' reference).
+DeviceRelaxation device_relaxation(const Instance& instance, const BoundProblem& problem, int d,
+                                   const std::vector<double>& head, double cutoff, std::int64_t node_limit,
+                                   double seconds = 0, bool prune = true);
+
+}  // namespace optpipe
