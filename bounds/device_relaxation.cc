@@ -8,6 +8,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "bounds/node_times.h"
+#include "bounds/one_machine_bound.h"
 #include "model/simulator.h"
 
 namespace optpipe {
@@ -27,6 +29,7 @@ class DeviceSearch {
                std::int64_t node_limit, double seconds, bool prune)
       : p_(p), m_(p.m), types_(p.types), node_limit_(node_limit), seconds_(seconds), prune_(prune),
         started_(std::chrono::steady_clock::now()), best_(cutoff) {
+    device_ = d;
     for (int s = 0; s < p.S; ++s) {
       if (p.device_of[s] == d) stages_.push_back(s);
     }
@@ -59,10 +62,39 @@ class DeviceSearch {
     cnt_.assign(3 * k_, 0);
   }
 
+  // Starts from a search node: the device's ops that started (a FIFO prefix per stage and type)
+  // are placed where they are, all ended by the device's free time (later ops start after it).
+  // Whether the relaxed optimum reaches the cutoff, and nothing more: the search stops at the
+  // first relaxed schedule below it (unfinished, worth 0).
+  void below_only() { below_only_ = true; }
+
+  void start_from(const NodeTimes& node) {
+    double t = node.device_free[static_cast<std::size_t>(device_)], cur = node.makespan_so_far;
+    for (int i = 0; i < k_; ++i) {
+      const int s = stages_[i];
+      for (int ty = 0; ty < types_; ++ty) {
+        for (int j = 0; j < m_; ++j) {
+          const double e = node.end[static_cast<std::size_t>(p_.op(ty, s, j))];
+          if (!(e == e)) break;
+          end_[at(ty, i, j)] = e;
+          ++cnt(ty, i);
+          ++placed_;
+          left_ -= dur(ty, s);
+          t = std::max(t, e);
+          cur = std::max(cur, e + tail_[at(ty, i, j)]);
+          mem0_ += ty == kF ? p_.activation[s] : ty == kB ? -(types_ == 3 ? p_.activation[s] - p_.hold_w[s] : p_.activation[s])
+                                                          : -p_.hold_w[s];
+        }
+      }
+    }
+    t0_ = t;
+    cur0_ = cur;
+  }
+
   DeviceRelaxation run() {
     DeviceRelaxation out;
     out.applicable = true;
-    const bool done = dfs(0.0, 0.0, 0.0, left_);
+    const bool done = dfs(t0_, mem0_, cur0_, left_);
     out.nodes = nodes_;
     out.finished = done;
     if (done && best_ < kInf) {  // (nothing found below an infinite cutoff: no schedule; claim nothing)
@@ -135,6 +167,30 @@ class DeviceSearch {
     return false;
   }
 
+  // Jackson's preemptive bound (one_machine_bound.h) of the ops not placed, each released at the
+  // free time, its head, and (for the next of its stage and type) what the placed ops release.
+  double one_machine(double t) {
+    jobs_.clear();
+    for (int i = 0; i < k_; ++i) {
+      const int s = stages_[i];
+      for (int ty = 0; ty < types_; ++ty) {
+        for (int j = cnt_[ty * k_ + i]; j < m_; ++j) {
+          double r = std::max(t, head_[at(ty, i, j)]);
+          if (j == cnt_[ty * k_ + i] && known_inputs(ty, i, j)) r = std::max(r, release(ty, i, j));
+          jobs_.push_back({r, dur(ty, s), tail_[at(ty, i, j)]});
+        }
+      }
+    }
+    heap_.resize(jobs_.size());
+    return jackson_core(jobs_.data(), static_cast<int>(jobs_.size()), heap_.data());
+  }
+  // Whether the ops that release (ty, i, j) are placed (then release() reads their ends).
+  bool known_inputs(int ty, int i, int j) const {
+    if (ty == kF) return i == 0 || j < cnt_[kF * k_ + i - 1];
+    if (ty == kB) return j < cnt_[kF * k_ + i] && (i + 1 == k_ || j < cnt_[kB * k_ + i + 1]);
+    return j < cnt_[kB * k_ + i];
+  }
+
   // Depth first from free time t, memory mem, makespan so far cur, work left; false when a limit
   // stopped it.
   bool dfs(double t, double mem, double cur, double left) {
@@ -146,9 +202,11 @@ class DeviceSearch {
         best_ = cur;
         found_ = true;
         best_path_ = path_;
+        if (below_only_) return false;  // the question is answered: not at least the cutoff
       }
       return true;
     }
+    if (prune_ && std::max(cur, one_machine(t)) >= best_ - kTimeTol) return true;
     if (prune_ && dominated(t, cur)) return true;
     // The candidates, by start.
     struct Cand {
@@ -198,7 +256,8 @@ class DeviceSearch {
   const bool prune_;
   const std::chrono::steady_clock::time_point started_;
   std::vector<int> stages_;
-  int k_ = 0;
+  int device_ = 0, k_ = 0;
+  double t0_ = 0, mem0_ = 0, cur0_ = 0;  // the start: free time, memory, makespan so far
   double cap_ = 0, left_ = 0;
   std::vector<double> fgap_, bgap_;   // [i]: chains from local stage i - 1 to i (F) and back (B)
   std::vector<double> head_, tail_;   // [at(t, i, j)]
@@ -206,8 +265,11 @@ class DeviceSearch {
   std::vector<int> cnt_;              // [t * k + i]: ops of each type placed per local stage
   std::unordered_map<std::string, std::vector<std::vector<double>>> memo_;
   std::vector<double> sig_;
+  std::vector<OneMachineJob> jobs_;
+  std::vector<JacksonEntry> heap_;
   double best_;
   bool found_ = false;
+  bool below_only_ = false;
   int ops_ = 0, placed_ = 0;  // ops of the device, and placed on the current path
   std::vector<Action> path_, best_path_;  // the current path's ops, and the best leaf's
   std::int64_t nodes_ = 0;
@@ -234,6 +296,15 @@ DeviceRelaxation device_relaxation(const Instance& inst, const BoundProblem& p, 
                                    double cutoff, std::int64_t node_limit, double seconds, bool prune) {
   if (!device_relaxation_applies(inst, p, d)) return {};
   DeviceSearch search(inst, p, d, head, cutoff, node_limit, seconds, prune);
+  return search.run();
+}
+
+DeviceRelaxation device_relaxation_at_node(const Instance& inst, const BoundProblem& p, int d, const NodeTimes& node,
+                                           const std::vector<double>& head, double cutoff, std::int64_t node_limit) {
+  if (!device_relaxation_applies(inst, p, d)) return {};
+  DeviceSearch search(inst, p, d, head, cutoff, node_limit, 0, true);
+  search.start_from(node);
+  search.below_only();
   return search.run();
 }
 

@@ -74,4 +74,15 @@ DeviceRelaxation device_relaxation(const Instance& instance, const BoundProblem&
                                    const std::vector<double>& head, double cutoff, std::int64_t node_limit,
                                    double seconds = 0, bool prune = true);
 
+// Device d at a search node: what started stays where it is (its ends in `node`), the rest as
+// above from the node's heads `head` [op], the device's free time and the makespan so far. A
+// lower bound for every completion of the node: each completion's ops on d, after the node's,
+// are a point of the same model. It only answers whether the relaxed optimum reaches `cutoff`
+// (a search asks it to cut the node): finished with bound = cutoff (less a hair) when it does;
+// when the search meets a relaxed schedule below the cutoff it stops there, unfinished (bound 0),
+// which is what keeps it cheap where it cannot cut.
+DeviceRelaxation device_relaxation_at_node(const Instance& instance, const BoundProblem& problem, int d,
+                                           const NodeTimes& node, const std::vector<double>& head, double cutoff,
+                                           std::int64_t node_limit);
+
 }  // namespace optpipe

@@ -6,7 +6,9 @@
 // are taken here and the batch computes the bound (batch_worker.h). Where the single-stage
 // relaxations apply (stage_relaxations.h) a child that survives the node bound is also bounded
 // by the relaxation of its stages' histories and, from a quarter of the decisions on, by the
-// relaxation with its own heads. Leaves offer themselves as incumbents.
+// relaxation with its own heads. Where the root's device relaxation (bounds/device_relaxation.h)
+// applies, a child that survives the node bound from 3/8 of the decisions on is also bounded by
+// that device's relaxation with its own times and heads. Leaves offer themselves as incumbents.
 //
 // In a neighbourhood search (SolveOptions::neighbourhood, lns.h) the fixed microbatches keep the
 // guide's order: only the next fixed action of the device's guide list is a candidate among
@@ -50,6 +52,10 @@ class NodeExpander {
   // relaxations), or in batch modes its makespan so far with its times queued in the batch; the
   // cutoff or more when it is cut.
   double bound_child(SearchWorker& w, const SearchNode& parent, double t) const;
+  // The device relaxation of the child in w.bound (its times and heads) for the device that gave
+  // the root its largest one (SearchContext::relaxed_device), with the incumbent as the cutoff;
+  // 0 when there is none or its search stops at kDeviceNodeLimit nodes.
+  double device_relaxation(SearchWorker& w) const;
   // Batch modes: adds the child whose state is `st` to the worker's batch by its times and
   // transfers; returns what the CPU has for free: the makespan so far (a valid bound on its own).
   double bound_outside_batch(SearchWorker& w, const Simulator::Snapshot& st, double t) const;

@@ -30,6 +30,9 @@ struct SearchContext {
   NodePool& pool;
   StageRelaxations& relaxations;
   TranspositionTable* tt = nullptr;  // null when options.transposition is off
+  // The device whose relaxation gave the largest root value (bounds/device_relaxation.h), which
+  // the nodes ask too; -1: none.
+  int relaxed_device = -1;
 };
 
 }  // namespace optpipe

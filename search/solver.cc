@@ -165,7 +165,8 @@ class BranchAndBound {
                                                            .shared = shared_,
                                                            .pool = pool_,
                                                            .relaxations = relaxations_,
-                                                           .tt = tt_.get()});
+                                                           .tt = tt_.get(),
+                                                           .relaxed_device = stats_.device_relaxation_device});
     }
     return *ctx_;
   }

@@ -143,6 +143,10 @@ void TextSolveReporter::search_statistics(const SolveStats& s) {
     if (s.device_relaxation_device >= 0) out_ << " (device " << s.device_relaxation_device << ")";
     out_ << ", " << s.device_relaxation_nodes << " nodes\n";
   }
+  if (s.device_node_calls > 0) {
+    out_ << "  device relaxation at nodes: " << s.device_node_calls << " calls, " << s.device_node_nodes << " nodes, "
+         << s.pruned_device << " nodes cut\n";
+  }
   if (s.single_stage_nodes > 0) {
     out_ << "  single-stage relaxation at the root: bound "
          << (s.single_stage_bound > 0 ? num(s.single_stage_bound) : std::string("none")) << " ("

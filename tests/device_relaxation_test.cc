@@ -221,6 +221,78 @@ TEST(DeviceRelaxation, AppliesOnlyWhereItsModelHolds) {
   for (int d = 0; d < chain.num_devices(); ++d) EXPECT_FALSE(device_relaxation_applies(chain, pc, d));
 }
 
+// At a node: whether the device can still end below the cutoff. Every node on a feasible
+// schedule's path has that schedule as a completion, so with the cutoff just above its makespan
+// the relaxation never cuts there; with the cutoff at the optimum it cuts nodes of worse
+// schedules, and never one on an optimal schedule's path.
+bool cuts(const Instance& inst, const BoundProblem& p, int d, const Simulator::Snapshot& st, double t, double cutoff) {
+  NodeTimes times;
+  fill_node_times(p, st, t, times);
+  std::vector<double> head, finish;
+  compute_heads(p, times, head, finish);
+  const DeviceRelaxation r = device_relaxation_at_node(inst, p, d, times, head, cutoff, kNodes);
+  return r.finished && r.bound >= cutoff - 1e-6;
+}
+
+TEST(DeviceRelaxation, AtANodeNeverCutsACompletionButCutsWorseSchedules) {
+  std::mt19937 rng(17);
+  int nodes = 0, cut = 0, instances = 0;
+  for (int i = 0; i < 60 && instances < 25; ++i) {
+    const Instance inst = random_multi_stage(rng, 4);
+    const BoundProblem p(inst);
+    const SolveResult exact = solve(inst, {}, without_it(300'000));
+    if (exact.status != SolveResult::Status::kOptimal) continue;
+    std::vector<int> devices;
+    for (int d = 0; d < inst.num_devices(); ++d) {
+      if (device_relaxation_applies(inst, p, d)) devices.push_back(d);
+    }
+    if (devices.empty()) continue;
+    ++instances;
+    std::vector<Schedule> schedules{*exact.schedule};
+    for (const HeuristicResult& h : run_all_heuristics(inst, false).results) {
+      if (h.ok()) schedules.push_back(*h.schedule);
+    }
+    for (const Schedule& sch : schedules) {
+      const double makespan = simulate(inst, sch, SimOptions::quiet()).makespan;
+      const bool optimal = makespan <= exact.makespan + 1e-6;
+      test_support::along_path(inst, sch, [&](const Simulator::Snapshot& st, double t, int depth) {
+        for (int d : devices) {
+          ++nodes;
+          EXPECT_FALSE(cuts(inst, p, d, st, t, makespan + 1e-3)) << "instance " << i << ", device " << d << ", depth " << depth;
+          const bool c = cuts(inst, p, d, st, t, exact.makespan + 1e-3);
+          if (optimal) EXPECT_FALSE(c) << "instance " << i << ", device " << d << ", depth " << depth;
+          cut += c ? 1 : 0;
+        }
+      });
+    }
+  }
+  std::printf("[ device   ] at %d nodes along optimal and heuristic schedules of %d instances: %d cut at the optimum\n",
+              nodes, instances, cut);
+  EXPECT_GE(instances, 15);
+  EXPECT_GT(nodes, 1000);
+  EXPECT_GT(cut, 50);  // it does cut the worse schedules' nodes
+}
+
+// The solver with it (at the root and at the nodes) proves the same optima as without it.
+TEST(DeviceRelaxation, TheSolverWithItProvesTheSameOptima) {
+  std::mt19937 rng(23);
+  int both = 0, fewer = 0;
+  for (int i = 0; i < 150; ++i) {
+    const Instance inst = random_multi_stage(rng, 5);
+    const SolveResult a = solve(inst, {}, without_it(300'000));
+    SolveOptions with = without_it(300'000);
+    with.device_relaxation = true;
+    const SolveResult b = solve(inst, {}, with);
+    if (a.status != SolveResult::Status::kOptimal || b.status != SolveResult::Status::kOptimal) continue;
+    ++both;
+    EXPECT_NEAR(a.makespan, b.makespan, 1e-6) << "instance " << i;
+    fewer += b.stats.nodes < a.stats.nodes ? 1 : 0;
+  }
+  std::printf("[ device   ] %d instances proven with and without it (fewer nodes with it on %d)\n", both, fewer);
+  EXPECT_GE(both, 40);
+  EXPECT_GE(fewer, 20);
+}
+
 TEST(DeviceRelaxation, StopsAtItsNodeLimitClaimingNothing) {
   const Instance inst = small_v04();
   const DeviceRelaxation r = relax(inst, 3, kInf, 10);

@@ -213,23 +213,7 @@ TEST(SingleStageRelaxation, PrunedSearchFindsWhatThePlainEnumerationFinds) {
   EXPECT_GE(compared, 20);
 }
 
-// Replays `sch` through the search's decisions (open lists) and calls `at` with the simulator
-// state and the decision time at every decision.
-template <typename F>
-void along_path(const Instance& inst, const Schedule& sch, F&& at) {
-  Simulator sim(inst);
-  sim.start_open();
-  Simulator::Step step = sim.advance();
-  std::vector<std::size_t> next(sch.devices.size(), 0);
-  int depth = 0;
-  while (step.kind == Simulator::Step::Kind::kDecision) {
-    at(sim.snapshot(), step.time, depth++);
-    ASSERT_LT(next[step.device], sch.devices[step.device].size());
-    sim.append(step.device, sch.devices[step.device][next[step.device]++]);
-    step = sim.advance();
-  }
-  ASSERT_EQ(step.kind, Simulator::Step::Kind::kDone);
-}
+using test_support::along_path;
 
 // The relaxation of a node whose state is `st` at decision time `t`: the largest over stages.
 // `history`, if given: the largest history-only value.

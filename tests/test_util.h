@@ -12,6 +12,8 @@
 #include "model/schedule.h"
 #include "model/simulator.h"
 
+#include <gtest/gtest.h>
+
 namespace optpipe::test_support {
 
 inline constexpr double GiB = 1073741824.0;
@@ -103,5 +105,24 @@ std::string read_text(const std::string& path);
 const std::string& temp_dir();
 // A path in temp_dir(), unique to this call: TAG-N-NAME. Nothing is created there.
 std::string temp_file(const std::string& tag, const std::string& name);
+
+// Replays `sch` through the search's decisions (open lists) and calls `at` with the simulator
+// state, the decision time and the depth at every decision (the bounds' tests: every node on a
+// schedule's path has that schedule as a completion).
+template <typename F>
+void along_path(const Instance& inst, const Schedule& sch, F&& at) {
+  Simulator sim(inst);
+  sim.start_open();
+  Simulator::Step step = sim.advance();
+  std::vector<std::size_t> next(sch.devices.size(), 0);
+  int depth = 0;
+  while (step.kind == Simulator::Step::Kind::kDecision) {
+    at(sim.snapshot(), step.time, depth++);
+    ASSERT_LT(next[step.device], sch.devices[step.device].size());
+    sim.append(step.device, sch.devices[step.device][next[step.device]++]);
+    step = sim.advance();
+  }
+  ASSERT_EQ(step.kind, Simulator::Step::Kind::kDone);
+}
 
 }  // namespace optpipe::test_support
