@@ -29,16 +29,18 @@
 // releases and the machine allow (a later start never helps an op after it: nothing else frees
 // memory). The search is over orders: depth first, the next op of the device among those whose
 // FIFO predecessors are placed and whose F fits in memory, earliest start first; pruned by
-// max(makespan so far, device free time + the work left) against the best found (initially the
-// cutoff), and by dominance between states with the same counters (a state whose free time,
+// max(makespan so far, device free time + the work left, Jackson's preemptive one-machine bound
+// of the ops left with their heads, releases and tails: one_machine_bound.h) against the best
+// found (initially the cutoff), and by dominance between states with the same counters (a state whose free time,
 // makespan so far and effective releases of the waiting B's and F's are no later than another's
 // has no worse completion: every start is a non-decreasing function of them). If the search ends
 // within its node limit, its value is exact (below the cutoff) or proves the optimum is at least
 // the cutoff; the bound is that value less 1e-7 ms (a relaxation's own additions may round above
 // a simulator's, search/stage_relaxations.h's tolerance lifts it back at the cutoff).
 //
-// Complexity: exponential in the worst case, bounded by the node limit; O(k) candidates per node
-// (k stages on the device) and O(k·m) for the dominance key and comparison.
+// Complexity: exponential in the worst case, bounded by the node limit; per search node O(k)
+// candidates (k stages on the device), O(n log n) for Jackson's bound of the n = 3·k·m ops and
+// O(k·m) for the dominance key and comparison.
 #pragma once
 
 #include <cstdint>
