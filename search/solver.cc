@@ -98,8 +98,12 @@ class BranchAndBound {
     root.sim.start_open();
     const Simulator::Step step = root.sim.advance();
     if (step.kind != Simulator::Step::Kind::kDecision) return out;
-    const double b = std::max({expander().bound(root, root.sim.snapshot(), step.time), group_bound(root.bound.head),
-                               device_bound(root.bound.head, incumbent)});
+    double b = std::max(expander().bound(root, root.sim.snapshot(), step.time), group_bound(root.bound.head));
+    b = std::max(b, device_bound(root.bound.head, incumbent, std::max(b, shared_.proven_bound())));
+    out.device_relaxation_ran = device_ran_;
+    out.device_relaxation = stats_.device_relaxation_bound;
+    out.relaxed_device = stats_.device_relaxation_device;
+    out.device_order = stats_.device_relaxation_order;
     out.relaxation = relaxations_.at_root(root.bound.head, incumbent, std::max(b, shared_.proven_bound()), stats_);
     out.relaxation_ran = relaxations_.ran();
     out.relaxed_stages = relaxations_.stages();
@@ -205,8 +209,10 @@ class BranchAndBound {
     const Simulator::Step step = root_worker.sim.advance();
     if (step.kind != Simulator::Step::Kind::kDecision) return nullptr;
     auto root = std::make_unique<SearchNode>();
-    root->bound = std::max({expander().bound(root_worker, root_worker.sim.snapshot(), step.time),
-                            group_bound(root_worker.bound.head), device_bound(root_worker.bound.head, shared_.incumbent())});
+    root->bound = std::max(expander().bound(root_worker, root_worker.sim.snapshot(), step.time),
+                           group_bound(root_worker.bound.head));
+    root->bound = std::max(root->bound, device_bound(root_worker.bound.head, shared_.incumbent(),
+                                                     std::max(root->bound, shared_.proven_bound())));
     const double known = std::max(root->bound, shared_.proven_bound());
     root->bound = std::max(root->bound, relaxations_.at_root(root_worker.bound.head, shared_.incumbent(), known, stats_));
     root_bound_ = root->bound;
@@ -232,8 +238,17 @@ class BranchAndBound {
   // The device relaxations at the root (bounds/device_relaxation.h), the largest recorded in the
   // statistics; valid for the whole tree. Each gets kDeviceRelaxationNodes and the time that
   // kDeviceRelaxationShare of the limit leaves (at most kDeviceRelaxationSeconds in all).
-  double device_bound(const std::vector<double>& head, double cutoff) {
-    if (opt_.neighbourhood || !opt_.device_relaxation) return 0;
+  // Skipped where the bounds known so far meet the cutoff, and taken from
+  // SolveOptions::root_relaxation where it ran there.
+  double device_bound(const std::vector<double>& head, double cutoff, double known) {
+    if (opt_.neighbourhood || !opt_.device_relaxation || known >= cutoff - kTimeEps) return 0;
+    device_ran_ = true;
+    if (const RootBound* given = opt_.root_relaxation; given && given->device_relaxation_ran) {
+      stats_.device_relaxation_bound = given->device_relaxation;
+      stats_.device_relaxation_device = given->relaxed_device;
+      stats_.device_relaxation_order = given->device_order;
+      return lift_to_cutoff(given->device_relaxation, cutoff);
+    }
     const auto t0 = std::chrono::steady_clock::now();
     const double budget = std::min(kDeviceRelaxationSeconds, kDeviceRelaxationShare * opt_.time_limit);
     double best = 0;
@@ -362,6 +377,7 @@ class BranchAndBound {
   std::unique_ptr<SearchContext> ctx_;
   std::unique_ptr<NodeExpander> expander_;
   double root_bound_ = 0;
+  bool device_ran_ = false;  // device_bound got past its early return
   SolveStats stats_;  // the root's, then the workers' merged in
 };
 

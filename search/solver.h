@@ -131,7 +131,7 @@ struct SolveOptions {
   // The root's single-stage relaxation, computed already (root_lower_bound with these options
   // and a cutoff no better than this solve's first incumbent, e.g. before the local search): its
   // bound and its finished stages are used instead of searching again. Null, or one whose
-  // relaxation did not run: computed here.
+  // relaxation did not run: computed here. Likewise its device relaxation.
   const RootBound* root_relaxation = nullptr;
   std::function<void(double seconds, double before, double after, int improvements)> on_lns;  // after it
 };
@@ -176,6 +176,12 @@ struct RootBound {
   // empty when none gave one below the incumbent.
   int device = -1;
   std::vector<Action> order;
+  // The device relaxation's part (bounds/device_relaxation.h): whether it ran, its bound (0:
+  // none finished) and its device (-1: none), which the nodes use (SolveOptions::root_relaxation).
+  bool device_relaxation_ran = false;
+  double device_relaxation = 0;
+  int relaxed_device = -1;
+  std::vector<Action> device_order;
 };
 RootBound root_lower_bound(const Instance& instance, double incumbent, const SolveOptions& options = {});
 

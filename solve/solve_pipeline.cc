@@ -259,7 +259,7 @@ class PipelineRun {
   bool at_scale() const { return compute_ops(inst_) >= (o_.scale_ops >= 0 ? o_.scale_ops : kScaleOps); }
 
   // The root's bounds for the warm starts; the thorough one (with the single-stage relaxation)
-  // is kept for the search.
+  // is kept for the search, the cheap one's device relaxation for the thorough one and the tree.
   RootBoundFn root_bound_fn() {
     return [this](double incumbent, bool thorough) {
       SolveOptions ro;
@@ -267,9 +267,10 @@ class PipelineRun {
       ro.stage_relaxation = thorough && o_.stage_relaxation;
       ro.device_relaxation = o_.device_relaxation;
       ro.stop = o_.stop;
+      if (thorough) ro.root_relaxation = &cheap_;  // its device relaxation, not searched again
       if (cached_.hit.schedule) incumbent = std::min(incumbent, cached_.hit.makespan);
       const RootBound r = root_lower_bound(inst_, incumbent, ro);
-      if (thorough) relaxed_ = r;
+      (thorough ? relaxed_ : cheap_) = r;
       trace_.note(since(started_), std::numeric_limits<double>::infinity(), r.bound,
                   thorough ? "root bound with the relaxation" : "root bound");
       return GuidedBound{r.bound, r.device, r.order};
@@ -294,6 +295,7 @@ class PipelineRun {
       quick.gap = 0.0;
       if (cached_.exact()) quick.known_bound = cached_.hit.bound;
       quick.on_root_bound = [this](double b) { tree_root_ = b; };
+      quick.root_relaxation = &cheap_;
       tree_started_ = since(started_);
       tree_first_ = solve(inst_, starts, quick);
       return tree_first_->status == SolveResult::Status::kOptimal;
@@ -312,7 +314,7 @@ class PipelineRun {
     // root bound before the local search.
     if (cached_.exact()) opt.known_bound = cached_.hit.bound;
     opt.known_bound = std::max(opt.known_bound, bounded.bound);
-    opt.root_relaxation = &relaxed_;
+    opt.root_relaxation = relaxed_.relaxation_ran || relaxed_.device_relaxation_ran ? &relaxed_ : &cheap_;
     opt.on_root_bound = [this](double b) { obs_.on_root_bound(b); };
     opt.on_lns = [this](double s, double before, double after, int k) { obs_.on_lns(s, before, after, k); };
     opt.on_progress = [this](const SolveProgress& p) {
@@ -347,7 +349,7 @@ class PipelineRun {
   const Clock::time_point started_;
   CacheSession cached_;
   BestResult heur_;
-  RootBound relaxed_;
+  RootBound relaxed_, cheap_;
   double tree_root_ = 0, tree_started_ = 0;
   std::optional<SolveResult> tree_first_;
   mutable SolveTraceRecorder trace_;

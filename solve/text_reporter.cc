@@ -138,10 +138,12 @@ void TextSolveReporter::search_statistics(const SolveStats& s) {
        << ", memory energy best " << s.memory_best << "); incumbent updates " << s.incumbent_updates << "\n";
   out_ << "  nodes by depth (decisions from the root): " << depth_histogram(s.nodes_by_depth) << "\n";
   if (s.group_energy_bound > 0) out_ << "  PCIe group energy bound at the root: " << num(s.group_energy_bound) << "\n";
-  if (s.device_relaxation_nodes > 0) {
+  if (s.device_relaxation_nodes > 0 || s.device_relaxation_bound > 0) {
     out_ << "  device relaxation at the root: " << num(s.device_relaxation_bound);
     if (s.device_relaxation_device >= 0) out_ << " (device " << s.device_relaxation_device << ")";
-    out_ << ", " << s.device_relaxation_nodes << " nodes\n";
+    if (s.device_relaxation_nodes > 0) out_ << ", " << s.device_relaxation_nodes << " nodes";
+    else out_ << ", computed before the search";
+    out_ << "\n";
   }
   if (s.device_node_calls > 0) {
     out_ << "  device relaxation at nodes: " << s.device_node_calls << " calls, " << s.device_node_nodes << " nodes, "

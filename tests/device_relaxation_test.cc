@@ -293,6 +293,28 @@ TEST(DeviceRelaxation, TheSolverWithItProvesTheSameOptima) {
   EXPECT_GE(fewer, 20);
 }
 
+// Computed once before the search (root_lower_bound, as `optpipe solve` does for its warm
+// starts), the search takes it from SolveOptions::root_relaxation instead of searching again.
+TEST(DeviceRelaxation, TheSearchReusesTheRootBoundsRelaxation) {
+  const Instance inst = small_v04();
+  SolveOptions opt = without_it(-1);
+  opt.device_relaxation = true;
+  const RootBound root = root_lower_bound(inst, 33.81, opt);
+  EXPECT_TRUE(root.device_relaxation_ran);
+  EXPECT_EQ(root.relaxed_device, 3);
+  EXPECT_NEAR(root.device_relaxation, 33.23, 1e-6);
+  EXPECT_EQ(root.device, 3);  // its order guides the local search
+  EXPECT_FALSE(root.order.empty());
+  opt.root_relaxation = &root;
+  const SolveResult r = solve(inst, {}, opt);
+  ASSERT_EQ(r.status, SolveResult::Status::kOptimal);
+  EXPECT_NEAR(r.makespan, 33.23, 1e-6);
+  EXPECT_NEAR(r.root_bound, 33.23, 1e-6);
+  EXPECT_EQ(r.stats.device_relaxation_nodes, 0);
+  EXPECT_EQ(r.stats.device_relaxation_device, 3);
+  EXPECT_GT(r.stats.device_node_calls, 0);  // the nodes ask the same device
+}
+
 TEST(DeviceRelaxation, StopsAtItsNodeLimitClaimingNothing) {
   const Instance inst = small_v04();
   const DeviceRelaxation r = relax(inst, 3, kInf, 10);
