@@ -253,6 +253,7 @@ class BranchAndBound {
     const double budget = std::min(kDeviceRelaxationSeconds, kDeviceRelaxationShare * opt_.time_limit);
     double best = 0;
     for (int d = 0; d < inst_.num_devices(); ++d) {
+      if (opt_.stop && opt_.stop->load()) break;  // Ctrl-C: what finished so far
       if (!device_relaxation_applies(inst_, problem_, d)) continue;
       const double left = budget - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (!(left > 0)) break;
