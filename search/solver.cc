@@ -241,14 +241,16 @@ class BranchAndBound {
   // Skipped where the bounds known so far meet the cutoff, and taken from
   // SolveOptions::root_relaxation where it ran there.
   double device_bound(const std::vector<double>& head, double cutoff, double known) {
-    if (opt_.neighbourhood || !opt_.device_relaxation || known >= cutoff - kTimeEps) return 0;
-    device_ran_ = true;
+    if (opt_.neighbourhood || !opt_.device_relaxation) return 0;
     if (const RootBound* given = opt_.root_relaxation; given && given->device_relaxation_ran) {
+      device_ran_ = true;
       stats_.device_relaxation_bound = given->device_relaxation;
       stats_.device_relaxation_device = given->relaxed_device;
       stats_.device_relaxation_order = given->device_order;
       return lift_to_cutoff(given->device_relaxation, cutoff);
     }
+    if (known >= cutoff - kTimeEps) return 0;
+    device_ran_ = true;
     const auto t0 = std::chrono::steady_clock::now();
     const double budget = std::min(kDeviceRelaxationSeconds, kDeviceRelaxationShare * opt_.time_limit);
     double best = 0;

@@ -78,7 +78,8 @@ std::string cache_file(const CacheArg& cache) {
 
 PipelineOptions options(double time_limit, int threads, double gap, std::int64_t node_limit, std::int64_t local_search,
                         double lns, const std::vector<Schedule>& warm_starts, const CacheArg& cache,
-                        const std::string& bounds, bool transposition, bool stage_relaxation) {
+                        const std::string& bounds, bool transposition, bool stage_relaxation,
+                        bool device_relaxation) {
   if (!(time_limit >= 0)) throw InputError("time_limit: must be >= 0 seconds, got " + std::to_string(time_limit));
   if (threads < 0) throw InputError("threads: must be >= 0 (0: all hardware threads), got " + std::to_string(threads));
   if (!(gap >= 0 && gap <= 1)) throw InputError("gap: must be in [0, 1], got " + std::to_string(gap));
@@ -98,14 +99,16 @@ PipelineOptions options(double time_limit, int threads, double gap, std::int64_t
   o.bounds = *mode;
   o.transposition = transposition;
   o.stage_relaxation = stage_relaxation;
+  o.device_relaxation = device_relaxation;
   return o;
 }
 
 PySolveResult run(const Instance& inst, double time_limit, int threads, double gap, std::int64_t node_limit,
                   std::int64_t local_search, double lns, const std::vector<Schedule>& warm_starts, const CacheArg& cache,
-                  const std::string& bounds, bool transposition, bool stage_relaxation, const ProgressArg& progress) {
+                  const std::string& bounds, bool transposition, bool stage_relaxation, bool device_relaxation,
+                  const ProgressArg& progress) {
   PipelineOptions o = options(time_limit, threads, gap, node_limit, local_search, lns, warm_starts, cache, bounds,
-                              transposition, stage_relaxation);
+                              transposition, stage_relaxation, device_relaxation);
   std::atomic<bool> stop{false};
   o.stop = &stop;
   Relay relay;
@@ -197,6 +200,8 @@ JsonDict statistics(const SolveStats& s) {
   out["seconds"] = s.seconds;
   out["seconds_to_best"] = s.seconds_to_best;
   out["single_stage_bound"] = s.single_stage_bound;
+  out["device_relaxation_bound"] = s.device_relaxation_bound;
+  out["device_relaxation_device"] = s.device_relaxation_device;
   out["nodes_by_depth"] = s.nodes_by_depth;
   return JsonDict(out);
 }
@@ -265,7 +270,8 @@ void bind_solve(nb::module_& m) {
   m.def("solve", &run, nb::arg("instance"), nb::kw_only(), nb::arg("time_limit") = 60.0, nb::arg("threads") = 0,
         nb::arg("gap") = 0.0, nb::arg("node_limit") = -1, nb::arg("local_search") = -1, nb::arg("lns") = 0.0,
         nb::arg("warm_starts") = std::vector<Schedule>{}, nb::arg("cache") = nb::none(), nb::arg("bounds") = "cpu",
-        nb::arg("transposition") = true, nb::arg("stage_relaxation") = true, nb::arg("progress") = nb::none(),
+        nb::arg("transposition") = true, nb::arg("stage_relaxation") = true, nb::arg("device_relaxation") = true,
+        nb::arg("progress") = nb::none(),
         "Finds the minimum-makespan schedule and proves it optimal when it can, as `optpipe solve` does: the\n"
         "heuristics and a local search give warm starts, then the branch-and-bound runs for what is left of\n"
         "`time_limit` seconds (all of it counts). It stops at the time limit, after `node_limit` nodes (-1:\n"
@@ -275,8 +281,9 @@ void bind_solve(nb::module_& m) {
         "time limit, 0: none). lns: share of the time limit for large neighbourhood search. warm_starts:\n"
         "more schedules to start from. cache: None or False (default: no schedule cache), True (the default\n"
         "file, $OPTPIPE_CACHE or ~/.cache/optpipe/schedules.sqlite) or a path. bounds: 'cpu', 'tbb', 'gpu'\n"
-        "or 'auto'. progress: called with a SolveProgress about once a second during the search, on the\n"
-        "calling thread.\n"
+        "or 'auto'. transposition, stage_relaxation, device_relaxation: False turns that part of the search\n"
+        "off, for comparisons (`optpipe solve --no-...`). progress: called with a SolveProgress about once a\n"
+        "second during the search, on the calling thread.\n"
         "\n"
         "The GIL is released while it runs, so other Python threads go on. Ctrl-C (KeyboardInterrupt) does\n"
         "not raise: it stops the solve, which returns its best schedule so far with interrupted=True\n"

@@ -15,7 +15,7 @@ import warnings
 import pytest
 
 import optpipe
-from conftest import instance_path, run_cli
+from conftest import ROOT, instance_path, run_cli
 
 # Proven optimal by the command within a second or two on 2 cores (README, solver table).
 PROVEN = ["tiny-2x3", "uniform-4x8", "v-4x8", "offload-fast-pcie-4x8"]
@@ -184,3 +184,19 @@ def test_ctrl_c_stops_the_solve_and_returns_the_best_schedule(tmp_path):
     assert result["wall"] < 40 and stopped_after < 37, (result["wall"], stopped_after)
     inst = optpipe.Instance.from_file(instance_path(name))
     assert optpipe.validate(inst, optpipe.Schedule.from_dict(result["schedule"])) == []
+
+
+def test_device_relaxation_proves_a_v_placement_at_the_root():
+    # small-v-04 (bench/solvers/random_small.py): memory on device 3, which holds stages 3 and 4,
+    # binds; the device relaxation is its optimum, 33.23 ms, where the other root bounds give 27.26.
+    inst = optpipe.Instance.from_file(ROOT / "tests" / "data" / "relaxation" / "small-v-04.json")
+    with_it = optpipe.solve(inst, time_limit=30, threads=1)
+    without = optpipe.solve(inst, time_limit=30, threads=1, device_relaxation=False)
+    for r in (with_it, without):
+        assert r.status == "optimal"
+        assert r.makespan == pytest.approx(33.23, abs=1e-6)
+    assert with_it.statistics["device_relaxation_bound"] == pytest.approx(33.23, abs=1e-6)
+    assert with_it.statistics["device_relaxation_device"] == 3
+    assert without.statistics["device_relaxation_bound"] == 0
+    assert with_it.root_bound == pytest.approx(33.23, abs=1e-6)
+    assert without.root_bound < 33.0
