@@ -22,6 +22,7 @@
 #include "model/simulator.h"
 #include "model/validator.h"
 #include "search/solver.h"
+#include "tests/root_heads.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
 
@@ -32,17 +33,7 @@ namespace fs = std::filesystem;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::int64_t kNodes = 2'000'000;
 
-// The heads [op] at the root of the search (as the solver computes them).
-std::vector<double> root_heads(const Instance& inst, const BoundProblem& p) {
-  Simulator sim(inst);
-  sim.start_open();
-  const Simulator::Step step = sim.advance();
-  NodeTimes times;
-  fill_node_times(p, sim.snapshot(), step.time, times);
-  std::vector<double> head, finish;
-  compute_heads(p, times, head, finish);
-  return head;
-}
+using test_support::root_heads;
 
 DeviceRelaxation relax(const Instance& inst, int d, double cutoff = kInf, std::int64_t nodes = kNodes,
                        bool prune = true) {

@@ -30,6 +30,7 @@
 #include "model/validator.h"
 #include "tests/brute_force.h"
 #include "tests/case_range.h"
+#include "tests/root_heads.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
 
@@ -43,17 +44,7 @@ Instance shipped(const std::string& name) {
   return load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "instances" / (name + ".json")).string());
 }
 
-// The heads [op] at the root of the search (as the solver computes them).
-std::vector<double> root_heads(const Instance& inst, const BoundProblem& p) {
-  Simulator sim(inst);
-  sim.start_open();
-  const Simulator::Step step = sim.advance();
-  NodeTimes times;
-  fill_node_times(p, sim.snapshot(), step.time, times);
-  std::vector<double> head, finish;
-  compute_heads(p, times, head, finish);
-  return head;
-}
+using test_support::root_heads;
 
 SingleStageRelaxation relax(const Instance& inst, int s, double cutoff = std::numeric_limits<double>::infinity(),
                             std::int64_t nodes = kNodes, bool prune = true, bool pairs = true) {
