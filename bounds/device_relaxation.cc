@@ -62,12 +62,12 @@ class DeviceSearch {
     cnt_.assign(3 * k_, 0);
   }
 
-  // Starts from a search node: the device's ops that started (a FIFO prefix per stage and type)
-  // are placed where they are, all ended by the device's free time (later ops start after it).
   // Whether the relaxed optimum reaches the cutoff, and nothing more: the search stops at the
   // first relaxed schedule below it (unfinished, worth 0).
   void below_only() { below_only_ = true; }
 
+  // Starts from a search node: the device's ops that started (a FIFO prefix per stage and type)
+  // are placed where they are, all ended by the device's free time (later ops start after it).
   void start_from(const NodeTimes& node) {
     double t = node.device_free[static_cast<std::size_t>(device_)], cur = node.makespan_so_far;
     for (int i = 0; i < k_; ++i) {

@@ -64,7 +64,7 @@ struct DeviceRelaxation {
   std::vector<Action> order;
 };
 
-// Whether device d fits the model: it holds two stages or more, none of them can offload, and
+// Whether device d fits the model: it holds two to eight stages, none of them can offload, and
 // its memory can bind (its room is less than every microbatch's activations of all its stages).
 bool device_relaxation_applies(const Instance& instance, const BoundProblem& problem, int d);
 
