@@ -120,6 +120,8 @@ void JsonSolveReporter::done(const Instance&, const PipelineResult& r, const Sim
                      {"search_started", r.search_started},    // on the solve's clock
                      {"total_seconds", r.seconds},
                      {"best_from", r.best_from()},
+                     {"bound_from", r.bound_from()},
+                     {"device_relaxation_bound", s.device_relaxation_bound},
                      {"seconds_to_best_total", r.seconds_to_best()},  // on the solve's clock
                      {"nodes", s.nodes},
                      {"bound_calls", s.bound_calls},

@@ -491,6 +491,25 @@ TEST(Cli, SolveProvesOffloadSlowBeforeTheSearch) {
   EXPECT_FALSE(contains(fast.output, "single-stage relaxation")) << fast.output;
 }
 
+// small-v-04 (tests/data/relaxation): its root bound is its optimum only with the device
+// relaxation; -v and the JSON log say where the bound came from, --no-device-relaxation turns it off.
+TEST(Cli, SolveSaysTheDeviceRelaxationGaveTheBound) {
+  const std::string v04 = quote(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/small-v-04.json");
+  const CliRun text = run_cli("solve " + v04 + " --no-cache --threads 1 -v");
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_CONTAINS(text.output, "status optimal (proven optimal)");
+  EXPECT_CONTAINS(text.output, "root bound 33.230 ms");
+  EXPECT_CONTAINS(text.output, "device relaxation at the root: 33.230 (device 3)");
+  const CliRun json = run_cli("solve " + v04 + " --no-cache --threads 1 --log-format json");
+  ASSERT_EQ(json.status, 0) << json.output;
+  EXPECT_CONTAINS(json.output, "\"bound_from\":\"device relaxation\"");
+  const CliRun off = run_cli("solve " + v04 + " --no-cache --threads 1 -v --no-device-relaxation");
+  ASSERT_EQ(off.status, 0) << off.output;
+  EXPECT_CONTAINS(off.output, "status optimal (proven optimal)");
+  EXPECT_CONTAINS(off.output, "root bound 27.260 ms");
+  EXPECT_FALSE(contains(off.output, "device relaxation")) << off.output;
+}
+
 TEST(Cli, SolveBoundsBackends) {
   const CliRun tbb = run_cli("solve " + quote(instance_path("tiny-2x3")) + " --bounds tbb --local-search 0 --time-limit 5");
   EXPECT_EQ(tbb.status, 0) << tbb.output;
