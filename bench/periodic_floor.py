@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""The best a strictly periodic schedule can do on a one-stage-per-GPU instance with offload
+(issue 21: which side of a large gap is loose?).
+
+A periodic schedule runs microbatch j's ops c·j later than microbatch 0's (heuristics/periodic.h
+builds such templates). This computes, for each cycle c, a floor for that whole class under
+optimistic assumptions, so that a solver's incumbent can be compared with it:
+
+  - every forward follows the F chain and every backward the B chain with no wait (the shortest
+    latency; W right after its B);
+  - per stage, the fewest offloads that keep the memory peak within the limit, found exactly over
+    the repeating keep/offload patterns of period at most --period (an offloaded microbatch holds
+    its activation from F's start to its offload's end, F + offload, and from its reload's start
+    to B's end, then M_W until W ends; a kept one from F's start to W's end), each transfer
+    starting at once (no channel queueing);
+  - the PCIe channels: the offloads of the stages of one group must fit in a cycle
+    (sum of offload fraction x offload time <= c; reloads are symmetric here).
+
+The floor at c is (m - 1)·c + the length of microbatch 0's ops at stage 0 (F start to W end). It is
+not a lower bound on every schedule (non-periodic ones may do better, and the fill and drain
+are not modelled); it says how far the incumbent is from the best periodic template could be,
+and the least channel load that any periodic pattern needs.
+
+    python3 bench/periodic_floor.py instances/generated/bench-gpt3-14.6b-16x64-4act.json \\
+        --cycles 16.5,17,17.5,18
+
+Complexity: per cycle and stage, 2^q patterns for q up to --period, each checked at its steady
+state's events: O(S · 2^P · (P·K)^2) for K the microbatches a pattern holds at once.
+"""
+
+import argparse
+import json
+import re
+import sys
+
+UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+
+
+def size(x):
+    if isinstance(x, (int, float)):
+        return float(x)
+    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([KMGT]iB|B)?\s*", x)
+    if not m:
+        raise SystemExit(f"periodic_floor: cannot read the size {x!r}")
+    return float(m.group(1)) * UNITS[m.group(2) or "B"]
+
+
+def least_offload_share(c, f, b, F, B, W, off, act, mw, cap, period):
+    """The smallest share of microbatches to offload, over patterns of period <= `period`, so that
+    the stage's memory never passes cap; None when no pattern fits."""
+    best = None
+    w = b + B
+    for q in range(1, period + 1):
+        for mask in range(1 << q):
+            x = bin(mask).count("1") / q
+            if best is not None and x >= best:
+                continue
+            if x > 0 and off is None:
+                continue
+            ivs = []
+            for j in range(q * 14):
+                fs, shift = f + j * c, j * c
+                if (mask >> (j % q)) & 1:
+                    ivs += [(fs, fs + F + off, act), (b + shift - off, w + shift, act)]
+                else:
+                    ivs.append((fs, w + shift, act))
+                ivs.append((w + shift, w + shift + W, mw))
+            lo = f + c * q * 6
+            hi = lo + c * q * 2
+            starts = [s for s, _, _ in ivs if lo <= s < hi]
+            if all(sum(a for s, e, a in ivs if s <= t < e) <= cap + 1 for t in starts):
+                best = x
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("instance")
+    ap.add_argument("--cycles", required=True, help="comma-separated cycles c in ms")
+    ap.add_argument("--period", type=int, default=8, help="longest keep/offload pattern tried (default 8)")
+    args = ap.parse_args()
+    d = json.load(open(args.instance))
+    st, dev, m = d["stages"], d["devices"], d["microbatches"]
+    S = len(st)
+    if len({s["device"] for s in st}) != S:
+        raise SystemExit("periodic_floor: one stage per GPU only")
+    comm = d.get("comm", 0)
+    comm = comm if isinstance(comm, list) else [comm] * (S - 1)
+    F = [s["forward"] for s in st]
+    B = [s["backward"] for s in st]
+    W = [s.get("weight", 0) for s in st]
+    a = [0.0] * S
+    for s in range(1, S):
+        a[s] = a[s - 1] + F[s - 1] + comm[s - 1]
+    b = [0.0] * S
+    for s in range(S - 1, -1, -1):
+        b[s] = a[s] + F[s] if s == S - 1 else max(a[s] + F[s], b[s + 1] + B[s + 1] + comm[s])
+    for c in [float(x) for x in args.cycles.split(",")]:
+        if c < max(F[s] + B[s] + W[s] for s in range(S)):
+            print(f"c {c:.2f}: below the busiest GPU's work per microbatch")
+            continue
+        shares, load = [], {}
+        for s in range(S):
+            dv = dev[st[s]["device"]]
+            cap = size(dv["memory_limit"]) - size(dv.get("static_memory", 0))
+            off = st[s].get("offload")
+            x = least_offload_share(c, a[s], b[s], F[s], B[s], W[s], off, size(st[s]["activation"]),
+                                    size(st[s].get("weight_activation", 0)), cap, args.period)
+            shares.append(x)
+            g = dv.get("pcie_group", st[s]["device"])
+            load[g] = load.get(g, 0.0) + (x if x is not None else float("inf")) * (off or 0.0)
+        worst = max(load.values())
+        floor = (m - 1) * c + b[0] + B[0] + W[0]
+        text = " ".join("-" if x is None else f"{x:.2f}" for x in shares)
+        verdict = "fits" if worst <= c else "channel over"
+        print(f"c {c:.2f} ms: busiest channel {worst:.2f} ms a cycle ({verdict}); offload shares {text}; "
+              f"floor {floor:.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
