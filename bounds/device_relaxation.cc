@@ -97,6 +97,7 @@ class DeviceSearch {
     const bool done = dfs(t0_, mem0_, cur0_, left_);
     out.nodes = nodes_;
     out.finished = done;
+    if (found_) out.upper = best_;
     if (done && best_ < kInf) {  // (nothing found below an infinite cutoff: no schedule; claim nothing)
       out.exact = found_;
       out.bound = std::max(0.0, best_ - kHair);
@@ -297,6 +298,41 @@ DeviceRelaxation device_relaxation(const Instance& inst, const BoundProblem& p, 
   if (!device_relaxation_applies(inst, p, d)) return {};
   DeviceSearch search(inst, p, d, head, cutoff, node_limit, seconds, prune);
   return search.run();
+}
+
+std::vector<double> device_relaxation_node_key(const BoundProblem& p, int d, const NodeTimes& node) {
+  std::vector<double> key;
+  for (int s = 0; s < p.S; ++s) {
+    if (p.device_of[s] != d) continue;
+    for (int ty = 0; ty < p.types; ++ty) {
+      const std::size_t count_at = key.size();
+      key.push_back(0);
+      for (int j = 0; j < p.m; ++j) {
+        const double e = node.end[static_cast<std::size_t>(p.op(ty, s, j))];
+        if (!(e == e)) break;
+        key.push_back(e);
+        key[count_at] += 1;
+      }
+    }
+  }
+  return key;
+}
+
+std::vector<double> device_relaxation_node_params(const BoundProblem& p, int d, const NodeTimes& node,
+                                                  const std::vector<double>& head) {
+  std::vector<double> params{node.device_free[static_cast<std::size_t>(d)], node.makespan_so_far};
+  for (int s = 0; s < p.S; ++s) {
+    if (p.device_of[s] != d) continue;
+    for (int ty = 0; ty < p.types; ++ty) {
+      for (int j = 0; j < p.m; ++j) {
+        const std::size_t o = static_cast<std::size_t>(p.op(ty, s, j));
+        if (node.end[o] == node.end[o]) continue;  // started: in the key
+        const double h = o < head.size() ? head[o] : 0.0;
+        params.push_back(h == h ? h : 0.0);
+      }
+    }
+  }
+  return params;
 }
 
 DeviceRelaxation device_relaxation_at_node(const Instance& inst, const BoundProblem& p, int d, const NodeTimes& node,

@@ -44,6 +44,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "bounds/bound_problem.h"
@@ -58,6 +59,9 @@ struct DeviceRelaxation {
   bool finished = false;    // the search ended within its limits (then `bound` is valid)
   bool exact = false;       // finished below the cutoff: `bound` is the relaxed optimum (less a hair)
   std::int64_t nodes = 0;   // search nodes
+  // The makespan of the best relaxed schedule found (infinity: none): an upper bound on the
+  // relaxed optimum, also when the search stopped there (below-only, at a node).
+  double upper = std::numeric_limits<double>::infinity();
   // When exact: the device's ops in the order of the relaxed optimum (a valid list for the
   // device, with no R: none of its stages offloads), a guide for warm starts
   // (heuristics/warm_starts.h), like the single-stage relaxation's.
@@ -86,5 +90,15 @@ DeviceRelaxation device_relaxation(const Instance& instance, const BoundProblem&
 DeviceRelaxation device_relaxation_at_node(const Instance& instance, const BoundProblem& problem, int d,
                                            const NodeTimes& node, const std::vector<double>& head, double cutoff,
                                            std::int64_t node_limit);
+
+// What device_relaxation_at_node reads of a node: the key, the ops of d that started with their
+// ends (and their counts per stage and type), equal for the nodes a memo compares; and the
+// params, the device's free time, the makespan so far and the heads of d's ops not started, in
+// which the relaxation is non-decreasing (each is a lower bound on a start or on the makespan,
+// and the model is monotone), so a memo can answer one node from another
+// (search/relaxation_memo.h).
+std::vector<double> device_relaxation_node_key(const BoundProblem& problem, int d, const NodeTimes& node);
+std::vector<double> device_relaxation_node_params(const BoundProblem& problem, int d, const NodeTimes& node,
+                                                  const std::vector<double>& head);
 
 }  // namespace optpipe

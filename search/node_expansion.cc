@@ -69,10 +69,29 @@ void NodeExpander::reach_leaf(SearchWorker& w) const {
 double NodeExpander::device_relaxation(SearchWorker& w) const {
   if (ctx_.relaxed_device < 0) return 0;
   const double cut = ctx_.shared.cutoff();
+  const int d = ctx_.relaxed_device;
+  // From the memo where a node with the same history on d answered: a cut with params no larger
+  // cuts this one too, a relaxed schedule below the cutoff with params no smaller says it cannot.
+  const bool memo = ctx_.device_memo != nullptr;
+  std::vector<double> key, params;
+  if (memo) {
+    key = device_relaxation_node_key(ctx_.problem, d, w.bound.times);
+    params = device_relaxation_node_params(ctx_.problem, d, w.bound.times, w.bound.head);
+    const MonotoneMemo::Answer a = ctx_.device_memo->find(key, params, cut);
+    if (a.known >= cut - kRelaxationTolerance || a.hopeless) {
+      ++w.stats.device_node_hits;
+      const double b = lift_to_cutoff(a.known, cut);
+      if (b >= cut) ++w.stats.pruned_device;
+      return b;
+    }
+  }
   ++w.stats.device_node_calls;
-  const DeviceRelaxation r = device_relaxation_at_node(ctx_.inst, ctx_.problem, ctx_.relaxed_device, w.bound.times,
-                                                       w.bound.head, cut, kDeviceNodeLimit);
+  const DeviceRelaxation r = device_relaxation_at_node(ctx_.inst, ctx_.problem, d, w.bound.times, w.bound.head, cut,
+                                                       kDeviceNodeLimit);
   w.stats.device_node_nodes += r.nodes;
+  if (memo && (r.finished || r.upper < cut)) {
+    ctx_.device_memo->insert_bounds(std::move(key), std::move(params), r.finished ? r.bound : 0.0, r.upper);
+  }
   if (!r.finished) return 0;
   const double b = lift_to_cutoff(r.bound, cut);
   if (b >= cut) ++w.stats.pruned_device;

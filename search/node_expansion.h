@@ -8,7 +8,8 @@
 // by the relaxation of its stages' histories and, from a quarter of the decisions on, by the
 // relaxation with its own heads. Where the root's device relaxation (bounds/device_relaxation.h)
 // applies, a child that survives the node bound from 3/8 of the decisions on is also bounded by
-// that device's relaxation with its own times and heads. Leaves offer themselves as incumbents.
+// that device's relaxation with its own times and heads, answered where it can by a memo of
+// earlier answers for the same history on that device (relaxation_memo.h). Leaves offer themselves as incumbents.
 //
 // In a neighbourhood search (SolveOptions::neighbourhood, lns.h) the fixed microbatches keep the
 // guide's order: only the next fixed action of the device's guide list is a candidate among

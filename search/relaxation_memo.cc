@@ -1,5 +1,7 @@
 #include "search/relaxation_memo.h"
 
+#include <limits>
+
 #include "model/simulator.h"
 
 namespace optpipe {
@@ -38,13 +40,17 @@ MonotoneMemo::Answer MonotoneMemo::find(const std::vector<double>& key, const st
   auto it = map_.find(key);
   if (it == map_.end()) return a;
   for (const Entry& e : it->second.list) {
-    if (e.value > a.known && no_larger(e.params, params)) a.known = e.value;
-    if (e.exact && e.value < cutoff - kRelaxationTolerance && no_larger(params, e.params)) a.hopeless = true;
+    if (e.lower > a.known && no_larger(e.params, params)) a.known = e.lower;
+    if (e.upper < cutoff - kRelaxationTolerance && no_larger(params, e.params)) a.hopeless = true;
   }
   return a;
 }
 
 void MonotoneMemo::insert(std::vector<double> key, std::vector<double> params, double value, bool exact) {
+  insert_bounds(std::move(key), std::move(params), value, exact ? value : std::numeric_limits<double>::infinity());
+}
+
+void MonotoneMemo::insert_bounds(std::vector<double> key, std::vector<double> params, double lower, double upper) {
   std::lock_guard<std::mutex> lock(mu_);
   // Within the byte budget: about (params + 64) bytes an entry.
   const std::size_t cap = max_bytes_ / (params.size() * sizeof(double) + 64);
@@ -54,7 +60,7 @@ void MonotoneMemo::insert(std::vector<double> key, std::vector<double> params, d
   }
   if (it == map_.end() || entries_ >= cap) return;
   Entries& entries = it->second;
-  Entry e{std::move(params), value, exact};
+  Entry e{std::move(params), lower, upper};
   if (entries.list.size() < kEntriesPerKey) {
     entries.list.push_back(std::move(e));
     ++entries_;

@@ -6,9 +6,11 @@
 // a key maps to one value (0 for a search that did not finish: it is not tried again).
 //
 // MonotoneMemo: the relaxation with a node's own heads is non-decreasing in the node's params
-// (single_stage_node_params) among nodes with the same node key, so a node whose params are no
-// smaller than an entry's is worth at least that entry's value, and one whose params are no
-// larger than an exact entry's value below the cutoff cannot reach the cutoff. Each key keeps at
+// (single_stage_node_params, device_relaxation_node_params) among nodes with the same node key,
+// so a node whose params are no smaller than an entry's is worth at least that entry's lower
+// bound, and one whose params are no larger than an entry's cannot reach a cutoff above that
+// entry's upper bound (an exact value is both; a relaxed schedule found below the cutoff, where
+// the device relaxation's below-only search stops, is an upper bound only). Each key keeps at
 // most kEntriesPerKey entries (a full list recycles its slots round-robin), within a byte budget.
 //
 // Complexity: a lookup hashes its key (O(key)); the monotone lookup also compares the params
@@ -60,12 +62,13 @@ class MonotoneMemo {
   };
   Answer find(const std::vector<double>& key, const std::vector<double>& params, double cutoff) const;
   void insert(std::vector<double> key, std::vector<double> params, double value, bool exact);
+  // An entry with a lower and an upper bound on its relaxation (0 / infinity: unknown).
+  void insert_bounds(std::vector<double> key, std::vector<double> params, double lower, double upper);
 
  private:
   struct Entry {
     std::vector<double> params;
-    double value;
-    bool exact;  // the relaxation's optimum (else only a lower bound on it)
+    double lower, upper;  // bounds on the relaxation's optimum at these params
   };
   struct Entries {
     std::vector<Entry> list;

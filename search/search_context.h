@@ -9,6 +9,7 @@
 #include "bounds/bound_problem.h"
 #include "model/instance.h"
 #include "search/node_pool.h"
+#include "search/relaxation_memo.h"
 #include "search/search_node.h"
 #include "search/search_shared.h"
 #include "search/solver.h"
@@ -31,8 +32,9 @@ struct SearchContext {
   StageRelaxations& relaxations;
   TranspositionTable* tt = nullptr;  // null when options.transposition is off
   // The device whose relaxation gave the largest root value (bounds/device_relaxation.h), which
-  // the nodes ask too; -1: none.
+  // the nodes ask too (-1: none), and the memo of their answers (relaxation_memo.h).
   int relaxed_device = -1;
+  MonotoneMemo* device_memo = nullptr;
 };
 
 }  // namespace optpipe

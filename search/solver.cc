@@ -170,7 +170,8 @@ class BranchAndBound {
                                                            .pool = pool_,
                                                            .relaxations = relaxations_,
                                                            .tt = tt_.get(),
-                                                           .relaxed_device = stats_.device_relaxation_device});
+                                                           .relaxed_device = stats_.device_relaxation_device,
+                                                           .device_memo = &device_memo_});
     }
     return *ctx_;
   }
@@ -381,6 +382,7 @@ class BranchAndBound {
   std::unique_ptr<NodeExpander> expander_;
   double root_bound_ = 0;
   bool device_ran_ = false;  // device_bound got past its early return
+  MonotoneMemo device_memo_{std::size_t{1} << 20, std::size_t{64} << 20};  // the nodes' device relaxations
   SolveStats stats_;  // the root's, then the workers' merged in
 };
 

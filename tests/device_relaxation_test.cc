@@ -264,6 +264,60 @@ TEST(DeviceRelaxation, AtANodeNeverCutsACompletionButCutsWorseSchedules) {
   EXPECT_GT(cut, 50);  // it does cut the worse schedules' nodes
 }
 
+// What the solver's memo of node answers rests on (device_relaxation_node_params): with the key
+// (d's started ops and their ends) fixed, raising the device's free time, the makespan so far or
+// the heads of d's ops not started never turns a cut into a relaxed schedule below the cutoff.
+TEST(DeviceRelaxation, AtANodeACutStaysACutWhenTheParamsRise) {
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<double> more(0.0, 2.0);
+  int compared = 0, cut_before = 0, cut_only_after = 0;
+  for (int i = 0; i < 60 && compared < 3000; ++i) {
+    const Instance inst = random_multi_stage(rng, 4);
+    const BoundProblem p(inst);
+    std::vector<int> devices;
+    for (int d = 0; d < inst.num_devices(); ++d) {
+      if (device_relaxation_applies(inst, p, d)) devices.push_back(d);
+    }
+    const BestResult h = run_all_heuristics(inst, false);
+    if (devices.empty() || h.best < 0) continue;
+    const Schedule& sch = *h.results[static_cast<std::size_t>(h.best)].schedule;
+    const double cutoff = 0.97 * simulate(inst, sch, SimOptions::quiet()).makespan;
+    test_support::along_path(inst, sch, [&](const Simulator::Snapshot& st, double t, int) {
+      NodeTimes times;
+      fill_node_times(p, st, t, times);
+      std::vector<double> head, finish;
+      compute_heads(p, times, head, finish);
+      for (int d : devices) {
+        NodeTimes raised = times;
+        std::vector<double> raised_head = head;
+        raised.device_free[static_cast<std::size_t>(d)] += more(rng);
+        raised.makespan_so_far += more(rng) * 0.5;
+        for (std::size_t o = 0; o < raised_head.size(); ++o) {
+          if (raised_head[o] == raised_head[o] && more(rng) < 1.0) raised_head[o] += more(rng);
+        }
+        EXPECT_EQ(device_relaxation_node_key(p, d, times), device_relaxation_node_key(p, d, raised));
+        const std::vector<double> lo = device_relaxation_node_params(p, d, times, head);
+        const std::vector<double> hi = device_relaxation_node_params(p, d, raised, raised_head);
+        ASSERT_EQ(lo.size(), hi.size());
+        for (std::size_t k = 0; k < lo.size(); ++k) EXPECT_LE(lo[k], hi[k]);
+        const DeviceRelaxation a = device_relaxation_at_node(inst, p, d, times, head, cutoff, kNodes);
+        const DeviceRelaxation b = device_relaxation_at_node(inst, p, d, raised, raised_head, cutoff, kNodes);
+        const bool cut_a = a.finished && a.bound >= cutoff - 1e-6, cut_b = b.finished && b.bound >= cutoff - 1e-6;
+        if (cut_a) EXPECT_TRUE(cut_b) << "instance " << i << ", device " << d;
+        if (!b.finished && b.upper < cutoff) EXPECT_LT(a.upper, cutoff);  // below after: below before
+        ++compared;
+        cut_before += cut_a ? 1 : 0;
+        cut_only_after += cut_b && !cut_a ? 1 : 0;
+      }
+    });
+  }
+  std::printf("[ device   ] %d nodes against themselves with larger params: cut before %d, only after %d\n", compared,
+              cut_before, cut_only_after);
+  EXPECT_GT(compared, 1000);
+  EXPECT_GT(cut_before, 100);
+  EXPECT_GT(cut_only_after, 10);  // raising the params does matter
+}
+
 // The solver with it (at the root and at the nodes) proves the same optima as without it.
 TEST(DeviceRelaxation, TheSolverWithItProvesTheSameOptima) {
   std::mt19937 rng(23);

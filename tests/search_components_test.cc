@@ -184,15 +184,27 @@ TEST(RelaxationMemo, MonotoneAnswersEqualAScanOfTheEntries) {
     MonotoneMemo memo(1 << 10, 1 << 20);
     struct E {
       std::vector<double> params;
-      double value;
-      bool exact;
+      double lower, upper;
     };
     std::vector<E> entries;
     const int n = 1 + small(rng) * 3;  // at most 13 < kEntriesPerKey
+    const double inf = std::numeric_limits<double>::infinity();
     for (int k = 0; k < n; ++k) {
-      E e{{double(small(rng)), double(small(rng))}, double(1 + small(rng)), small(rng) % 2 == 0};
-      memo.insert({7.0}, e.params, e.value, e.exact);
-      entries.push_back(e);
+      const std::vector<double> params{double(small(rng)), double(small(rng))};
+      const double v = double(1 + small(rng));
+      switch (small(rng) % 3) {
+        case 0:  // an exact value: both bounds
+          memo.insert({7.0}, params, v, true);
+          entries.push_back({params, v, v});
+          break;
+        case 1:  // a lower bound only (a search that proved the cutoff)
+          memo.insert({7.0}, params, v, false);
+          entries.push_back({params, v, inf});
+          break;
+        default:  // an upper bound only (a relaxed schedule found below the cutoff)
+          memo.insert_bounds({7.0}, params, 0.0, v);
+          entries.push_back({params, 0.0, v});
+      }
     }
     const std::vector<double> q{double(small(rng)), double(small(rng))};
     const double cutoff = 1 + small(rng);
@@ -201,8 +213,8 @@ TEST(RelaxationMemo, MonotoneAnswersEqualAScanOfTheEntries) {
     for (const E& e : entries) {
       const bool below = e.params[0] <= q[0] && e.params[1] <= q[1];
       const bool above = q[0] <= e.params[0] && q[1] <= e.params[1];
-      if (below) known = std::max(known, e.value);
-      if (above && e.exact && e.value < cutoff - 1e-6) hopeless = true;
+      if (below) known = std::max(known, e.lower);
+      if (above && e.upper < cutoff - 1e-6) hopeless = true;
     }
     const MonotoneMemo::Answer a = memo.find({7.0}, q, cutoff);
     EXPECT_EQ(a.known, known) << "round " << round;
