@@ -66,6 +66,10 @@ void JsonSolveReporter::on_warm_starts(const WarmStartReport& r) {
                        {"proven", t->status == SolveResult::Status::kOptimal},
                        {"makespan", t->schedule ? nlohmann::json(t->makespan) : nlohmann::json(nullptr)}};
   }
+  if (const ImprovedStart* i = r.tree_polish) {
+    h["tree_first"]["local_search"] = {{"before", i->before}, {"after", i->after}, {"evaluations", i->evaluations},
+                                       {"seconds", i->seconds}};
+  }
   if (b.bound > 0) h["lower_bound"] = {{"bound", b.bound}, {"seconds", b.bound_seconds}, {"relaxation", b.thorough}};
   print(out_, h);
 }

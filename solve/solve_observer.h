@@ -30,6 +30,8 @@ struct WarmStartReport {
   // search (solve_pipeline.h), or null when it did not run. When it proved the optimum, `starts`
   // is empty: no local search ran.
   const SolveResult* tree_first = nullptr;
+  // ... and, when it did not prove it, the local search from its best schedule (null: none ran).
+  const ImprovedStart* tree_polish = nullptr;
 };
 
 class SolveObserver {

@@ -84,6 +84,10 @@ void TextSolveReporter::on_warm_starts(const WarmStartReport& r) {
                        ", not proven: the relaxation and the full local search next")
          << "\n";
   }
+  if (const ImprovedStart* i = r.tree_polish) {
+    out_ << "local search from " << i->heuristic << ": " << num(i->before) << " -> " << num(i->after) << " ms ("
+         << i->evaluations << " simulations, " << num(i->seconds, 2) << " s)\n";
+  }
   for (std::size_t k = quick; k < b.starts.improved.size(); ++k) local_search(k);
 }
 

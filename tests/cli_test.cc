@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -508,6 +509,25 @@ TEST(Cli, SolveSaysTheDeviceRelaxationGaveTheBound) {
   EXPECT_CONTAINS(off.output, "status optimal (proven optimal)");
   EXPECT_CONTAINS(off.output, "root bound 27.260 ms");
   EXPECT_FALSE(contains(off.output, "device relaxation")) << off.output;
+}
+
+// small-v-02 (tests/data/relaxation): the tree first does not prove it (about 380k nodes without
+// the relaxations), so a local search from its best schedule runs before the full phase, and the
+// solve still proves the optimum, 43.77 ms.
+TEST(Cli, SolveImprovesTheTreeFirstsBestWhenItDoesNotProve) {
+  const std::string v02 = quote(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/small-v-02.json");
+  const CliRun r = run_cli("solve " + v02 + " --no-cache --threads 1 --time-limit 30 -v");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "not proven: the relaxation and the full local search next");
+  const std::string tag = "local search from the tree's best: ";
+  const std::size_t at = r.output.find(tag);
+  ASSERT_NE(at, std::string::npos) << r.output;
+  double before = 0, after = 0;
+  ASSERT_EQ(std::sscanf(r.output.c_str() + at + tag.size(), "%lf -> %lf", &before, &after), 2) << r.output;
+  EXPECT_LE(after, before);
+  EXPECT_GE(after, 43.77 - 1e-6);
+  EXPECT_CONTAINS(r.output, "status optimal (proven optimal)");
+  EXPECT_CONTAINS(r.output, "makespan 43.770 ms, bound 43.770 ms");
 }
 
 TEST(Cli, SolveBoundsBackends) {
