@@ -82,8 +82,9 @@ class DeviceSearch {
           left_ -= dur(ty, s);
           t = std::max(t, e);
           cur = std::max(cur, e + tail_[at(ty, i, j)]);
-          mem0_ += ty == kF ? p_.activation[s] : ty == kB ? -(types_ == 3 ? p_.activation[s] - p_.hold_w[s] : p_.activation[s])
-                                                          : -p_.hold_w[s];
+          if (ty == kF) mem0_ += p_.activation[s];
+          if (ty == kB) mem0_ -= types_ == 3 ? p_.activation[s] - p_.hold_w[s] : p_.activation[s];
+          if (ty == kW) mem0_ -= p_.hold_w[s];
         }
       }
     }

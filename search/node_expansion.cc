@@ -107,10 +107,10 @@ double NodeExpander::bound_child(SearchWorker& w, const SearchNode& parent, doub
   const double cut = ctx_.shared.cutoff();
   if (b >= cut) return b;
   // The device relaxation from 3/8 of the decisions on: nearer the root each call searches
-  // longer and cuts less (random_small.py's V and loop instances, seeds 1, 7, 11, 13, 17, from
-  // process start: the seed-17 v-02 proven in 3.6 s instead of not in 10 s, seed-1 v-02 3.2 ->
-  // 1.7 s, seed-11 v-04 0.47 -> 0.14 s; from a quarter on, v-02 took 1.9 s and v-03 0.52 s
-  // instead of 0.22 s).
+  // longer and cuts less (random_small.py's V and loop instances, seeds 1, 7, 11, 13, 17; from a
+  // quarter on, v-02 took 1.9 s and v-03 0.52 s instead of 1.7 and 0.22 s with two threads).
+  // Without it, one thread: small-v-02 5.2 s instead of 3.0 s, seed-17 v-00 and v-02 not proven
+  // in 30 s instead of 17.4 and 5.1 s (before the memo below).
   const std::size_t decisions = static_cast<std::size_t>(ctx_.problem.S) * ctx_.problem.m * ctx_.problem.types;
   if (8 * (parent.path.size() + 1) >= 3 * decisions) b = std::max(b, device_relaxation(w));
   if (b >= cut || !ctx_.relaxations.active()) return b;

@@ -6,10 +6,10 @@
 #include <optional>
 
 #include "cache/signature.h"
+#include "heuristics/local_search.h"
 #include "kernels/cuda_devices.h"
 #include "model/error.h"
 #include "model/simulator.h"
-#include "heuristics/local_search.h"
 #include "solve/early_search.h"
 
 namespace optpipe {
@@ -193,8 +193,8 @@ class PipelineRun {
     run_heuristics();
     const BoundedWarmStarts bounded = build_warm_starts(inst_, heur_, warm_start_options(), root_bound_fn(),
                                                         tree_next_fn());
-    obs_.on_warm_starts(WarmStartReport{inst_, compute_ops(inst_), heur_, bounded, tree_first_ ? &*tree_first_ : nullptr,
-                                        tree_polish_ ? &*tree_polish_ : nullptr});
+    obs_.on_warm_starts(WarmStartReport{inst_, compute_ops(inst_), heur_, bounded,
+                                        tree_first_ ? &*tree_first_ : nullptr, tree_polish_ ? &*tree_polish_ : nullptr});
     if (bounded.ended_by_caller && tree_first_) {
       obs_.on_root_bound(tree_root_);  // the phases in their usual order
       PipelineResult out;
@@ -306,9 +306,10 @@ class PipelineRun {
   }
 
   // The tree first did not prove it: a local search from its best schedule, with the budget each
-  // start of the full phase gets; an improvement joins the search's warm starts (polished_). The tree's schedules
-  // are often a few moves from better ones that its search would reach late (seed-17 small-v-02
-  // of bench/solvers/random_small.py, one thread: proven in 1.45 s instead of 3.8 s; bench/README.md).
+  // start of the full phase gets; an improvement joins the search's warm starts (polished_). The
+  // tree's schedules are often a few moves from better ones that its search would reach late
+  // (seed-17 small-v-02 of bench/solvers/random_small.py, one thread: proven in 1.44 s instead of
+  // 3.84 s; bench/README.md).
   void polish_tree_best() {
     const WarmStartOptions wo = warm_start_options();
     if (!tree_first_->schedule || wo.evaluations <= 0) return;

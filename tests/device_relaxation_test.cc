@@ -249,7 +249,8 @@ TEST(DeviceRelaxation, AtANodeNeverCutsACompletionButCutsWorseSchedules) {
       test_support::along_path(inst, sch, [&](const Simulator::Snapshot& st, double t, int depth) {
         for (int d : devices) {
           ++nodes;
-          EXPECT_FALSE(cuts(inst, p, d, st, t, makespan + 1e-3)) << "instance " << i << ", device " << d << ", depth " << depth;
+          EXPECT_FALSE(cuts(inst, p, d, st, t, makespan + 1e-3))
+              << "instance " << i << ", device " << d << ", depth " << depth;
           const bool c = cuts(inst, p, d, st, t, exact.makespan + 1e-3);
           if (optimal) EXPECT_FALSE(c) << "instance " << i << ", device " << d << ", depth " << depth;
           cut += c ? 1 : 0;
