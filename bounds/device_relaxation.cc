@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cmath>
 #include <limits>
 #include <string>
 #include <unordered_map>
@@ -23,6 +22,11 @@ constexpr std::size_t kMemoEntries = 16;  // states kept per counter key (more: 
 
 constexpr int kF = 0, kB = 1, kW = 2;
 
+// Device d's room above its static memory, with the simulator's tolerance.
+double room_of(const Instance& inst, int d) {
+  return inst.devices[d].memory_limit - inst.devices[d].static_memory + kMemoryTolerance;
+}
+
 class DeviceSearch {
  public:
   DeviceSearch(const Instance& inst, const BoundProblem& p, int d, const std::vector<double>& head, double cutoff,
@@ -34,7 +38,7 @@ class DeviceSearch {
       if (p.device_of[s] == d) stages_.push_back(s);
     }
     k_ = static_cast<int>(stages_.size());
-    cap_ = inst.devices[d].memory_limit - inst.devices[d].static_memory + kMemoryTolerance;
+    cap_ = room_of(inst, d);
     fgap_.assign(k_, 0.0);
     bgap_.assign(k_, 0.0);
     for (int i = 1; i < k_; ++i) {
@@ -42,6 +46,13 @@ class DeviceSearch {
         fgap_[i] += p.comm_after[u] + (u > stages_[i - 1] ? dur(kF, u) : 0.0);
         bgap_[i] += p.comm_after[u] + (u > stages_[i - 1] ? dur(kB, u) : 0.0);
       }
+    }
+    // Memory each op changes: +activation at F's start, -freed_by_b at B's end, -freed_by_w at W's.
+    mem_change_.assign(3 * k_, 0.0);
+    for (int i = 0; i < k_; ++i) {
+      mem_change_[kF * k_ + i] = inst.stages[stages_[i]].activation;
+      mem_change_[kB * k_ + i] = -inst.freed_by_b(stages_[i]);
+      mem_change_[kW * k_ + i] = -inst.freed_by_w(stages_[i]);
     }
     const int n = k_ * m_;
     head_.assign(3 * n, 0.0);
@@ -82,9 +93,7 @@ class DeviceSearch {
           left_ -= dur(ty, s);
           t = std::max(t, e);
           cur = std::max(cur, e + tail_[at(ty, i, j)]);
-          if (ty == kF) mem0_ += p_.activation[s];
-          if (ty == kB) mem0_ -= types_ == 3 ? p_.activation[s] - p_.hold_w[s] : p_.activation[s];
-          if (ty == kW) mem0_ -= p_.hold_w[s];
+          mem0_ += mem_change_[ty * k_ + i];
         }
       }
     }
@@ -218,9 +227,8 @@ class DeviceSearch {
     std::array<Cand, 3 * 8> cands{};
     int nc = 0;
     for (int i = 0; i < k_ && nc + 3 <= static_cast<int>(cands.size()); ++i) {
-      const int s = stages_[i];
       const int nf = cnt(kF, i), nb = cnt(kB, i), nw = cnt(kW, i);
-      if (nf < m_ && mem + p_.activation[s] <= cap_ && (i == 0 || cnt(kF, i - 1) > nf)) {
+      if (nf < m_ && mem + mem_change_[kF * k_ + i] <= cap_ && (i == 0 || cnt(kF, i - 1) > nf)) {
         cands[nc++] = {std::max(t, release(kF, i, nf)), kF, i, nf};
       }
       if (nb < nf && (i + 1 == k_ || cnt(kB, i + 1) > nb)) cands[nc++] = {std::max(t, release(kB, i, nb)), kB, i, nb};
@@ -233,10 +241,7 @@ class DeviceSearch {
       const Cand& x = cands[c];
       const int s = stages_[x.i];
       const double d = dur(x.t, s), e = x.start + d;
-      double mem2 = mem;
-      if (x.t == kF) mem2 += p_.activation[s];
-      if (x.t == kB) mem2 -= types_ == 3 ? p_.activation[s] - p_.hold_w[s] : p_.activation[s];
-      if (x.t == kW) mem2 -= p_.hold_w[s];
+      const double mem2 = mem + mem_change_[x.t * k_ + x.i];
       end_[at(x.t, x.i, x.j)] = e;
       ++cnt(x.t, x.i);
       ++placed_;
@@ -262,6 +267,7 @@ class DeviceSearch {
   double t0_ = 0, mem0_ = 0, cur0_ = 0;  // the start: free time, memory, makespan so far
   double cap_ = 0, left_ = 0;
   std::vector<double> fgap_, bgap_;   // [i]: chains from local stage i - 1 to i (F) and back (B)
+  std::vector<double> mem_change_;    // [t * k + i]: bytes an op of type t of local stage i adds
   std::vector<double> head_, tail_;   // [at(t, i, j)]
   std::vector<double> end_;           // [at(t, i, j)]: ends of placed ops
   std::vector<int> cnt_;              // [t * k + i]: ops of each type placed per local stage
@@ -290,8 +296,7 @@ bool device_relaxation_applies(const Instance& inst, const BoundProblem& p, int 
     all += p.m * p.activation[s];
   }
   if (stages < 2 || stages > 8) return false;
-  const double cap = inst.devices[d].memory_limit - inst.devices[d].static_memory + kMemoryTolerance;
-  return all > cap;
+  return all > room_of(inst, d);
 }
 
 DeviceRelaxation device_relaxation(const Instance& inst, const BoundProblem& p, int d, const std::vector<double>& head,
