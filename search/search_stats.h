@@ -75,7 +75,6 @@ struct SolveStats {
   double device_relaxation_bound = 0;
   int device_relaxation_device = -1;
   std::int64_t device_relaxation_nodes = 0;
-  std::vector<Action> device_relaxation_order;  // the largest exact one's optimum (DeviceRelaxation::order)
   std::int64_t lns_repairs = 0, lns_improvements = 0, lns_nodes = 0;  // the LNS phase (not in nodes)
   double lns_seconds = 0;
   double seconds = 0, seconds_to_best = 0;

@@ -100,10 +100,10 @@ class BranchAndBound {
     if (step.kind != Simulator::Step::Kind::kDecision) return out;
     double b = std::max(expander().bound(root, root.sim.snapshot(), step.time), group_bound(root.bound.head));
     b = std::max(b, device_bound(root.bound.head, incumbent, std::max(b, shared_.proven_bound())));
-    out.device_relaxation_ran = device_ran_;
-    out.device_relaxation = stats_.device_relaxation_bound;
-    out.relaxed_device = stats_.device_relaxation_device;
-    out.device_order = stats_.device_relaxation_order;
+    out.device_relaxation_ran = device_root_.ran;
+    out.device_relaxation = device_root_.bound;
+    out.relaxed_device = device_root_.device;
+    out.device_order = device_root_.order;
     out.relaxation = relaxations_.at_root(root.bound.head, incumbent, std::max(b, shared_.proven_bound()), stats_);
     out.relaxation_ran = relaxations_.ran();
     out.relaxed_stages = relaxations_.stages();
@@ -113,10 +113,9 @@ class BranchAndBound {
       out.order = relaxations_.root_order();
     }
     // The device relaxation's order where it gave the bound (or no single-stage order exists).
-    if (!stats_.device_relaxation_order.empty() &&
-        (out.device < 0 || stats_.device_relaxation_bound >= out.relaxation)) {
-      out.device = stats_.device_relaxation_device;
-      out.order = stats_.device_relaxation_order;
+    if (!device_root_.order.empty() && (out.device < 0 || device_root_.bound >= out.relaxation)) {
+      out.device = device_root_.device;
+      out.order = device_root_.order;
     }
     return out;
   }
@@ -170,7 +169,7 @@ class BranchAndBound {
                                                            .pool = pool_,
                                                            .relaxations = relaxations_,
                                                            .tt = tt_.get(),
-                                                           .relaxed_device = stats_.device_relaxation_device,
+                                                           .relaxed_device = device_root_.device,
                                                            .device_memo = &device_memo_});
     }
     return *ctx_;
@@ -244,32 +243,25 @@ class BranchAndBound {
   double device_bound(const std::vector<double>& head, double cutoff, double known) {
     if (opt_.neighbourhood || !opt_.device_relaxation) return 0;
     if (const RootBound* given = opt_.root_relaxation; given && given->device_relaxation_ran) {
-      device_ran_ = true;
-      stats_.device_relaxation_bound = given->device_relaxation;
-      stats_.device_relaxation_device = given->relaxed_device;
-      stats_.device_relaxation_order = given->device_order;
-      return lift_to_cutoff(given->device_relaxation, cutoff);
-    }
-    if (known >= cutoff - kTimeEps) return 0;
-    device_ran_ = true;
-    const auto t0 = std::chrono::steady_clock::now();
-    const double budget = std::min(kDeviceRelaxationSeconds, kDeviceRelaxationShare * opt_.time_limit);
-    double best = 0;
-    for (int d = 0; d < inst_.num_devices(); ++d) {
-      if (opt_.stop && opt_.stop->load()) break;  // Ctrl-C: what finished so far
-      if (!device_relaxation_applies(inst_, problem_, d)) continue;
-      const double left = budget - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (!(left > 0)) break;
-      const DeviceRelaxation r = device_relaxation(inst_, problem_, d, head, cutoff, kDeviceRelaxationNodes, left);
-      stats_.device_relaxation_nodes += r.nodes;
-      if (r.finished && r.bound > best) {
-        best = r.bound;
-        stats_.device_relaxation_device = d;
-        stats_.device_relaxation_order = r.order;
+      device_root_ = {true, given->device_relaxation, given->relaxed_device, given->device_order};
+    } else {
+      if (known >= cutoff - kTimeEps) return 0;
+      device_root_ = {true, 0.0, -1, {}};
+      const auto t0 = std::chrono::steady_clock::now();
+      const double budget = std::min(kDeviceRelaxationSeconds, kDeviceRelaxationShare * opt_.time_limit);
+      for (int d = 0; d < inst_.num_devices(); ++d) {
+        if (opt_.stop && opt_.stop->load()) break;  // Ctrl-C: what finished so far
+        if (!device_relaxation_applies(inst_, problem_, d)) continue;
+        const double left = budget - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (!(left > 0)) break;
+        DeviceRelaxation r = device_relaxation(inst_, problem_, d, head, cutoff, kDeviceRelaxationNodes, left);
+        stats_.device_relaxation_nodes += r.nodes;
+        if (r.finished && r.bound > device_root_.bound) device_root_ = {true, r.bound, d, std::move(r.order)};
       }
     }
-    stats_.device_relaxation_bound = best;
-    return lift_to_cutoff(best, cutoff);
+    stats_.device_relaxation_bound = device_root_.bound;
+    stats_.device_relaxation_device = device_root_.device;
+    return lift_to_cutoff(device_root_.bound, cutoff);
   }
 
   // Workers in a TBB arena; a monitor thread reports progress and enforces the limits.
@@ -381,7 +373,14 @@ class BranchAndBound {
   std::unique_ptr<SearchContext> ctx_;
   std::unique_ptr<NodeExpander> expander_;
   double root_bound_ = 0;
-  bool device_ran_ = false;  // device_bound got past its early return
+  // The root's device relaxations (device_bound): whether they ran, the largest finished one, its
+  // device (the nodes ask it) and its order (a guide for the local search).
+  struct DeviceRoot {
+    bool ran = false;
+    double bound = 0;
+    int device = -1;
+    std::vector<Action> order;
+  } device_root_;
   MonotoneMemo device_memo_{std::size_t{1} << 20, std::size_t{64} << 20};  // the nodes' device relaxations
   SolveStats stats_;  // the root's, then the workers' merged in
 };
