@@ -193,8 +193,9 @@ class PipelineRun {
     run_heuristics();
     const BoundedWarmStarts bounded = build_warm_starts(inst_, heur_, warm_start_options(), root_bound_fn(),
                                                         tree_next_fn());
-    obs_.on_warm_starts(WarmStartReport{inst_, compute_ops(inst_), heur_, bounded,
-                                        tree_first_ ? &*tree_first_ : nullptr, tree_polish_ ? &*tree_polish_ : nullptr});
+    const SolveResult* tree = tree_first_ ? &*tree_first_ : nullptr;
+    const ImprovedStart* polish = tree_polish_ ? &*tree_polish_ : nullptr;
+    obs_.on_warm_starts(WarmStartReport{inst_, compute_ops(inst_), heur_, bounded, tree, polish});
     if (bounded.ended_by_caller && tree_first_) {
       obs_.on_root_bound(tree_root_);  // the phases in their usual order
       PipelineResult out;
@@ -206,10 +207,15 @@ class PipelineRun {
   }
 
  private:
+  // Simulations per local search start: --local-search N, else from the time limit.
+  std::int64_t per_start_evaluations() const {
+    return o_.local_search >= 0 ? o_.local_search : local_search_budget(o_.time_limit);
+  }
+
   WarmStartOptions warm_start_options() const {
     WarmStartOptions wo;
     wo.stop = o_.stop;
-    wo.evaluations = o_.local_search >= 0 ? o_.local_search : local_search_budget(o_.time_limit);
+    wo.evaluations = per_start_evaluations();
     wo.target = cached_.exact() ? cached_.hit.bound : 0.0;
     wo.guide_name = "relaxed order";
     wo.on_improved = [this](double makespan, const std::string& from) {
@@ -311,11 +317,11 @@ class PipelineRun {
   // (seed-17 small-v-02 of bench/solvers/random_small.py, one thread: proven in 1.44 s instead of
   // 3.84 s; bench/README.md).
   void polish_tree_best() {
-    const WarmStartOptions wo = warm_start_options();
-    if (!tree_first_->schedule || wo.evaluations <= 0) return;
+    const std::int64_t evaluations = per_start_evaluations();
+    if (!tree_first_->schedule || evaluations <= 0) return;
     const auto t0 = Clock::now();
     LocalSearchOptions lo;
-    lo.max_evaluations = wo.evaluations;
+    lo.max_evaluations = evaluations;
     lo.target = tree_first_->bound;
     lo.stop = o_.stop;
     LocalSearchStats ls;
