@@ -68,11 +68,13 @@ void TextSolveReporter::on_warm_starts(const WarmStartReport& r) {
          << (b.thorough ? " with the single-stage relaxation, " : ", ") << num(b.bound_seconds, 2) << " s)"
          << (b.starts.reached_target ? ": a warm start meets it" : "") << "\n";
   }
+  auto run_line = [&](const char* what, const ImprovedStart& i) {
+    out_ << what << i.heuristic << ": " << num(i.before) << " -> " << num(i.after) << " ms (" << i.evaluations
+         << " simulations, " << num(i.seconds, 2) << " s)\n";
+  };
   auto local_search = [&](std::size_t k) {
-    const ImprovedStart& i = b.starts.improved[k];
-    out_ << (static_cast<int>(k) < b.quick_runs ? "quick local search from " : "local search from ") << i.heuristic
-         << ": " << num(i.before) << " -> " << num(i.after) << " ms (" << i.evaluations << " simulations, "
-         << num(i.seconds, 2) << " s)\n";
+    const bool quick_run = static_cast<int>(k) < b.quick_runs;
+    run_line(quick_run ? "quick local search from " : "local search from ", b.starts.improved[k]);
   };
   const std::size_t quick = std::min(b.starts.improved.size(), static_cast<std::size_t>(std::max(0, b.quick_runs)));
   for (std::size_t k = 0; k < quick; ++k) local_search(k);
@@ -84,10 +86,7 @@ void TextSolveReporter::on_warm_starts(const WarmStartReport& r) {
                        ", not proven: the relaxation and the full local search next")
          << "\n";
   }
-  if (const ImprovedStart* i = r.tree_polish) {
-    out_ << "local search from " << i->heuristic << ": " << num(i->before) << " -> " << num(i->after) << " ms ("
-         << i->evaluations << " simulations, " << num(i->seconds, 2) << " s)\n";
-  }
+  if (const ImprovedStart* i = r.tree_polish) run_line("local search from ", *i);
   for (std::size_t k = quick; k < b.starts.improved.size(); ++k) local_search(k);
 }
 
