@@ -29,25 +29,16 @@ state's events: O(S · 2^P · (P·K)^2) for K the microbatches a pattern holds a
 """
 
 import argparse
-import json
-import re
+import os
 import sys
 
-UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
-
-
-def size(x):
-    if isinstance(x, (int, float)):
-        return float(x)
-    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([KMGT]iB|B)?\s*", x)
-    if not m:
-        raise SystemExit(f"periodic_floor: cannot read the size {x!r}")
-    return float(m.group(1)) * UNITS[m.group(2) or "B"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "solvers"))
+from instance import load  # noqa: E402  (bench/solvers/instance.py: the benchmark's instance reader)
 
 
 def least_offload_share(c, f, b, F, B, W, off, act, mw, cap, period):
     """The smallest share of microbatches to offload, over patterns of period <= `period`, so that
-    the stage's memory never passes cap; None when no pattern fits."""
+    the stage's memory never passes cap; None when no pattern fits. `off` None: cannot offload."""
     best = None
     w = b + B
     for q in range(1, period + 1):
@@ -79,37 +70,33 @@ def main():
     ap.add_argument("--cycles", required=True, help="comma-separated cycles c in ms")
     ap.add_argument("--period", type=int, default=8, help="longest keep/offload pattern tried (default 8)")
     args = ap.parse_args()
-    d = json.load(open(args.instance))
-    st, dev, m = d["stages"], d["devices"], d["microbatches"]
-    S = len(st)
-    if len({s["device"] for s in st}) != S:
+    inst = load(args.instance)
+    S, m = inst.num_stages, inst.microbatches
+    if len({st.device for st in inst.stages}) != S:
         raise SystemExit("periodic_floor: one stage per GPU only")
-    comm = d.get("comm", 0)
-    comm = comm if isinstance(comm, list) else [comm] * (S - 1)
-    F = [s["forward"] for s in st]
-    B = [s["backward"] for s in st]
-    W = [s.get("weight", 0) for s in st]
+    F = [inst.duration("F", s) for s in range(S)]
+    B = [inst.duration("B", s) for s in range(S)]
+    W = [inst.duration("W", s) if inst.split_backward else 0.0 for s in range(S)]
     a = [0.0] * S
     for s in range(1, S):
-        a[s] = a[s - 1] + F[s - 1] + comm[s - 1]
+        a[s] = a[s - 1] + F[s - 1] + inst.comm[s - 1]
     b = [0.0] * S
     for s in range(S - 1, -1, -1):
-        b[s] = a[s] + F[s] if s == S - 1 else max(a[s] + F[s], b[s + 1] + B[s + 1] + comm[s])
+        b[s] = a[s] + F[s] if s == S - 1 else max(a[s] + F[s], b[s + 1] + B[s + 1] + inst.comm[s])
     for c in [float(x) for x in args.cycles.split(",")]:
         if c < max(F[s] + B[s] + W[s] for s in range(S)):
             print(f"c {c:.2f}: below the busiest GPU's work per microbatch")
             continue
-        shares, load = [], {}
-        for s in range(S):
-            dv = dev[st[s]["device"]]
-            cap = size(dv["memory_limit"]) - size(dv.get("static_memory", 0))
-            off = st[s].get("offload")
-            x = least_offload_share(c, a[s], b[s], F[s], B[s], W[s], off, size(st[s]["activation"]),
-                                    size(st[s].get("weight_activation", 0)), cap, args.period)
+        shares, load_ms = [], {}
+        for s, st in enumerate(inst.stages):
+            dv = inst.devices[st.device]
+            off = st.offload if inst.can_offload(s) else None
+            x = least_offload_share(c, a[s], b[s], F[s], B[s], W[s], off, st.activation, st.weight_activation,
+                                    dv.memory_limit - dv.static_memory, args.period)
             shares.append(x)
-            g = dv.get("pcie_group", st[s]["device"])
-            load[g] = load.get(g, 0.0) + (x if x is not None else float("inf")) * (off or 0.0)
-        worst = max(load.values())
+            need = (x if x is not None else float("inf")) * (off or 0.0)
+            load_ms[dv.pcie_group] = load_ms.get(dv.pcie_group, 0.0) + need
+        worst = max(load_ms.values())
         floor = (m - 1) * c + b[0] + B[0] + W[0]
         text = " ".join("-" if x is None else f"{x:.2f}" for x in shares)
         verdict = "fits" if worst <= c else "channel over"
