@@ -227,7 +227,7 @@ bool TranspositionTable::seen_or_insert(const StateKey& key) {
   const Fingerprint f = fingerprint(key);
   Shard& sh = shards_[key.hash % kShards];
   std::lock_guard<std::mutex> lock(sh.mu);
-  if (sh.seen.count(f) != 0) return true;
+  if (sh.seen.contains(f)) return true;
   if (bytes_.load() >= budget_) return false;
   sh.seen.insert(f);
   bytes_.fetch_add(kFingerprintBytes);

@@ -2,6 +2,7 @@
 // completions (the proof's claim, on random pairs of search nodes), exact duplicates with
 // offload, the table's bookkeeping, and the solver with and without it.
 #include "search/transposition.h"
+#include "search/fingerprint_set.h"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "bounds/bound_problem.h"
@@ -266,6 +268,50 @@ TEST(Transposition, SolverFindsTheSameOptimumWithAndWithoutIt) {
   EXPECT_GT(compared, 35);
   EXPECT_GT(cut, 0);
   EXPECT_LE(nodes_with, nodes_without);
+}
+
+}  // namespace
+}  // namespace optpipe
+
+namespace optpipe {
+namespace {
+
+// The flat fingerprint set (search/fingerprint_set.h) against std::set on random inserts and
+// lookups, with many keys sharing their low bits (as in one shard of the table), the all-zero
+// fingerprint (the empty slot's value, which the set stores as {0, 1}: the plain set does the
+// same here) and growth from empty through several doublings.
+TEST(FingerprintSet, AgreesWithAPlainSet) {
+  std::mt19937_64 rng(7);
+  auto plain_key = [](const FingerprintSet::Fingerprint& f) {
+    return std::pair<std::uint64_t, std::uint64_t>{f.a, f.a == 0 && f.b == 0 ? 1 : f.b};
+  };
+  for (int round = 0; round < 4; ++round) {
+    FingerprintSet flat;
+    std::set<std::pair<std::uint64_t, std::uint64_t>> plain;
+    std::vector<FingerprintSet::Fingerprint> inserted;
+    for (int k = 0; k < 20000; ++k) {
+      FingerprintSet::Fingerprint f;
+      const int kind = static_cast<int>(rng() % 10);
+      if (kind == 0 && !inserted.empty()) {
+        f = inserted[rng() % inserted.size()];  // a repeat
+      } else if (kind == 1) {
+        f = {(rng() % 4) * 64, rng() % 3};  // few distinct values, zero among them
+      } else {
+        f = {(rng() << 6) | static_cast<std::uint64_t>(round), rng()};  // one shard's low bits
+      }
+      ASSERT_EQ(flat.contains(f), plain.count(plain_key(f)) != 0);
+      const bool added = plain.insert(plain_key(f)).second;
+      ASSERT_EQ(flat.insert(f), added);
+      if (added) inserted.push_back(f);
+      ASSERT_TRUE(flat.contains(f));
+      ASSERT_EQ(flat.size(), plain.size());
+      ASSERT_LE(10 * flat.size(), 7 * flat.capacity());
+    }
+    for (int k = 0; k < 20000; ++k) {  // fresh lookups: misses, save a 2^-64 chance
+      const FingerprintSet::Fingerprint f{rng(), rng()};
+      EXPECT_EQ(flat.contains(f), plain.count(plain_key(f)) != 0);
+    }
+  }
 }
 
 }  // namespace
