@@ -145,9 +145,10 @@ struct Children {
 // bound, its dominance memo and the best makespan found (below the cutoff).
 class RelaxationSearch {
  public:
-  RelaxationSearch(const Params& p, double cutoff, std::int64_t limit, double seconds, bool prune, bool record = false)
-      : p_(p), best_(cutoff), limit_(limit), seconds_(seconds), prune_(prune), record_(record),
-        start_(std::chrono::steady_clock::now()) {}
+  RelaxationSearch(const Params& p, double cutoff, std::int64_t limit, double seconds, bool prune, bool record = false,
+                   double floor = -kInf, const std::atomic<bool>* stop = nullptr)
+      : p_(p), best_(cutoff), floor_(floor), limit_(limit), seconds_(seconds), prune_(prune), record_(record),
+        stop_(stop), start_(std::chrono::steady_clock::now()) {}
 
   // False when the node limit stopped it.
   bool run(const PartialSchedule& root) {
@@ -155,9 +156,13 @@ class RelaxationSearch {
       dfs(root);
     } catch (const Stop&) {
       return false;
+    } catch (const AtFloor&) {
+      below_floor_ = true;
     }
     return true;
   }
+  // Stopped at a leaf at or below the floor (best() is that leaf's makespan, not the optimum).
+  bool below_floor() const { return below_floor_; }
   double best() const { return best_; }
   // The last leaf that improved the best (record: on), else the empty state.
   const PartialSchedule& best_leaf() const { return best_leaf_; }
@@ -165,6 +170,7 @@ class RelaxationSearch {
 
  private:
   struct Stop {};
+  struct AtFloor {};
   struct Entry {
     std::vector<double> times;
     Profile memory;
@@ -386,11 +392,13 @@ class RelaxationSearch {
     search_children(children, depth);
   }
 
-  // Counts a node; throws Stop at the node limit or, checked every 1024 nodes, the time limit.
+  // Counts a node; throws Stop at the node limit or, checked every 1024 nodes, the time limit and
+  // the stop flag.
   void count_node() {
     if (++nodes_ > limit_) throw Stop{};
-    if (seconds_ > 0 && nodes_ % 1024 == 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() > seconds_) {
+    if (nodes_ % 1024 != 0) return;
+    if (stop_ && stop_->load(std::memory_order_relaxed)) throw Stop{};
+    if (seconds_ > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() > seconds_) {
       throw Stop{};
     }
   }
@@ -400,6 +408,7 @@ class RelaxationSearch {
     if (s.makespan < best_) {
       best_ = s.makespan;
       if (record_) best_leaf_ = s;
+      if (best_ <= floor_) throw AtFloor{};
     }
   }
 
@@ -674,10 +683,13 @@ class RelaxationSearch {
 
   const Params& p_;
   double best_;
+  double floor_;
+  bool below_floor_ = false;
   std::int64_t limit_;
   double seconds_;
   bool prune_;
   bool record_;
+  const std::atomic<bool>* stop_;
   PartialSchedule best_leaf_;
   std::chrono::steady_clock::time_point start_;
   std::int64_t nodes_ = 0;
@@ -788,12 +800,17 @@ std::vector<Action> leaf_order(const Params& q, const PartialSchedule& leaf, int
 }
 
 SingleStageRelaxation run_search(const Params& q, const PartialSchedule& start, double cutoff, std::int64_t node_limit,
-                                 double seconds, bool prune, int s = -1) {
+                                 double seconds, bool prune, int s = -1, double floor = -kInf,
+                                 const std::atomic<bool>* stop = nullptr) {
   SingleStageRelaxation out;
   out.applicable = true;
-  RelaxationSearch search(q, cutoff, node_limit, seconds, prune, s >= 0);
+  RelaxationSearch search(q, cutoff, node_limit, seconds, prune, s >= 0, floor, stop);
   out.finished = search.run(start);
   out.nodes = search.nodes();
+  if (search.below_floor()) {
+    out.below_floor = true;
+    return out;
+  }
   // Less a hair, so that the pruning tolerance inside the search can never make it too large.
   if (out.finished) out.bound = std::min(search.best(), cutoff) - 1e-7;
   out.exact = out.finished && search.best() < cutoff;
@@ -814,10 +831,11 @@ StartRules strongest_start_rules(const Instance& inst, const BoundProblem& p, in
 
 SingleStageRelaxation single_stage_relaxation(const Instance& inst, const BoundProblem& p, int s,
                                               const std::vector<double>& head, double cutoff, std::int64_t node_limit,
-                                              double seconds, bool prune, StartRules rules, bool pairs) {
+                                              double seconds, bool prune, StartRules rules, bool pairs, double floor,
+                                              const std::atomic<bool>* stop) {
   if (!single_stage_relaxation_applies(inst, p, s, rules)) return {};
   const Params q = params(inst, p, s, head, rules, pairs);
-  return run_search(q, PartialSchedule(p.m), cutoff, node_limit, seconds, prune, s);
+  return run_search(q, PartialSchedule(p.m), cutoff, node_limit, seconds, prune, s, floor, stop);
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -202,6 +203,57 @@ TEST(SingleStageRelaxation, PrunedSearchFindsWhatThePlainEnumerationFinds) {
     }
   }
   EXPECT_GE(compared, 20);
+}
+
+// A floor (a bound known elsewhere) stops the search at its first relaxed schedule at or below
+// it: then it claims nothing (bound 0, below_floor) and takes no more nodes than the search
+// without it; a floor under the relaxed optimum changes nothing. Random plain pipelines, each
+// stage at floors below, at and above its relaxed optimum.
+TEST(SingleStageRelaxation, AFloorStopsItAtTheFirstScheduleBelowAndChangesNothingElse) {
+  std::mt19937 rng(78);
+  int below = 0, above = 0;
+  for (int i = 0; i < 40; ++i) {
+    const Instance inst = random_plain_offload(rng, 4);
+    const BoundProblem p(inst);
+    const std::vector<double> head = root_heads(inst, p);
+    const double inf = std::numeric_limits<double>::infinity();
+    for (int s = 0; s < inst.num_stages(); ++s) {
+      const SingleStageRelaxation plain = single_stage_relaxation(inst, p, s, head, inf, kNodes);
+      if (!plain.applicable || !plain.finished || !plain.exact) continue;
+      for (const double floor : {plain.bound - 1.0, plain.bound + 1e-6, plain.bound + 5.0}) {
+        const SingleStageRelaxation r =
+            single_stage_relaxation(inst, p, s, head, inf, kNodes, 0, true, StartRules::kFree, true, floor);
+        ASSERT_TRUE(r.finished);
+        EXPECT_LE(r.nodes, plain.nodes);
+        if (floor < plain.bound) {
+          EXPECT_FALSE(r.below_floor) << "instance " << i << ", stage " << s;
+          EXPECT_NEAR(r.bound, plain.bound, 1e-9);
+          EXPECT_EQ(r.nodes, plain.nodes);
+          ++above;
+        } else {
+          EXPECT_TRUE(r.below_floor) << "instance " << i << ", stage " << s;
+          EXPECT_EQ(r.bound, 0.0);
+          EXPECT_FALSE(r.exact);
+          ++below;
+        }
+      }
+    }
+  }
+  EXPECT_GE(above, 20);
+  EXPECT_GE(below, 40);
+}
+
+// A stop flag that is set stops the search unfinished (it claims nothing), as a node limit does.
+TEST(SingleStageRelaxation, AStopFlagStopsItUnfinished) {
+  const Instance inst = shipped("offload-slow-pcie-4x8");
+  const BoundProblem p(inst);
+  const std::atomic<bool> stop{true};
+  const SingleStageRelaxation r =
+      single_stage_relaxation(inst, p, 0, root_heads(inst, p), std::numeric_limits<double>::infinity(), kNodes, 0, true,
+                              StartRules::kSpecFirstStage, true, -std::numeric_limits<double>::infinity(), &stop);
+  EXPECT_FALSE(r.finished);
+  EXPECT_EQ(r.bound, 0.0);
+  EXPECT_LE(r.nodes, 1024);  // polled every 1024 nodes
 }
 
 using test_support::along_path;
