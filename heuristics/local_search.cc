@@ -315,6 +315,11 @@ class IteratedLocalSearch {
     return ops >= kCheckpointOps ? 16 : 0;
   }
 
+  // The target: the fixed one, or the live one when it has risen above it.
+  double target() const {
+    return opt_.live_target ? std::max(opt_.target, opt_.live_target->load(std::memory_order_relaxed)) : opt_.target;
+  }
+
   bool out_of_budget() const {
     return stats_.evaluations >= opt_.max_evaluations || (opt_.stop != nullptr && opt_.stop->load(std::memory_order_relaxed));
   }
@@ -579,11 +584,11 @@ class IteratedLocalSearch {
     if (!evaluate(cur.sch, &cur.key)) throw InputError("local search: the start schedule does not complete");
     save_timing(cur.timing);
     stats_.start_makespan = cur.key.makespan;
-    if (cur.key.makespan > opt_.target + kTargetTolerance) descend(cur);
+    if (cur.key.makespan > target() + kTargetTolerance) descend(cur);
     Solution best = cur;
     int since_best = 0, barren = 0;
     const int kmin = std::max(1, opt_.kick_min), kmax = std::max(kmin, opt_.kick_max);
-    while (!out_of_budget() && best.key.makespan > opt_.target + kTargetTolerance) {
+    while (!out_of_budget() && best.key.makespan > target() + kTargetTolerance) {
       const int strength = kmin + since_best % (kmax - kmin + 1);
       Solution cand = cur;
       bool feasible = false, applied = false;

@@ -74,6 +74,9 @@ struct LocalSearchOptions {
   // kTargetTolerance of it (nothing better exists, up to the tolerance the solver's proofs use).
   // -inf: none.
   double target = -std::numeric_limits<double>::infinity();
+  // A bound proven while the search runs (e.g. by a relaxation on another thread), read after
+  // every kick's descent as a second target: null, none.
+  const std::atomic<double>* live_target = nullptr;
   // Candidates are simulated from the latest checkpoint of the current solution that they share
   // (model/checkpointed_simulation.h; the same results, faster on long lists): this many
   // checkpoints, 0 for plain simulations, -1 for the default (16 from kCheckpointOps compute ops

@@ -7,6 +7,8 @@
 #include <string>
 
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+#include <tbb/task_group.h>
 
 #include "model/simulator.h"
 #include "model/validator.h"
@@ -56,13 +58,17 @@ bool guided_hybrid(const Instance& inst, const std::vector<const HeuristicResult
 }
 
 // Local search from every start, one task each (TBB), on opt.evaluations each; all stop at
-// opt.time_limit, or as soon as one reaches opt.target. Returns the improved schedules and puts
-// one ImprovedStart per start into `runs`, both in the order of `starts`.
+// opt.time_limit, or as soon as one reaches opt.target (or `live_target`, a bound proven
+// meanwhile; null: none). `done` (null: a flag of its own) is the stop flag they share: set from
+// outside, it stops them; a run that reaches the target sets it. Returns the improved schedules
+// and puts one ImprovedStart per start into `runs`, both in the order of `starts`.
 std::vector<Schedule> improve_all(const Instance& inst, const std::vector<Start>& starts, const WarmStartOptions& opt,
-                                  std::vector<ImprovedStart>& runs) {
+                                  std::vector<ImprovedStart>& runs, std::atomic<bool>* done = nullptr,
+                                  const std::atomic<double>* live_target = nullptr) {
   std::vector<Schedule> improved(starts.size());
   runs.resize(starts.size());
-  std::atomic<bool> stop{false};
+  std::atomic<bool> own{false};
+  std::atomic<bool>& stop = done ? *done : own;
   const Watchdog watchdog(opt.time_limit, stop, opt.stop);
   tbb::parallel_for(std::size_t{0}, starts.size(), [&](std::size_t i) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -70,14 +76,27 @@ std::vector<Schedule> improve_all(const Instance& inst, const std::vector<Start>
     lo.max_evaluations = opt.evaluations;
     lo.stop = &stop;
     lo.target = opt.target;
+    lo.live_target = live_target;
     LocalSearchStats st;
     improved[i] = improve_schedule(inst, *starts[i].schedule, lo, &st);
-    if (st.final_makespan <= opt.target + kEps) stop.store(true);  // the others cannot do better
+    const double target = live_target ? std::max(opt.target, live_target->load()) : opt.target;
+    if (st.final_makespan <= target + kEps) stop.store(true);  // the others cannot do better
     if (opt.on_improved) opt.on_improved(st.final_makespan, starts[i].name);
     runs[i] = {starts[i].name, st.start_makespan, st.final_makespan, st.evaluations,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
   });
   return improved;
+}
+
+// Sorted by makespan, best first: the feasible heuristic results.
+std::vector<const HeuristicResult*> feasible_by_makespan(const BestResult& heur) {
+  std::vector<const HeuristicResult*> feasible;
+  for (const HeuristicResult& r : heur.results) {
+    if (r.ok()) feasible.push_back(&r);
+  }
+  std::stable_sort(feasible.begin(), feasible.end(),
+                   [](const HeuristicResult* a, const HeuristicResult* b) { return a->sim.makespan < b->sim.makespan; });
+  return feasible;
 }
 
 // The full phase as rounds (WarmStartOptions::rounds): from the guide's hybrid and every schedule
@@ -86,12 +105,7 @@ void full_phase_in_rounds(const Instance& inst, const BestResult& heur, const Wa
                           const GuidedBound& thorough, double seconds, BoundedWarmStarts& out) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<Schedule> starts;
-  std::vector<const HeuristicResult*> feasible;
-  for (const HeuristicResult& r : heur.results) {
-    if (r.ok()) feasible.push_back(&r);
-  }
-  std::stable_sort(feasible.begin(), feasible.end(),
-                   [](const HeuristicResult* a, const HeuristicResult* b) { return a->sim.makespan < b->sim.makespan; });
+  const std::vector<const HeuristicResult*> feasible = feasible_by_makespan(heur);
   WarmStartOptions guided = opt;
   guided.guide_device = thorough.device;
   guided.guide = thorough.order;
@@ -114,6 +128,56 @@ void full_phase_in_rounds(const Instance& inst, const BestResult& heur, const Wa
                                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
   out.starts.reached_target = out.starts.reached_target || rs.final_makespan <= out.bound + kEps;
   out.starts.schedules.push_back(std::move(best));
+}
+
+// The full phase beside the thorough bound (build_warm_starts with two threads or more, see the
+// header). One task computes the bound (stopped through `done` once it cannot matter) and then
+// searches from its guide; meanwhile the searches from the best heuristics run, with the bound
+// as their live target once it is known. `timed_bound` is build_warm_starts' own (it raises
+// out.bound); `spent` the seconds used before.
+template <class TimedBound>
+void full_phase_beside_bound(const Instance& inst, const BestResult& heur, const WarmStartOptions& opt,
+                             std::int64_t quick_evaluations, double incumbent, TimedBound& timed_bound, double spent,
+                             BoundedWarmStarts& out) {
+  WarmStartOptions full = opt;
+  full.target = out.bound;
+  full.evaluations = std::max<std::int64_t>(1, opt.evaluations - quick_evaluations);
+  full.time_limit = opt.time_limit - spent;
+  const std::vector<const HeuristicResult*> feasible = feasible_by_makespan(heur);
+  std::atomic<bool> done{false};
+  std::atomic<double> proven{out.bound};
+  const Watchdog watchdog(full.time_limit, done, opt.stop);
+
+  std::vector<ImprovedStart> guided_run;
+  std::vector<Schedule> guided;
+  tbb::task_group side;
+  side.run([&] {
+    const GuidedBound thorough = timed_bound(incumbent, true, &done);
+    if (thorough.bound > proven.load()) proven.store(thorough.bound);
+    if (thorough.bound >= incumbent - kEps) done.store(true);  // the quick phase's best is optimal
+    if (done.load() || thorough.device < 0 || thorough.order.empty()) return;
+    WarmStartOptions g = full;
+    g.target = proven.load();
+    g.guide_device = thorough.device;
+    g.guide = thorough.order;
+    Schedule hybrid;
+    if (!guided_hybrid(inst, feasible, g, hybrid)) return;
+    guided = improve_all(inst, {{hybrid.solver, &hybrid}}, g, guided_run, &done, &proven);
+  });
+  std::vector<Start> starts;
+  for (const HeuristicResult* r : best_distinct(feasible, opt.improve_best)) starts.push_back({r->name, &*r->schedule});
+  std::vector<ImprovedStart> runs;
+  std::vector<Schedule> improved = improve_all(inst, starts, full, runs, &done, &proven);
+  side.wait();
+  out.thorough = true;
+  // The guide's run first, as in the phases one after the other.
+  for (Schedule& g : guided) out.starts.schedules.push_back(std::move(g));
+  for (ImprovedStart& r : guided_run) out.starts.improved.push_back(std::move(r));
+  for (Schedule& i : improved) out.starts.schedules.push_back(std::move(i));
+  for (ImprovedStart& r : runs) out.starts.improved.push_back(std::move(r));
+  bool reached = incumbent <= out.bound + kEps;
+  for (const ImprovedStart& r : out.starts.improved) reached = reached || r.after <= out.bound + kEps;
+  out.starts.reached_target = reached;
 }
 
 }  // namespace
@@ -154,9 +218,9 @@ BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur
   BoundedWarmStarts out;
   out.bound = std::max(0.0, opt.target);
   const HeuristicResult* best = heur.best_result();
-  auto timed_bound = [&](double incumbent, bool thorough) {
+  auto timed_bound = [&](double incumbent, bool thorough, const std::atomic<bool>* stop) {
     const auto t0 = Clock::now();
-    const GuidedBound b = bound(incumbent, thorough);
+    const GuidedBound b = bound(incumbent, thorough, stop);
     out.bound_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     out.bound = std::max(out.bound, b.bound);
     return b;
@@ -168,7 +232,8 @@ BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur
   // The quick phase, against the cheap bound.
   double first = best->sim.makespan;
   for (const ImprovedStart& r : opt.extra_runs) first = std::min(first, r.after);
-  const GuidedBound cheap = timed_bound(first, false);
+  std::atomic<bool> no_stop{false};
+  const GuidedBound cheap = timed_bound(first, false, opt.stop ? opt.stop : &no_stop);
   WarmStartOptions quick = opt;
   quick.target = out.bound;
   quick.evaluations = std::min(opt.evaluations, std::max<std::int64_t>(1000, opt.evaluations / 20));
@@ -194,7 +259,11 @@ BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur
   // The thorough bound, with the best schedule so far as the cutoff.
   double incumbent = best->sim.makespan;
   for (const ImprovedStart& i : out.starts.improved) incumbent = std::min(incumbent, i.after);
-  const GuidedBound thorough = timed_bound(incumbent, true);
+  if (!opt.rounds && tbb::this_task_arena::max_concurrency() >= 2) {
+    full_phase_beside_bound(inst, heur, opt, quick.evaluations, incumbent, timed_bound, elapsed(), out);
+    return out;
+  }
+  const GuidedBound thorough = timed_bound(incumbent, true, opt.stop ? opt.stop : &no_stop);
   out.thorough = true;
   if (incumbent <= out.bound + kEps) {
     out.starts.reached_target = true;

@@ -268,12 +268,12 @@ class PipelineRun {
   // The root's bounds for the warm starts; the thorough one (with the single-stage relaxation)
   // is kept for the search, the cheap one's device relaxation for the thorough one and the tree.
   RootBoundFn root_bound_fn() {
-    return [this](double incumbent, bool thorough) {
+    return [this](double incumbent, bool thorough, const std::atomic<bool>* stop) {
       SolveOptions ro;
       ro.time_limit = std::max(0.0, o_.time_limit - since(started_));
       ro.stage_relaxation = thorough && o_.stage_relaxation;
       ro.device_relaxation = o_.device_relaxation;
-      ro.stop = o_.stop;
+      ro.stop = stop;  // set by the caller once the bound cannot matter, and on o_.stop
       if (thorough) ro.root_relaxation = &cheap_;  // its device relaxation, not searched again
       if (cached_.hit.schedule) incumbent = std::min(incumbent, cached_.hit.makespan);
       const RootBound r = root_lower_bound(inst_, incumbent, ro);

@@ -20,7 +20,9 @@
 // search itself.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -458,7 +460,8 @@ TEST(LocalSearch, SameSeedSameResult) {
 
 // A target (a proven lower bound) stops the search once its best is within kTargetTolerance of
 // it: with the makespan a full run reaches as the target, the same trajectory ends at the first
-// evaluation that reaches it, and a start that already meets it costs one evaluation.
+// evaluation that reaches it (and so it does with that target given live), and a start that
+// already meets it costs one evaluation.
 TEST(LocalSearch, StopsAtItsTarget) {
   std::mt19937 rng(47);
   int stopped_early = 0, compared = 0;
@@ -476,6 +479,15 @@ TEST(LocalSearch, StopsAtItsTarget) {
     EXPECT_NEAR(aimed.final_makespan, full.final_makespan, 1e-9) << label(inst);
     EXPECT_LE(aimed.evaluations, full.evaluations);
     stopped_early += aimed.evaluations < full.evaluations ? 1 : 0;
+    // The same target given live (as a relaxation on another thread gives it): the same run.
+    LocalSearchOptions live = o;
+    live.target = -std::numeric_limits<double>::infinity();
+    const std::atomic<double> proven{o.target};
+    live.live_target = &proven;
+    LocalSearchStats by_live;
+    improve_schedule(inst, *start, live, &by_live);
+    EXPECT_EQ(by_live.evaluations, aimed.evaluations) << label(inst);
+    EXPECT_NEAR(by_live.final_makespan, aimed.final_makespan, 1e-9);
     o.target = full.start_makespan;
     improve_schedule(inst, *start, o, &met);
     EXPECT_EQ(met.evaluations, 1) << label(inst);
