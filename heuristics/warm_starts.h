@@ -3,8 +3,11 @@
 // on memory-tight instances the improved ones are often far better than any fixed pattern
 // (gpt-8x24-tight: 764.94 -> about 670 ms).
 //
-// Deterministic: local search runs on fixed evaluation budgets, one start per task (TBB), and
-// the result does not depend on the number of threads. Complexity: k x evaluations simulations.
+// build_warm_starts without a bound is deterministic: local search runs on fixed evaluation
+// budgets, one start per task (TBB), and the result does not depend on the number of threads.
+// The phased one with a bound (below) runs its thorough bound beside the full local search when
+// it has two threads; then which searches ran how far depends on timing, though a schedule that
+// meets the bound is an optimum either way. Complexity: k x evaluations simulations.
 #pragma once
 
 #include <atomic>

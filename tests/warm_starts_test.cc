@@ -183,6 +183,16 @@ TEST(WarmStarts, AGuideListStartsOneMoreLocalSearch) {
   for (const ImprovedStart& i : wrong.improved) EXPECT_EQ(i.heuristic.find("relaxed order"), std::string::npos);
 }
 
+// The least makespan of the feasible schedules among `schedules` (infinity: none).
+double best_feasible(const Instance& inst, const std::vector<Schedule>& schedules) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const Schedule& sch : schedules) {
+    const SimResult r = simulate(inst, sch);
+    if (r.feasible) best = std::min(best, r.makespan);
+  }
+  return best;
+}
+
 // In phases: the cheap bound, a quick local search against it, and only if that does not
 // reach it the thorough bound and the full local search from its guide. offload-fast-pcie-4x8:
 // the quick phase reaches the cheap bound, so the thorough one is never asked for.
@@ -215,11 +225,7 @@ TEST(WarmStarts, PhasesAskForTheThoroughBoundOnlyWhenTheQuickSearchFallsShort) {
     EXPECT_NEAR(b.bound, slow ? 341.92 : 228.82, 1e-6);
     ASSERT_GE(static_cast<int>(b.starts.improved.size()), b.quick_runs);
     for (int k = 0; k < b.quick_runs; ++k) EXPECT_LE(b.starts.improved[static_cast<std::size_t>(k)].evaluations, 6000);
-    double best = std::numeric_limits<double>::infinity();
-    for (const Schedule& sch : b.starts.schedules) {
-      const SimResult r = simulate(inst, sch);
-      if (r.feasible) best = std::min(best, r.makespan);
-    }
+    const double best = best_feasible(inst, b.starts.schedules);
     EXPECT_NEAR(best, b.bound, 1e-6);  // a schedule meets it
     if (slow) {
       ASSERT_GT(static_cast<int>(b.starts.improved.size()), b.quick_runs);
@@ -266,11 +272,7 @@ TEST(WarmStarts, BesideTheBoundASearchThatMeetsTheCheapBoundStopsIt) {
     EXPECT_TRUE(b.thorough);
     EXPECT_EQ(thorough_calls, 1);
     EXPECT_NEAR(b.bound, slow ? 341.92 : 228.82, 1e-6);
-    double best = std::numeric_limits<double>::infinity();
-    for (const Schedule& sch : b.starts.schedules) {
-      const SimResult r = simulate(inst, sch);
-      if (r.feasible) best = std::min(best, r.makespan);
-    }
+    const double best = best_feasible(inst, b.starts.schedules);
     EXPECT_NEAR(best, b.bound, 1e-6);
     if (slow) {
       EXPECT_NEAR(thorough_bound, 341.92, 1e-6);  // it ran to the end
