@@ -235,27 +235,46 @@ bool TranspositionTable::seen_or_insert(const StateKey& key) {
   return false;
 }
 
+namespace {
+
+// dominates() with a stored state on one side.
+bool same_discrete(const StateStore::View& a, const StateKey& b) {
+  return a.hash == b.hash && a.discrete_size == b.discrete.size() &&
+         std::equal(a.discrete, a.discrete + a.discrete_size, b.discrete.begin()) && a.times_size == b.times.size();
+}
+
+}  // namespace
+
 bool TranspositionTable::dominated_or_insert(const StateKey& key) {
   if (exact_) return seen_or_insert(key);
   Shard& sh = shards_[key.hash % kShards];
   std::lock_guard<std::mutex> lock(sh.mu);
-  auto range = sh.map.equal_range(key.hash);
   std::size_t same_key = 0;
-  for (auto it = range.first; it != range.second;) {
-    if (dominates(it->second, key, exact_)) return true;
-    if (it->second.discrete == key.discrete) {
-      if (dominates(key, it->second, exact_)) {  // the new state is better: forget the old one
-        bytes_.fetch_sub(static_cast<double>(8 * (it->second.discrete.size() + it->second.times.size()) + 96));
+  std::uint32_t prev = StateStore::kNone;
+  for (std::uint32_t i = sh.store.first(key.hash); i != StateStore::kNone;) {
+    const StateStore::View v = sh.store.view(i);
+    const std::uint32_t next = sh.store.next(i);
+    if (same_discrete(v, key)) {
+      bool old_no_later = true, new_no_later = true;  // every time of one <= the other's
+      for (std::size_t t = 0; t < v.times_size; ++t) {
+        old_no_later = old_no_later && v.times[t] <= key.times[t];
+        new_no_later = new_no_later && key.times[t] <= v.times[t];
+      }
+      if (old_no_later) return true;
+      if (new_no_later) {  // the new state is better: forget the old one
+        bytes_.fetch_sub(static_cast<double>(8 * (v.discrete_size + v.times_size) + 96));
         --stored_;
-        it = sh.map.erase(it);
+        sh.store.remove(key.hash, i, prev);
+        i = next;
         continue;
       }
       ++same_key;
     }
-    ++it;
+    prev = i;
+    i = next;
   }
   if (same_key >= kMaxPerKey || bytes_.load() >= budget_) return false;
-  sh.map.emplace(key.hash, key);
+  sh.store.insert(key);
   bytes_.fetch_add(static_cast<double>(8 * (key.discrete.size() + key.times.size()) + 96));
   ++stored_;
   return false;

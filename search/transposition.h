@@ -72,11 +72,11 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
 #include "bounds/bound_problem.h"
 #include "search/fingerprint_set.h"
+#include "search/state_store.h"
 #include "model/instance.h"
 #include "model/simulator.h"
 
@@ -118,7 +118,7 @@ class TranspositionTable {
 
   struct Shard {
     std::mutex mu;
-    std::unordered_multimap<std::uint64_t, StateKey> map;  // without offload: whole keys
+    StateStore store;  // without offload: whole keys (flat arrays: state_store.h)
     FingerprintSet seen;  // with offload: fingerprints (one flat array: fingerprint_set.h)
   };
   static constexpr int kShards = 64;

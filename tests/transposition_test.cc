@@ -3,6 +3,7 @@
 // offload, the table's bookkeeping, and the solver with and without it.
 #include "search/transposition.h"
 #include "search/fingerprint_set.h"
+#include "search/state_store.h"
 
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <unordered_map>
 #include <vector>
 
 #include "bounds/bound_problem.h"
@@ -312,6 +314,106 @@ TEST(FingerprintSet, AgreesWithAPlainSet) {
       EXPECT_EQ(flat.contains(f), plain.count(plain_key(f)) != 0);
     }
   }
+}
+
+}  // namespace
+}  // namespace optpipe
+
+namespace optpipe {
+namespace {
+
+// The table without offload (whole states in search/state_store.h) against the plain version of
+// its rule: a multimap from hash to states, each new state cut when a stored one with the same
+// discrete part has every time no later, stored states it beats in every time forgotten, at most
+// kMaxPerKey incomparable ones per discrete part. Random states over a few discrete parts and
+// hashes (so that chains hold several parts, and removals hit the first, middle and last of a
+// chain), with coarse times so that ties and dominance in both directions are common.
+TEST(StateStore, TheTableAgreesWithAPlainMultimap) {
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 6; ++round) {
+    TranspositionTable table(false, 1e12);
+    std::unordered_multimap<std::uint64_t, StateKey> plain;
+    std::int64_t plain_stored = 0;
+    for (int k = 0; k < 6000; ++k) {
+      StateKey key;
+      const int part = static_cast<int>(rng() % 12);
+      key.hash = static_cast<std::uint64_t>(part % 5) * 64 + static_cast<std::uint64_t>(round);  // parts share hashes
+      key.discrete.assign(static_cast<std::size_t>(1 + part % 3), part);
+      key.times.resize(static_cast<std::size_t>(2 + part % 2));
+      for (double& t : key.times) t = static_cast<double>(rng() % 4);
+      // The plain rule.
+      bool cut = false;
+      std::size_t same_key = 0;
+      auto range = plain.equal_range(key.hash);
+      for (auto it = range.first; it != range.second && !cut;) {
+        if (dominates(it->second, key, false)) {
+          cut = true;
+          break;
+        }
+        if (it->second.discrete == key.discrete) {
+          if (dominates(key, it->second, false)) {
+            it = plain.erase(it);
+            --plain_stored;
+            continue;
+          }
+          ++same_key;
+        }
+        ++it;
+      }
+      if (!cut && same_key < TranspositionTable::kMaxPerKey) {
+        plain.emplace(key.hash, key);
+        ++plain_stored;
+      }
+      ASSERT_EQ(table.dominated_or_insert(key), cut) << "round " << round << ", state " << k;
+      ASSERT_EQ(table.stored(), plain_stored) << "round " << round << ", state " << k;
+    }
+  }
+}
+
+// The store alone: chains in insertion order reversed, removal anywhere in a chain, the space of
+// a removed state reused by one of the same sizes, and many hashes through several doublings.
+TEST(StateStore, ChainsRemovalsAndGrowth) {
+  StateStore store;
+  auto key = [](std::uint64_t hash, std::int64_t tag, std::size_t n) {
+    StateKey k;
+    k.hash = hash;
+    k.discrete.assign(n, tag);
+    k.times.assign(n + 1, static_cast<double>(tag));
+    return k;
+  };
+  auto chain = [&](std::uint64_t hash) {
+    std::vector<std::int64_t> tags;
+    for (std::uint32_t i = store.first(hash); i != StateStore::kNone; i = store.next(i)) {
+      const StateStore::View v = store.view(i);
+      EXPECT_EQ(v.hash, hash);
+      EXPECT_EQ(v.times_size, v.discrete_size + 1);
+      EXPECT_EQ(v.times[0], static_cast<double>(v.discrete[0]));
+      tags.push_back(v.discrete[0]);
+    }
+    return tags;
+  };
+  for (std::int64_t t = 1; t <= 4; ++t) store.insert(key(7, t, 2));
+  EXPECT_EQ(chain(7), (std::vector<std::int64_t>{4, 3, 2, 1}));
+  // Remove the middle (3: after 4), then the first (4), then the last (1: after 2).
+  std::uint32_t first = store.first(7);
+  store.remove(7, store.next(first), first);
+  EXPECT_EQ(chain(7), (std::vector<std::int64_t>{4, 2, 1}));
+  store.remove(7, store.first(7), StateStore::kNone);
+  EXPECT_EQ(chain(7), (std::vector<std::int64_t>{2, 1}));
+  first = store.first(7);
+  store.remove(7, store.next(first), first);
+  EXPECT_EQ(chain(7), (std::vector<std::int64_t>{2}));
+  EXPECT_EQ(store.size(), 1u);
+  store.insert(key(7, 5, 2));  // reuses a removed state's space
+  store.insert(key(7, 6, 3));  // another size
+  EXPECT_EQ(chain(7), (std::vector<std::int64_t>{6, 5, 2}));
+  for (std::uint64_t h = 100; h < 3100; ++h) store.insert(key(h * 64, static_cast<std::int64_t>(h), 1 + h % 3));
+  for (std::uint64_t h = 100; h < 3100; ++h) {
+    EXPECT_EQ(chain(h * 64), (std::vector<std::int64_t>{static_cast<std::int64_t>(h)}));
+  }
+  EXPECT_EQ(chain(7), (std::vector<std::int64_t>{6, 5, 2}));
+  EXPECT_EQ(store.first(8), StateStore::kNone);
+  EXPECT_EQ(store.size(), 3003u);
 }
 
 }  // namespace
