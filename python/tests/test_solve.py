@@ -145,8 +145,11 @@ def test_an_exception_in_the_callback_stops_the_solve():
 
 CTRL_C_SCRIPT = textwrap.dedent(
     """
-    import json, sys, time
+    import json, signal, sys, time
     import optpipe
+    # Python leaves SIGINT ignored when it starts with it ignored (a background job of a
+    # non-interactive shell, e.g. under nohup): the test would then wait out the time limit.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     inst = optpipe.Instance.from_file(sys.argv[1])
     print("solving", flush=True)
     start = time.monotonic()
