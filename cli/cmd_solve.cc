@@ -76,7 +76,7 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs& args) {
   cmd->add_option("--node-limit", args.node_limit, "stop after this many nodes")->check(at_least(0));
   cmd->add_option("--gap", args.gap, "stop at this relative gap, e.g. 0.01 for 1% (default 0: prove optimality)")
       ->check(from_to(0, 1));
-  cmd->add_option("--threads", args.threads, "worker threads (default: all)")->check(at_least(0));
+  cmd->add_option("--threads", args.threads, "threads for the whole solve: heuristics, local search, bounds, tree (default: all)")->check(at_least(0));
   cmd->add_option("--log-format", args.log_format, "text (default) or json (one object per line)")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("-q,--quiet", args.quiet, "no header and no progress lines");

@@ -5,6 +5,8 @@
 #include <memory>
 #include <optional>
 
+#include <tbb/task_arena.h>
+
 #include "cache/signature.h"
 #include "heuristics/local_search.h"
 #include "kernels/cuda_devices.h"
@@ -395,7 +397,10 @@ class PipelineRun {
 }  // namespace
 
 PipelineResult solve_pipeline(const Instance& inst, const PipelineOptions& o, SolveObserver& obs) {
-  return PipelineRun(inst, o, obs).run();
+  // Every phase within `threads` (the heuristics' and warm starts' TBB work too, not only the
+  // search's), so that --threads 1 is one thread and its warm starts run their phases in turn.
+  tbb::task_arena arena(o.threads > 0 ? o.threads : tbb::task_arena::automatic);
+  return arena.execute([&] { return PipelineRun(inst, o, obs).run(); });
 }
 
 PipelineResult solve_pipeline(const Instance& instance, const PipelineOptions& options) {

@@ -42,7 +42,7 @@ struct PipelineOptions {
   double time_limit = 60;             // seconds, for the whole solve
   std::int64_t node_limit = -1;       // < 0: none
   double gap = 0.0;                   // stop at this relative gap
-  int threads = 0;                    // 0: all hardware threads
+  int threads = 0;                    // for every phase (0: all hardware threads)
   std::int64_t local_search = -1;     // simulations per improved warm start (0: none; < 0: from the time limit)
   double lns = 0.0;                   // share of the time limit for large neighbourhood search
   bool transposition = true;

@@ -6,10 +6,12 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <tbb/task_arena.h>
 
 #include "heuristics/registry.h"
 #include "heuristics/warm_starts.h"
@@ -178,6 +180,26 @@ TEST(SolvePipeline, AtScaleRoundsInsteadOfTheTreeTheSameWithOneAndTwoThreads) {
     makespans.push_back(p.result.makespan);
   }
   EXPECT_EQ(makespans[0], makespans[1]);
+}
+
+// `threads` holds for every phase, not only the tree: the observer, called from the pipeline's
+// phases, sees an arena of that many threads (so --threads 1 is one thread, and its warm starts
+// run their phases in turn: heuristics/warm_starts.h).
+TEST(SolvePipeline, EveryPhaseRunsWithinItsThreads) {
+  const Instance inst = shipped("offload-fast-pcie-4x8");
+  for (int threads : {1, 2}) {
+    if (threads > static_cast<int>(std::thread::hardware_concurrency())) continue;
+    PipelineOptions o = quick(10);
+    o.threads = threads;
+    struct Seen : SolveObserver {
+      int concurrency = 0;
+      void on_warm_starts(const WarmStartReport&) override { concurrency = tbb::this_task_arena::max_concurrency(); }
+    } seen;
+    const PipelineResult p = solve_pipeline(inst, o, seen);
+    EXPECT_EQ(seen.concurrency, threads);
+    EXPECT_EQ(p.result.status, SolveResult::Status::kOptimal);
+    EXPECT_NEAR(p.result.makespan, 228.82, 1e-6);
+  }
 }
 
 // Cache lookup, warm starts, root, store, in that order; a second solve of the same instance is
