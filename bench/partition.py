@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Stage partitioning benchmark (issue 22): `optpipe partition` on GPT-3 14.6B and Llama-2 7B, on
+"""Stage partitioning benchmark (issue 22): `optpipe partition` on GPT-3 14.6B and 28.3B and Llama-2 7B, on
 8 and 16 H100s, at a generous and a tight memory limit (and, on 16, one in between, where other
 splits fit). For each case it runs
 
@@ -28,6 +28,11 @@ CASES = [
     ("gpt3-14.6b 16x48 gpu", "gpt3-14.6b", 16, 48, "gpu"),
     ("gpt3-14.6b 16x48 22GiB", "gpt3-14.6b", 16, 48, "22GiB"),
     ("gpt3-14.6b 16x48 1.5act", "gpt3-14.6b", 16, 48, "1.5act"),
+    ("gpt3-28.3b 8x24 gpu", "gpt3-28.3b", 8, 24, "gpu"),
+    ("gpt3-28.3b 8x24 1.5act", "gpt3-28.3b", 8, 24, "1.5act"),
+    ("gpt3-28.3b 16x48 gpu", "gpt3-28.3b", 16, 48, "gpu"),
+    ("gpt3-28.3b 16x48 40GiB", "gpt3-28.3b", 16, 48, "40GiB"),
+    ("gpt3-28.3b 16x48 1.5act", "gpt3-28.3b", 16, 48, "1.5act"),
     ("llama2-7b 8x32 gpu", "llama2-7b", 8, 32, "gpu"),
     ("llama2-7b 8x32 2act", "llama2-7b", 8, 32, "2act"),
     ("llama2-7b 16x64 gpu", "llama2-7b", 16, 64, "gpu"),
