@@ -167,7 +167,14 @@ void full_phase_beside_bound(const Instance& inst, const BestResult& heur, const
   std::vector<Start> starts;
   for (const HeuristicResult* r : best_distinct(feasible, opt.improve_best)) starts.push_back({r->name, &*r->schedule});
   std::vector<ImprovedStart> runs;
-  std::vector<Schedule> improved = improve_all(inst, starts, full, runs, &done, &proven);
+  std::vector<Schedule> improved;
+  try {
+    improved = improve_all(inst, starts, full, runs, &done, &proven);
+  } catch (...) {  // the bound's task reads this frame: stop it and wait before leaving
+    done.store(true);
+    side.wait();
+    throw;
+  }
   side.wait();
   out.thorough = true;
   // The guide's run first, as in the phases one after the other.
