@@ -809,6 +809,7 @@ SingleStageRelaxation run_search(const Params& q, const PartialSchedule& start, 
   out.nodes = search.nodes();
   if (search.below_floor()) {
     out.below_floor = true;
+    if (s >= 0) out.order = leaf_order(q, search.best_leaf(), s);
     return out;
   }
   // Less a hair, so that the pruning tolerance inside the search can never make it too large.

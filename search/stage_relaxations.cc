@@ -67,8 +67,13 @@ double StageRelaxations::at_root(const std::vector<double>& head, double cutoff,
     // Below the floor at the root says nothing of the nodes, where the history can raise the
     // stage's value: it is asked there like every stage whose search finishes (offload-random-02
     // of bench/solvers/random_offload.py, one thread, 5 s: bound 55.85 with it, 55.64 without).
+    // Its relaxed schedule still guides the warm starts when no stage gives a better one.
     if (r.below_floor) {
       if (inst_.can_offload()) stages_.push_back(s);
+      if (!r.order.empty() && root_order_.empty()) {
+        root_order_ = r.order;
+        root_order_stage_ = s;
+      }
       continue;
     }
     if (!r.order.empty() && (root_order_.empty() || r.bound > best)) {

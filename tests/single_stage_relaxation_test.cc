@@ -206,8 +206,8 @@ TEST(SingleStageRelaxation, PrunedSearchFindsWhatThePlainEnumerationFinds) {
 }
 
 // A floor (a bound known elsewhere) stops the search at its first relaxed schedule at or below
-// it: then it claims nothing (bound 0, below_floor) and takes no more nodes than the search
-// without it; a floor under the relaxed optimum changes nothing. Random plain pipelines, each
+// it: then it claims nothing (bound 0, below_floor; its order is that schedule's) and takes no
+// more nodes than the search without it; a floor under the relaxed optimum changes nothing. Random plain pipelines, each
 // stage at floors below, at and above its relaxed optimum.
 TEST(SingleStageRelaxation, AFloorStopsItAtTheFirstScheduleBelowAndChangesNothingElse) {
   std::mt19937 rng(78);
@@ -234,6 +234,13 @@ TEST(SingleStageRelaxation, AFloorStopsItAtTheFirstScheduleBelowAndChangesNothin
           EXPECT_TRUE(r.below_floor) << "instance " << i << ", stage " << s;
           EXPECT_EQ(r.bound, 0.0);
           EXPECT_FALSE(r.exact);
+          // The schedule it stopped at, a guide: every compute op of the stage once (reloads
+          // as its offloads ask).
+          auto computes = [](const std::vector<Action>& order) {
+            return std::count_if(order.begin(), order.end(), [](const Action& a) { return a.is_compute(); });
+          };
+          EXPECT_EQ(computes(r.order), computes(plain.order));
+          EXPECT_GT(computes(r.order), 0);
           ++below;
         }
       }
