@@ -286,14 +286,36 @@ class RelaxationSearch {
     const double tail = std::min(p_.tail_b, p_.tail_w);
     double lb = std::max(s.makespan, s.free + (p_.m - s.nf) * p_.f + (p_.m - s.nb) * p_.b + (p_.m - s.nw) * p_.w +
                                          (s.nw < p_.m ? tail : 0.0));
+    // Memory: F(j) starts only where what the microbatches before it still hold leaves room for
+    // its activation. Each holds at least its activation until its offload ends or its B ends,
+    // then M_W until its offload or its W ends (whichever choice and timing the completion makes:
+    // the earliest instants of those ends below; a reload only adds). drops_ holds those
+    // releases for the microbatches before the one at hand, by time.
+    const bool memory = s.nf < p_.m && (p_.m + 1) * p_.act > p_.cap + kEps;
+    if (memory) {
+      drops_.clear();
+      for (int i = s.nw; i < s.nf; ++i) add_releases(s, i);
+    }
     double f_end = s.free;  // end of the last forward run so far in this estimate
     for (int j = s.nb; j < p_.m; ++j) {
       double release;
       if (j < s.nf) {
         release = s.b_release(j);
       } else {
-        f_end = std::max(f_end, head_f(j)) + p_.f;
+        double start = std::max(f_end, head_f(j));
+        if (memory) {
+          const double fits = room_for_forward(j - s.nw);
+          if (!(fits < kInf)) return kInf;  // what is held before it never leaves room
+          start = std::max(start, fits);
+        }
+        f_end = start + p_.f;
         release = f_end + p_.lat;
+        if (memory) {
+          const double b_end = std::max({s.free, release, head_b(j)}) + p_.b;
+          const double off_end = p_.offloadable ? std::max(f_end, s.d2h) + p_.off : kInf;
+          add_drop(std::min(b_end, off_end), p_.act - p_.mw);
+          add_drop(std::min(b_end + p_.w, off_end), p_.mw);
+        }
       }
       double eb = std::max({s.free, release, head_b(j)});
       if (j < s.nf && s.offload_end(j) == s.offload_end(j)) {
@@ -305,6 +327,37 @@ class RelaxationSearch {
       lb = std::max({lb, eb + rest * (p_.b + p_.w) + tail, eb + rest * p_.b + p_.tail_b});
     }
     return lb;
+  }
+
+  // lower_bound's memory releases of microbatch i (s.nw <= i < s.nf: its W has not ended).
+  void add_releases(const PartialSchedule& s, int i) const {
+    if (i < s.nb) {  // B ended: the rest went then, M_W goes when W ends
+      add_drop(-kInf, p_.act - p_.mw);
+      add_drop(std::max(s.free, s.b_end(i)) + p_.w, p_.mw);
+      return;
+    }
+    if (s.offload_end(i) == s.offload_end(i)) {  // offloaded: all of it at the offload's end
+      add_drop(s.offload_end(i), p_.act);
+      return;
+    }
+    const double b_end = std::max({s.free, s.b_release(i), head_b(i)}) + p_.b;
+    add_drop(b_end, p_.act - p_.mw);
+    add_drop(b_end + p_.w, p_.mw);
+  }
+  void add_drop(double t, double bytes) const {
+    const std::pair<double, double> d{t, bytes};
+    drops_.insert(std::upper_bound(drops_.begin(), drops_.end(), d), d);
+  }
+  // The earliest instant at which a forward fits after `held` microbatches whose W has not ended
+  // (each added its activation) that release at most what drops_ lists by then; kInf: never.
+  double room_for_forward(int held) const {
+    double need = (held + 1) * p_.act - p_.cap - kEps;  // bytes that must have been released
+    if (need <= 0) return -kInf;
+    for (const auto& [t, bytes] : drops_) {
+      need -= bytes;
+      if (need <= 0) return t;
+    }
+    return kInf;
   }
 
   bool dominated(const PartialSchedule& s) {
@@ -694,6 +747,7 @@ class RelaxationSearch {
   std::chrono::steady_clock::time_point start_;
   std::int64_t nodes_ = 0;
   std::size_t next_slot_ = 0;
+  mutable std::vector<std::pair<double, double>> drops_;  // lower_bound's scratch: (time, bytes released)
   std::vector<std::int64_t> key_;  // dominated's scratch
   std::vector<double> times_;
   struct KeyHash {

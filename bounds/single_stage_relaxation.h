@@ -30,7 +30,9 @@
 // start at any later offload end (waiting for that release can make room for a reload that a
 // later B needs: starting every forward as early as possible misses optima). Pruned by a simple
 // bound (remaining work; for each remaining B, its F chain, latency, head and reload, then the
-// rest of the B and W) and by dominance
+// rest of the B and W; each remaining F no earlier than the instant at which the earlier
+// microbatches, releasing their activation at the earliest end of an offload or of their B and
+// M_W at that of their W, can have left room for its activation) and by dominance
 // between states with the same counters and levels (times no later and memory no fuller at
 // every instant from where a future reload could start on), which is sound here because the
 // relaxed model is monotone (unlike the spec's list scheduling); a reload that a later one could
