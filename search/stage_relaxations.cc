@@ -64,23 +64,16 @@ double StageRelaxations::at_root(const std::vector<double>& head, double cutoff,
                                                             known, opt_.stop);
     stats.single_stage_nodes += r.nodes;
     if (!r.finished) continue;
-    // Below the floor at the root says nothing of the nodes, where the history can raise the
-    // stage's value: it is asked there like every stage whose search finishes (offload-random-02
-    // of bench/solvers/random_offload.py, one thread, 5 s: bound 55.85 with it, 55.64 without).
-    // Its relaxed schedule still guides the warm starts when no stage gives a better one.
-    if (r.below_floor) {
-      if (inst_.can_offload()) stages_.push_back(s);
-      if (!r.order.empty() && root_order_.empty()) {
-        root_order_ = r.order;
-        root_order_stage_ = s;
-      }
-      continue;
-    }
+    // A stage stopped below the floor (bound 0) goes on like any finished one: the floor at the
+    // root says nothing of the nodes, where the history can raise the stage's value
+    // (offload-random-02 of bench/solvers/random_offload.py, one thread, 5 s: bound 55.85 asking
+    // it there, 55.64 not), and its relaxed schedule guides the warm starts when no stage gives
+    // a better one.
     if (!r.order.empty() && (root_order_.empty() || r.bound > best)) {
       root_order_ = r.order;
       root_order_stage_ = s;
     }
-    best = std::max(best, lift_to_cutoff(r.bound, cutoff));
+    if (!r.below_floor) best = std::max(best, lift_to_cutoff(r.bound, cutoff));  // it claims nothing
     if (inst_.can_offload()) stages_.push_back(s);
   }
   stats.single_stage_bound = best;
