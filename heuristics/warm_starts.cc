@@ -130,6 +130,17 @@ void full_phase_in_rounds(const Instance& inst, const BestResult& heur, const Wa
   out.starts.schedules.push_back(std::move(best));
 }
 
+// The full phase's options: the rest of the budget per start after the quick phase's, aimed at
+// `bound`, within what the time limit leaves after `spent` seconds.
+WarmStartOptions full_phase_options(const WarmStartOptions& opt, std::int64_t quick_evaluations, double bound,
+                                    double spent) {
+  WarmStartOptions full = opt;
+  full.target = bound;
+  full.evaluations = std::max<std::int64_t>(1, opt.evaluations - quick_evaluations);
+  full.time_limit = opt.time_limit - spent;
+  return full;
+}
+
 // The full phase beside the thorough bound (build_warm_starts with two threads or more, see the
 // header). One task computes the bound (stopped through `done` once it cannot matter) and then
 // searches from its guide; meanwhile the searches from the best heuristics run, with the bound
@@ -139,10 +150,7 @@ template <class TimedBound>
 void full_phase_beside_bound(const Instance& inst, const BestResult& heur, const WarmStartOptions& opt,
                              std::int64_t quick_evaluations, double incumbent, TimedBound& timed_bound, double spent,
                              BoundedWarmStarts& out) {
-  WarmStartOptions full = opt;
-  full.target = out.bound;
-  full.evaluations = std::max<std::int64_t>(1, opt.evaluations - quick_evaluations);
-  full.time_limit = opt.time_limit - spent;
+  const WarmStartOptions full = full_phase_options(opt, quick_evaluations, out.bound, spent);
   const std::vector<const HeuristicResult*> feasible = feasible_by_makespan(heur);
   std::atomic<bool> done{false};
   std::atomic<double> proven{out.bound};
@@ -281,10 +289,7 @@ BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur
     full_phase_in_rounds(inst, heur, opt, thorough, opt.time_limit - elapsed(), out);
     return out;
   }
-  WarmStartOptions full = opt;
-  full.target = out.bound;
-  full.evaluations = std::max<std::int64_t>(1, opt.evaluations - quick.evaluations);
-  full.time_limit = opt.time_limit - elapsed();
+  WarmStartOptions full = full_phase_options(opt, quick.evaluations, out.bound, elapsed());
   if (thorough.device >= 0 && !thorough.order.empty()) {
     full.guide_device = thorough.device;
     full.guide = thorough.order;
