@@ -89,6 +89,19 @@ class BranchAndBound {
     if (!opt.neighbourhood && opt.known_bound > 0 && opt.known_bound < kInf) shared_.raise_proven(opt.known_bound);
   }
 
+  // The root's bounds, in order: the node bound and the PCIe group energy bound, then the device
+  // relaxations and the single-stage relaxation, each told what those before it (and a bound
+  // proven elsewhere) already give. `w` holds the root's state at decision time t.
+  struct RootValues {
+    double before_relaxation = 0;  // all but the single-stage relaxation
+    double relaxation = 0;         // the single-stage relaxation's
+  };
+  RootValues root_values(SearchWorker& w, double t, double cutoff) {
+    double b = std::max(expander().bound(w, w.sim.snapshot(), t), group_bound(w.bound.head));
+    b = std::max(b, device_bound(w.bound.head, cutoff, std::max(b, shared_.proven_bound())));
+    return {b, relaxations_.at_root(w.bound.head, cutoff, std::max(b, shared_.proven_bound()), stats_)};
+  }
+
   // The root's bound with a cutoff of `incumbent`, without searching (root_lower_bound).
   RootBound root_bound_only(double incumbent) {
     RootBound out;
@@ -98,16 +111,15 @@ class BranchAndBound {
     root.sim.start_open();
     const Simulator::Step step = root.sim.advance();
     if (step.kind != Simulator::Step::Kind::kDecision) return out;
-    double b = std::max(expander().bound(root, root.sim.snapshot(), step.time), group_bound(root.bound.head));
-    b = std::max(b, device_bound(root.bound.head, incumbent, std::max(b, shared_.proven_bound())));
+    const RootValues v = root_values(root, step.time, incumbent);
     out.device_relaxation_ran = device_root_.ran;
     out.device_relaxation = device_root_.bound;
     out.relaxed_device = device_root_.device;
     out.device_order = device_root_.order;
-    out.relaxation = relaxations_.at_root(root.bound.head, incumbent, std::max(b, shared_.proven_bound()), stats_);
+    out.relaxation = v.relaxation;
     out.relaxation_ran = relaxations_.ran();
     out.relaxed_stages = relaxations_.stages();
-    out.bound = std::max(b, out.relaxation);
+    out.bound = std::max(v.before_relaxation, out.relaxation);
     if (relaxations_.root_order_stage() >= 0) {
       out.device = inst_.stages[static_cast<std::size_t>(relaxations_.root_order_stage())].device;
       out.order = relaxations_.root_order();
@@ -209,12 +221,8 @@ class BranchAndBound {
     const Simulator::Step step = root_worker.sim.advance();
     if (step.kind != Simulator::Step::Kind::kDecision) return nullptr;
     auto root = std::make_unique<SearchNode>();
-    root->bound = std::max(expander().bound(root_worker, root_worker.sim.snapshot(), step.time),
-                           group_bound(root_worker.bound.head));
-    root->bound = std::max(root->bound, device_bound(root_worker.bound.head, shared_.incumbent(),
-                                                     std::max(root->bound, shared_.proven_bound())));
-    const double known = std::max(root->bound, shared_.proven_bound());
-    root->bound = std::max(root->bound, relaxations_.at_root(root_worker.bound.head, shared_.incumbent(), known, stats_));
+    const RootValues v = root_values(root_worker, step.time, shared_.incumbent());
+    root->bound = std::max(v.before_relaxation, v.relaxation);
     root_bound_ = root->bound;
     shared_.raise_proven(root_bound_);  // valid for the whole tree, whatever its children say
     // A node costs its path (4 bytes a decision, at most one per action) plus its overhead.
