@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <unordered_map>
 
@@ -294,9 +295,12 @@ class RelaxationSearch {
     const bool memory = s.nf < p_.m && (p_.m + 1) * p_.act > p_.cap + kEps;
     if (memory) {
       drops_.clear();
+      future_.clear();
       for (int i = s.nw; i < s.nf; ++i) add_releases(s, i);
     }
     double f_end = s.free;  // end of the last forward run so far in this estimate
+    // The remaining B's run in order after `free`, and so do the W's, after those whose B ended.
+    double b_last = s.free, w_last = s.free + (s.nb - s.nw) * p_.w;
     for (int j = s.nb; j < p_.m; ++j) {
       double release;
       if (j < s.nf) {
@@ -304,18 +308,12 @@ class RelaxationSearch {
       } else {
         double start = std::max(f_end, head_f(j));
         if (memory) {
-          const double fits = room_for_forward(j - s.nw);
+          const double fits = room_for_forward(j - s.nw, s.d2h);
           if (!(fits < kInf)) return kInf;  // what is held before it never leaves room
           start = std::max(start, fits);
         }
         f_end = start + p_.f;
         release = f_end + p_.lat;
-        if (memory) {
-          const double b_end = std::max({s.free, release, head_b(j)}) + p_.b;
-          const double off_end = p_.offloadable ? std::max(f_end, s.d2h) + p_.off : kInf;
-          add_drop(std::min(b_end, off_end), p_.act - p_.mw);
-          add_drop(std::min(b_end + p_.w, off_end), p_.mw);
-        }
       }
       double eb = std::max({s.free, release, head_b(j)});
       if (j < s.nf && s.offload_end(j) == s.offload_end(j)) {
@@ -323,6 +321,9 @@ class RelaxationSearch {
                           : s.forced(j)                  ? s.forced_from(j) + p_.rel
                                                          : s.offload_end(j) + p_.rel);
       }
+      b_last = std::max(b_last, eb) + p_.b;
+      w_last = std::max(w_last, b_last) + p_.w;
+      if (memory && j >= s.nf) future_.push_back({f_end, b_last, w_last});
       const int rest = p_.m - j;
       lb = std::max({lb, eb + rest * (p_.b + p_.w) + tail, eb + rest * p_.b + p_.tail_b});
     }
@@ -349,15 +350,72 @@ class RelaxationSearch {
     drops_.insert(std::upper_bound(drops_.begin(), drops_.end(), d), d);
   }
   // The earliest instant at which a forward fits after `held` microbatches whose W has not ended
-  // (each added its activation) that release at most what drops_ lists by then; kInf: never.
-  double room_for_forward(int held) const {
-    double need = (held + 1) * p_.act - p_.cap - kEps;  // bytes that must have been released
+  // (each added its activation) that release at most what released_by counts by then; kInf:
+  // never. released_by is nondecreasing in t, so a binary search over the instants where it can
+  // change finds it.
+  double room_for_forward(int held, double d2h) const {
+    const double need = (held + 1) * p_.act - p_.cap - kEps;  // bytes that must have been released
     if (need <= 0) return -kInf;
-    for (const auto& [t, bytes] : drops_) {
-      need -= bytes;
-      if (need <= 0) return t;
+    std::vector<double>& cand = cand_;
+    cand.clear();
+    for (const auto& d : drops_) cand.push_back(d.first);
+    double e = d2h;
+    for (const FutureMb& fm : future_) {
+      cand.push_back(fm.b_end);
+      cand.push_back(fm.w_end);
+      if (p_.offloadable) {
+        e = std::max(e, fm.f_end) + p_.off;
+        cand.push_back(e);
+      }
     }
-    return kInf;
+    std::sort(cand.begin(), cand.end());
+    std::size_t lo = 0, hi = cand.size();  // first index whose release reaches need
+    while (lo < hi) {
+      const std::size_t mid = (lo + hi) / 2;
+      if (released_by(cand[mid], d2h) >= need) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    return lo < cand.size() ? cand[lo] : kInf;
+  }
+
+  // An upper bound on the bytes released by t: the history's drops_ by then, and of the future
+  // microbatches (future_, in order), a kept one's activation less M_W at its B's earliest end
+  // and M_W at its W's, and up to q of them, whose offloads can have ended by t, all of it, q
+  // the most offloads that the D2H channel (free from d2h, FIFO after each forward) can end by
+  // t. Which q is the completion's choice: the largest gains are counted.
+  double released_by(double t, double d2h) const {
+    double r = 0;
+    for (const auto& [dt, bytes] : drops_) {
+      if (dt > t + kEps) break;
+      r += bytes;
+    }
+    int q = 0;
+    if (p_.offloadable) {
+      double e = d2h;
+      for (const FutureMb& fm : future_) {
+        const double next = std::max(e, fm.f_end) + p_.off;
+        if (next > t + kEps) break;
+        e = next;
+        ++q;
+      }
+    }
+    std::vector<double>& gains = gains_;
+    gains.clear();
+    for (const FutureMb& fm : future_) {
+      const double kept = (fm.b_end <= t + kEps ? p_.act - p_.mw : 0.0) + (fm.w_end <= t + kEps ? p_.mw : 0.0);
+      r += kept;
+      if (q > 0 && std::max(d2h, fm.f_end) + p_.off <= t + kEps) gains.push_back(p_.act - kept);
+    }
+    if (q > 0) {
+      const std::size_t k = std::min(gains.size(), static_cast<std::size_t>(q));
+      std::partial_sort(gains.begin(), gains.begin() + static_cast<std::ptrdiff_t>(k), gains.end(),
+                        std::greater<double>());
+      for (std::size_t i = 0; i < k; ++i) r += gains[i];
+    }
+    return r;
   }
 
   bool dominated(const PartialSchedule& s) {
@@ -748,6 +806,11 @@ class RelaxationSearch {
   std::int64_t nodes_ = 0;
   std::size_t next_slot_ = 0;
   mutable std::vector<std::pair<double, double>> drops_;  // lower_bound's scratch: (time, bytes released)
+  struct FutureMb {
+    double f_end, b_end, w_end;  // earliest ends of a microbatch whose F is not placed yet
+  };
+  mutable std::vector<FutureMb> future_;  // lower_bound's scratch, in microbatch order
+  mutable std::vector<double> cand_, gains_;  // room_for_forward's and released_by's scratch
   std::vector<std::int64_t> key_;  // dominated's scratch
   std::vector<double> times_;
   struct KeyHash {

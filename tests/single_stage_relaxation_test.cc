@@ -262,6 +262,17 @@ TEST(SingleStageRelaxation, ItsSearchBoundCountsMemory) {
   EXPECT_LE(r.nodes, 30000);
 }
 
+// ... and counts the D2H channel: the microbatches not yet started that can be offloaded by an
+// instant are at most as many as the channel can finish by then, one after another (20.0k nodes
+// here before, each offload counted as if the channel were free for it alone; 8.2k with it).
+TEST(SingleStageRelaxation, ItsSearchBoundCountsTheOffloadChannel) {
+  const Instance inst = shipped("offload-slow-pcie-4x8");
+  const SingleStageRelaxation r = relax(inst, 1, 343.70);
+  ASSERT_TRUE(r.finished && r.exact);
+  EXPECT_NEAR(r.bound, 288.68, 1e-6);
+  EXPECT_LE(r.nodes, 10000);
+}
+
 // A stop flag that is set stops the search unfinished (it claims nothing), as a node limit does.
 TEST(SingleStageRelaxation, AStopFlagStopsItUnfinished) {
   const Instance inst = shipped("offload-slow-pcie-4x8");
