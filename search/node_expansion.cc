@@ -114,13 +114,13 @@ double NodeExpander::bound_child(SearchWorker& w, const SearchNode& parent, doub
   const std::size_t decisions = static_cast<std::size_t>(ctx_.problem.S) * ctx_.problem.m * ctx_.problem.types;
   if (8 * (parent.path.size() + 1) >= 3 * decisions) b = std::max(b, device_relaxation(w));
   if (b >= cut || !ctx_.relaxations.active()) return b;
-  b = std::max(b, ctx_.relaxations.of_history(w.bound.times, w.bound.transfers, cut, w.stats));
+  b = std::max(b, ctx_.relaxations.of_history(w.bound.times, w.bound.transfers, cut, ctx_.shared.nodes(), w.stats));
   // With the node's own heads only from a quarter of the decisions on: nearer the root they
   // seldom cut, and each costs a search (StageRelaxations::at_node).
   const std::size_t from_depth = ctx_.problem.S * ctx_.problem.m * ctx_.problem.types / 4;
   if (b < ctx_.shared.cutoff() && parent.path.size() + 1 >= from_depth) {
     b = std::max(b, ctx_.relaxations.at_node(w.bound.times, w.bound.transfers, w.bound.head, ctx_.shared.cutoff(),
-                                             w.stats));
+                                             ctx_.shared.nodes(), w.stats));
   }
   if (b >= ctx_.shared.cutoff()) ++w.stats.pruned_relaxation;
   return b;

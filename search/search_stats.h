@@ -33,6 +33,7 @@ namespace optpipe {
   X(single_stage_nodes, "search nodes of the single-stage relaxations (root and nodes; not in nodes)")   \
   X(relaxation_calls, "history relaxations searched at the nodes")                                       \
   X(relaxation_unfinished, "relaxation searches that hit their node limit (worth 0)")                    \
+  X(relaxation_over_budget, "relaxation searches skipped at the nodes: over their budget")             \
   X(relaxation_hits, "history relaxations answered from the memo")                                       \
   X(pruned_relaxation, "children cut by a relaxation (also in pruned_bound)")                            \
   X(node_relaxation_calls, "relaxations with the node's own heads searched")                             \

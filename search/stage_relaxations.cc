@@ -23,6 +23,9 @@ constexpr std::size_t kRelaxationMemo = 1 << 18;
 // 30000, 16.6 s (3 unfinished).
 constexpr std::int64_t kNodeRelaxationNodes = 30000;
 constexpr std::size_t kNodeMemoBytes = std::size_t{128} << 20;
+// The searches' budget at the nodes (stage_relaxations.h).
+constexpr std::int64_t kNodeBudgetBase = 1'000'000;
+constexpr std::int64_t kNodeBudgetPerNode = 100;
 
 }  // namespace
 
@@ -34,6 +37,12 @@ StageRelaxations::StageRelaxations(const Instance& instance, const BoundProblem&
       opt_(options),
       history_memo_(kRelaxationMemo),
       node_memo_(kRelaxationMemo, kNodeMemoBytes) {}
+
+bool StageRelaxations::within_budget(std::int64_t tree_nodes, SolveStats& stats) const {
+  if (spent_.load(std::memory_order_relaxed) <= kNodeBudgetBase + kNodeBudgetPerNode * tree_nodes) return true;
+  ++stats.relaxation_over_budget;
+  return false;
+}
 
 StartRules StageRelaxations::rules_for(int s) const {
   return opt_.spec_start_rules ? strongest_start_rules(inst_, problem_, s) : StartRules::kFree;
@@ -82,7 +91,7 @@ double StageRelaxations::at_root(const std::vector<double>& head, double cutoff,
 }
 
 double StageRelaxations::of_history(const NodeTimes& times, const NodeTransfers& transfers, double cut,
-                                    SolveStats& stats) {
+                                    std::int64_t tree_nodes, SolveStats& stats) {
   double best = 0;
   // Asked a little above the cutoff: the relaxation returns its value less a hair.
   const double ask = cut + kRelaxationTolerance;
@@ -95,12 +104,14 @@ double StageRelaxations::of_history(const NodeTimes& times, const NodeTransfers&
       if (best >= cut) return best;
       continue;
     }
+    if (!within_budget(tree_nodes, stats)) continue;
     // The first stage under the spec's own start rules: stronger, and still a bound for every
     // node with the history (single_stage_relaxation.h).
     const StartRules rules = rules_for(s);
     const SingleStageRelaxation r =
         single_stage_relaxation_of_history(inst_, problem_, s, times, transfers, ask, kRelaxationNodes, rules);
     stats.single_stage_nodes += r.nodes;
+    spend(r.nodes);
     ++stats.relaxation_calls;
     if (rules == StartRules::kSpecFirstStage) ++stats.spec_rule_calls;
     if (!r.finished) ++stats.relaxation_unfinished;
@@ -113,7 +124,8 @@ double StageRelaxations::of_history(const NodeTimes& times, const NodeTransfers&
 }
 
 double StageRelaxations::at_node(const NodeTimes& times, const NodeTransfers& transfers,
-                                 const std::vector<double>& head, double cut, SolveStats& stats) {
+                                 const std::vector<double>& head, double cut, std::int64_t tree_nodes,
+                                 SolveStats& stats) {
   double best = 0;
   const double ask = cut + kRelaxationTolerance;  // as in of_history
   for (int s : stages_) {
@@ -127,9 +139,11 @@ double StageRelaxations::at_node(const NodeTimes& times, const NodeTransfers& tr
       if (best >= cut) return best;
       if (known.hopeless) continue;
     }
+    if (!within_budget(tree_nodes, stats)) continue;
     const SingleStageRelaxation r =
         single_stage_relaxation_at_node(inst_, problem_, s, times, transfers, head, ask, kNodeRelaxationNodes);
     stats.single_stage_nodes += r.nodes;
+    spend(r.nodes);
     ++stats.node_relaxation_calls;
     if (!r.finished) {
       ++stats.relaxation_unfinished;

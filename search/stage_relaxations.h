@@ -14,10 +14,19 @@
 // cut by it. So a proof that rests on it holds up to 1e-6 ms, like a MILP solver's absolute gap
 // tolerance.
 //
+// The searches at the nodes share a budget: at most kNodeBudgetBase search nodes, plus
+// kNodeBudgetPerNode for each node the tree has expanded (`tree_nodes`); past it a stage is
+// answered from the memos only. On the random offload instances of
+// bench/solvers/random_offload.py they spend 1-70 search nodes per tree node and cut many of
+// them; on a 6 x 12-microbatch instance with offload (`optpipe generate --model gpt3-14.6b
+// --devices 6 --microbatches 12 --memory-limit 4act`) 14,000, a third of them unfinished, and
+// the tree ran 60-80 nodes a second without a better bound to show for it.
+//
 // Thread safety: the root part runs before the workers start; of_history() and at_node() may be
 // called by every worker at once (the memos lock; everything else they read is read-only then).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -57,15 +66,19 @@ class StageRelaxations {
   // The largest relaxation of the node's stage histories (`times`, `transfers`, after its
   // bound), each from the memo when a node with the same history asked before; stops at the
   // first that reaches `cutoff`. An unfinished search counts as 0 and is not tried again.
-  double of_history(const NodeTimes& times, const NodeTransfers& transfers, double cutoff, SolveStats& stats);
+  double of_history(const NodeTimes& times, const NodeTransfers& transfers, double cutoff, std::int64_t tree_nodes,
+                    SolveStats& stats);
   // The largest relaxation with the node's own heads, free times and makespan so far (stronger
   // than the history's, but no two nodes ask the same question), from the monotone memo where
   // it can.
   double at_node(const NodeTimes& times, const NodeTransfers& transfers, const std::vector<double>& head,
-                 double cutoff, SolveStats& stats);
+                 double cutoff, std::int64_t tree_nodes, SolveStats& stats);
 
  private:
   StartRules rules_for(int s) const;
+  // Whether the searches at the nodes are within their budget (above), counting when not.
+  bool within_budget(std::int64_t tree_nodes, SolveStats& stats) const;
+  void spend(std::int64_t nodes) { spent_.fetch_add(nodes, std::memory_order_relaxed); }
 
   const Instance& inst_;
   const BoundProblem& problem_;
@@ -76,6 +89,7 @@ class StageRelaxations {
   int root_order_stage_ = -1;
   HistoryMemo history_memo_;
   MonotoneMemo node_memo_;
+  std::atomic<std::int64_t> spent_{0};  // search nodes of the searches at the nodes
 };
 
 }  // namespace optpipe

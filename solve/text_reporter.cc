@@ -158,7 +158,11 @@ void TextSolveReporter::search_statistics(const SolveStats& s) {
          << s.single_stage_nodes << " nodes, " << num(s.single_stage_seconds, 3) << " s)\n";
     out_ << "  relaxation at nodes: " << s.relaxation_calls << " calls (" << s.spec_rule_calls
          << " of them the first stage's under the spec's start rules; " << s.relaxation_unfinished
-         << " unfinished), " << s.relaxation_hits << " memo hits, " << s.pruned_relaxation
+         << " unfinished"
+         << (s.relaxation_over_budget > 0
+                 ? "; " + std::to_string(s.relaxation_over_budget) + " skipped over their budget"
+                 : std::string())
+         << "), " << s.relaxation_hits << " memo hits, " << s.pruned_relaxation
          << " nodes cut; with the node's heads: " << s.node_relaxation_calls << " calls, " << s.node_relaxation_hits
          << " memo answers\n";
   }

@@ -14,6 +14,8 @@
 
 #include "model/simulator.h"
 #include "heuristics/registry.h"
+#include "instances/generator/generate.h"
+#include "instances/generator/generate_request.h"
 #include "model/instance_io.h"
 #include "search/node_pool.h"
 #include "search/solver.h"
@@ -285,6 +287,31 @@ TEST(NodePool, AFullPoolIsCountedAndTheSearchStaysExact) {
   ASSERT_EQ(rb.status, SolveResult::Status::kOptimal);
   EXPECT_GT(ra.stats.pool_full, 0);
   EXPECT_NEAR(ra.makespan, rb.makespan, 1e-9);
+}
+
+// The relaxations' searches at the nodes keep to their budget (stage_relaxations.h): past it
+// they are answered from the memos only. On this instance most of them cut nothing and a third
+// hit their node limit; without the budget these 2000 nodes made 1302 searches (7.4 s), with it
+// 109 (2.2 s).
+TEST(StageRelaxations, TheSearchesAtTheNodesKeepToTheirBudget) {
+  gen::GenerateRequest req;
+  req.model = "gpt3-14.6b";
+  req.devices = 6;
+  req.microbatches = 12;
+  req.memory_limit = "4act";
+  const Instance inst = gen::generate(gen::resolve(req)).instance;
+  std::vector<Schedule> warm;
+  for (const HeuristicResult& h : run_all_heuristics(inst, false).results) {
+    if (h.ok()) warm.push_back(*h.schedule);
+  }
+  SolveOptions o;
+  o.threads = 1;
+  o.node_limit = 2000;
+  o.time_limit = 20;  // the root's relaxation gets 1 s
+  const SolveResult r = solve(inst, warm, o);
+  EXPECT_GE(r.stats.relaxation_over_budget, 1);
+  EXPECT_GT(r.stats.relaxation_calls, 0);
+  EXPECT_LE(r.stats.relaxation_calls + r.stats.node_relaxation_calls, 400);
 }
 
 }  // namespace
