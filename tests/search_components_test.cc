@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/sanitized.h"
 #include "tests/test_paths.h"
 
 #include "model/simulator.h"
@@ -294,6 +295,8 @@ TEST(NodePool, AFullPoolIsCountedAndTheSearchStaysExact) {
 // hit their node limit; without the budget these 2000 nodes made 1302 searches (7.4 s), with it
 // 109 (2.2 s).
 TEST(StageRelaxations, TheSearchesAtTheNodesKeepToTheirBudget) {
+  // Which stages the nodes ask is what the root's relaxation finishes in its time budget.
+  SKIP_UNDER_SANITIZERS("the root's relaxation gets a wall-time budget");
   gen::GenerateRequest req;
   req.model = "gpt3-14.6b";
   req.devices = 6;
@@ -307,7 +310,7 @@ TEST(StageRelaxations, TheSearchesAtTheNodesKeepToTheirBudget) {
   SolveOptions o;
   o.threads = 1;
   o.node_limit = 2000;
-  o.time_limit = 20;  // the root's relaxation gets 1 s
+  o.time_limit = 40;  // the root's relaxation gets 2 s
   const SolveResult r = solve(inst, warm, o);
   EXPECT_GE(r.stats.relaxation_over_budget, 1);
   EXPECT_GT(r.stats.relaxation_calls, 0);
