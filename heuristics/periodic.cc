@@ -22,6 +22,7 @@ constexpr int kVariants = 48;
 constexpr std::array<int, 10> kCoarseVariants = {1, 4, 7, 10, 12, 13, 25, 28, 31, 34};
 constexpr std::size_t kFineCycles = 6;  // cycles tried with every variant
 constexpr double kCycleSpan = 3.0;  // the largest cycle tried, in units of the smallest
+constexpr int kRefineSteps = 8;     // the refinement's steps per grid step on each side of the best
 
 // The smallest cycle: the busiest device's work per microbatch.
 double smallest_cycle(const Instance& inst) {
@@ -39,6 +40,7 @@ struct TemplateSearch {
 
   // The simulated makespan of the template for cycle c and `variant` (infinity: none fits).
   double try_variant(double c, int variant) {
+    const int variant_in = variant;
     const double margin = 0.25 * (variant % 3);
     PeriodicPlanOptions po;
     po.stagger = variant >= 24;
@@ -56,6 +58,8 @@ struct TemplateSearch {
     if (!r.feasible) return std::numeric_limits<double>::infinity();
     if (r.makespan < best_makespan - kTimeEps) {
       best_makespan = r.makespan;
+      best_cycle = c;
+      best_variant = variant_in;
       best = std::move(sch);
       std::ostringstream d;
       d << "cycle " << c << " ms, margin " << margin << (po.book_channels ? ", channels booked" : "")
@@ -71,6 +75,8 @@ struct TemplateSearch {
   double offload_ms, reload_ms;
   std::optional<Schedule> best;
   double best_makespan = std::numeric_limits<double>::infinity();
+  double best_cycle = 0;
+  int best_variant = -1;
   std::string detail;
   int tried = 0;
 };
@@ -105,6 +111,14 @@ Built PeriodicOffload::build(const Instance& inst, const RunLimits& limits) cons
       if (std::find(kCoarseVariants.begin(), kCoarseVariants.end(), variant) == kCoarseVariants.end()) {
         search.try_variant(by_cycle[i].second, variant);
       }
+    }
+  }
+  // Refine: the best variant at cycles between the best one's grid neighbours.
+  if (search.best_variant >= 0) {
+    const double c_best = search.best_cycle;
+    const int v_best = search.best_variant;
+    for (int k = -kRefineSteps + 1; k < kRefineSteps && !limits.expired(); ++k) {
+      if (k != 0) search.try_variant(c_best * std::pow(growth, static_cast<double>(k) / kRefineSteps), v_best);
     }
   }
   std::optional<Schedule>& best = search.best;
