@@ -23,7 +23,9 @@
 // the tree ran 60-80 nodes a second without a better bound to show for it.
 //
 // Thread safety: the root part runs before the workers start; of_history() and at_node() may be
-// called by every worker at once (the memos lock; everything else they read is read-only then).
+// called by every worker at once (the memos lock; the budget's count is a relaxed atomic, so with
+// several threads which searches it skips depends on timing; everything else they read is
+// read-only then).
 #pragma once
 
 #include <atomic>
