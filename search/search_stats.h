@@ -34,6 +34,7 @@ namespace optpipe {
   X(relaxation_calls, "history relaxations searched at the nodes")                                       \
   X(relaxation_unfinished, "relaxation searches that hit their node limit (worth 0)")                    \
   X(relaxation_over_budget, "relaxation searches skipped at the nodes: over their budget")             \
+  X(relaxation_search_nodes, "search nodes of the relaxations at the nodes (also in single_stage_nodes)") \
   X(relaxation_hits, "history relaxations answered from the memo")                                       \
   X(pruned_relaxation, "children cut by a relaxation (also in pruned_bound)")                            \
   X(node_relaxation_calls, "relaxations with the node's own heads searched")                             \
@@ -66,9 +67,11 @@ struct SolveStats {
   int threads = 0;                        // worker threads the search ran
   BoundsMode bounds_backend = BoundsMode::kCpu;  // what computed the bounds: kCpu, kTbb or kGpu
   // The single-stage relaxation at the root (bounds/single_stage_relaxation.h): the largest
-  // bound it proved (0: none) and its seconds.
+  // bound it proved (0: none), its seconds and search nodes (where it ran before the search, as
+  // root_lower_bound for `optpipe solve`'s warm starts, what it took there).
   double single_stage_bound = 0;
   double single_stage_seconds = 0;
+  std::int64_t single_stage_root_nodes = 0;
   // The PCIe group energy bound at the root (bounds/group_energy_bound.h; 0: none applies).
   double group_energy_bound = 0;
   // The device relaxation at the root (bounds/device_relaxation.h): the largest finished one (0:

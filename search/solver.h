@@ -171,6 +171,8 @@ struct RootBound {
   bool relaxation_ran = false;
   double relaxation = 0;
   std::vector<int> relaxed_stages;
+  double relaxation_seconds = 0;           // what it took
+  std::int64_t relaxation_nodes = 0;
   // The list of the device of the stage whose single-stage relaxation gave the largest value,
   // in the order of that relaxation's optimum (SingleStageRelaxation::order); device -1 and
   // empty when none gave one below the incumbent.

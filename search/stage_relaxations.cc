@@ -56,6 +56,8 @@ double StageRelaxations::at_root(const std::vector<double>& head, double cutoff,
     // Computed before (root_lower_bound): valid for any cutoff, and its finished stages are the
     // ones that finish here.
     stages_ = given->relaxed_stages;
+    stats.single_stage_seconds = given->relaxation_seconds;
+    stats.single_stage_root_nodes = given->relaxation_nodes;
     stats.single_stage_bound = lift_to_cutoff(given->relaxation, cutoff);
     return stats.single_stage_bound;
   }
@@ -72,6 +74,7 @@ double StageRelaxations::at_root(const std::vector<double>& head, double cutoff,
                                                             budget - elapsed(), true, rules_for(s), opt_.pair_releases,
                                                             known, opt_.stop);
     stats.single_stage_nodes += r.nodes;
+    stats.single_stage_root_nodes += r.nodes;
     if (!r.finished) continue;
     // A stage stopped below the floor (bound 0) goes on like any finished one: the floor at the
     // root says nothing of the nodes, where the history can raise the stage's value
@@ -111,6 +114,7 @@ double StageRelaxations::of_history(const NodeTimes& times, const NodeTransfers&
     const SingleStageRelaxation r =
         single_stage_relaxation_of_history(inst_, problem_, s, times, transfers, ask, kRelaxationNodes, rules);
     stats.single_stage_nodes += r.nodes;
+    stats.relaxation_search_nodes += r.nodes;
     spend(r.nodes);
     ++stats.relaxation_calls;
     if (rules == StartRules::kSpecFirstStage) ++stats.spec_rule_calls;
@@ -143,6 +147,7 @@ double StageRelaxations::at_node(const NodeTimes& times, const NodeTransfers& tr
     const SingleStageRelaxation r =
         single_stage_relaxation_at_node(inst_, problem_, s, times, transfers, head, ask, kNodeRelaxationNodes);
     stats.single_stage_nodes += r.nodes;
+    stats.relaxation_search_nodes += r.nodes;
     spend(r.nodes);
     ++stats.node_relaxation_calls;
     if (!r.finished) {

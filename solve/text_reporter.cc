@@ -152,17 +152,18 @@ void TextSolveReporter::search_statistics(const SolveStats& s) {
     out_ << "  device relaxation at nodes: " << s.device_node_calls << " calls (" << s.device_node_hits
          << " more answered from the memo), " << s.device_node_nodes << " nodes, " << s.pruned_device << " nodes cut\n";
   }
-  if (s.single_stage_nodes > 0) {
+  if (s.single_stage_nodes > 0 || s.single_stage_root_nodes > 0) {
     out_ << "  single-stage relaxation at the root: bound "
          << (s.single_stage_bound > 0 ? num(s.single_stage_bound) : std::string("none")) << " ("
-         << s.single_stage_nodes << " nodes, " << num(s.single_stage_seconds, 3) << " s)\n";
+         << s.single_stage_root_nodes << " nodes, " << num(s.single_stage_seconds, 3) << " s)\n";
     out_ << "  relaxation at nodes: " << s.relaxation_calls << " calls (" << s.spec_rule_calls
          << " of them the first stage's under the spec's start rules; " << s.relaxation_unfinished
          << " unfinished"
          << (s.relaxation_over_budget > 0
                  ? "; " + std::to_string(s.relaxation_over_budget) + " skipped over their budget"
                  : std::string())
-         << "), " << s.relaxation_hits << " memo hits, " << s.pruned_relaxation
+         << "; " << s.relaxation_search_nodes << " search nodes), " << s.relaxation_hits << " memo hits, "
+         << s.pruned_relaxation
          << " nodes cut; with the node's heads: " << s.node_relaxation_calls << " calls, " << s.node_relaxation_hits
          << " memo answers\n";
   }
