@@ -238,6 +238,7 @@ BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur
     const GuidedBound b = bound(incumbent, thorough, stop);
     out.bound_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     out.bound = std::max(out.bound, b.bound);
+    out.relaxation = out.relaxation || b.relaxation;
     return b;
   };
   if (!best || opt.evaluations <= 0 || opt.improve_best <= 0) {

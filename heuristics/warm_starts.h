@@ -88,6 +88,7 @@ struct GuidedBound {
   double bound = 0;
   int device = -1;           // -1: no guide
   std::vector<Action> order;
+  bool relaxation = false;   // the thorough bound's relaxation ran (it is not tried everywhere)
 };
 // `thorough` false: only what is cheap (microseconds, and the device relaxation's node-limited
 // search: milliseconds on small instances), possibly with a guide; true: everything (up to
@@ -102,6 +103,7 @@ struct BoundedWarmStarts {
   double bound = 0;           // the best lower bound obtained (never below options.target)
   double bound_seconds = 0;   // spent computing it
   bool thorough = false;      // the thorough bound was computed
+  bool relaxation = false;    // ... with its relaxation (GuidedBound::relaxation)
   bool ended_by_caller = false;  // the between-phases hook had the answer (see below)
 };
 

@@ -14,6 +14,8 @@ namespace {
 // microbatches, so at most a few hundred MB; a search makes a few thousand calls a minute on
 // offload-slow-pcie-4x8).
 constexpr std::int64_t kSingleStageNodes = 200000;
+// More microbatches than this and the root does not try (stage_relaxations.h).
+constexpr int kRootMaxMicrobatches = 16;
 constexpr std::int64_t kRelaxationNodes = 20000;
 constexpr std::size_t kRelaxationMemo = 1 << 18;
 // at_node: search nodes per call, and the memo's budget. A call that hits its limit leaves
@@ -51,6 +53,7 @@ StartRules StageRelaxations::rules_for(int s) const {
 double StageRelaxations::at_root(const std::vector<double>& head, double cutoff, double known, SolveStats& stats) {
   // Nothing to gain where the cheap bounds or a bound proven elsewhere already meet the cutoff.
   if (opt_.neighbourhood || !opt_.stage_relaxation || known >= cutoff - kTimeEps) return 0.0;
+  if (problem_.m > kRootMaxMicrobatches) return 0.0;  // it would not finish: its share of the time goes elsewhere
   ran_ = true;
   if (const RootBound* given = opt_.root_relaxation; given && given->relaxation_ran) {
     // Computed before (root_lower_bound): valid for any cutoff, and its finished stages are the

@@ -2,7 +2,12 @@
 // and at the nodes from each stage's history and from the node's own heads, answered from memos
 // where they can be (relaxation_memo.h). The relaxation itself is bounds/single_stage_relaxation.h.
 //
-// At the root it gets a small share of the time limit (5%, at most 2 s, over all stages); the
+// At the root it gets a small share of the time limit (5%, at most 2 s, over all stages), and
+// only up to 16 microbatches: with 24 to 64 (the generated families: GPT-3 1.5B-14.6B and
+// Llama-2 7B on 8-16 GPUs at 1.5-4 activations, gpt-8x24-tight) no stage ever finished in that
+// share, nor in 5M nodes and 20 s on paper-gpt3-6.2b-8x24-3act, and at scale, where the local
+// search runs in rounds after it, both cores waited for it (1.3 s of a 30 s run); with 16 some
+// stages finish (Llama-2 7B 4 x 16 at 1.5 activations is proven by it). The
 // stages whose search finished there are the ones the nodes ask (a stage too big at the root
 // would cost every node its whole node limit), and only where offloads make the tree hard. The
 // first stage follows the spec's start rules where they apply (SolveOptions::spec_start_rules).

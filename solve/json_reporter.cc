@@ -70,7 +70,7 @@ void JsonSolveReporter::on_warm_starts(const WarmStartReport& r) {
     h["tree_first"]["local_search"] = {{"before", i->before}, {"after", i->after}, {"evaluations", i->evaluations},
                                        {"seconds", i->seconds}};
   }
-  if (b.bound > 0) h["lower_bound"] = {{"bound", b.bound}, {"seconds", b.bound_seconds}, {"relaxation", b.thorough}};
+  if (b.bound > 0) h["lower_bound"] = {{"bound", b.bound}, {"seconds", b.bound_seconds}, {"relaxation", b.relaxation}};
   print(out_, h);
 }
 

@@ -282,7 +282,7 @@ class PipelineRun {
       (thorough ? relaxed_ : cheap_) = r;
       trace_.note(since(started_), std::numeric_limits<double>::infinity(), r.bound,
                   thorough ? "root bound with the relaxation" : "root bound");
-      return GuidedBound{r.bound, r.device, r.order};
+      return GuidedBound{r.bound, r.device, r.order, r.relaxation_ran};
     };
   }
 

@@ -65,7 +65,7 @@ void TextSolveReporter::on_warm_starts(const WarmStartReport& r) {
   const BoundedWarmStarts& b = r.starts;
   if (b.bound > 0) {
     out_ << "lower bound " << num(b.bound) << " ms (the root's bounds"
-         << (b.thorough ? " with the single-stage relaxation, " : ", ") << num(b.bound_seconds, 2) << " s)"
+         << (b.relaxation ? " with the single-stage relaxation, " : ", ") << num(b.bound_seconds, 2) << " s)"
          << (b.starts.reached_target ? ": a warm start meets it" : "") << "\n";
   }
   auto run_line = [&](const char* what, const ImprovedStart& i) {
