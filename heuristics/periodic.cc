@@ -40,14 +40,13 @@ struct TemplateSearch {
 
   // The simulated makespan of the template for cycle c and `variant` (infinity: none fits).
   double try_variant(double c, int variant) {
-    const int variant_in = variant;
     const double margin = 0.25 * (variant % 3);
     PeriodicPlanOptions po;
     po.stagger = variant >= 24;
-    variant %= 24;
-    po.book_channels = variant / 3 % 4 == 1;
-    po.spread = variant / 3 % 4 == 2 ? 1.0 : variant / 3 % 4 == 3 ? 1.15 : 0.0;
-    po.chains_only = variant >= 12;
+    const int plan = variant % 24;
+    po.book_channels = plan / 3 % 4 == 1;
+    po.spread = plan / 3 % 4 == 2 ? 1.0 : plan / 3 % 4 == 3 ? 1.15 : 0.0;
+    po.chains_only = plan >= 12;
     po.cycle = c;
     po.offload_margin = margin * offload_ms;
     po.reload_margin = margin * reload_ms;
@@ -59,7 +58,7 @@ struct TemplateSearch {
     if (r.makespan < best_makespan - kTimeEps) {
       best_makespan = r.makespan;
       best_cycle = c;
-      best_variant = variant_in;
+      best_variant = variant;
       best = std::move(sch);
       std::ostringstream d;
       d << "cycle " << c << " ms, margin " << margin << (po.book_channels ? ", channels booked" : "")
