@@ -315,10 +315,7 @@ class IteratedLocalSearch {
     return ops >= kCheckpointOps ? 16 : 0;
   }
 
-  // The target: the fixed one, or the live one when it has risen above it.
-  double target() const {
-    return opt_.live_target ? std::max(opt_.target, opt_.live_target->load(std::memory_order_relaxed)) : opt_.target;
-  }
+  double target() const { return current_target(opt_); }
 
   bool out_of_budget() const {
     return stats_.evaluations >= opt_.max_evaluations || (opt_.stop != nullptr && opt_.stop->load(std::memory_order_relaxed));

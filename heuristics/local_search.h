@@ -49,6 +49,7 @@
 // generator of our own, so a given (instance, start, options) always gives the same result.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -104,6 +105,13 @@ struct LocalSearchStats {
   std::array<std::int64_t, kMoveKinds> improvements_by_move{};  // descent steps by MoveKind
   std::array<std::int64_t, kMoveKinds> best_by_move{};          // ... that were on the way to the final best
 };
+
+// The target a search with `options` aims at now: the fixed one, or the live one once it has
+// risen above it.
+inline double current_target(const LocalSearchOptions& options) {
+  return options.live_target ? std::max(options.target, options.live_target->load(std::memory_order_relaxed))
+                             : options.target;
+}
 
 // Returns a schedule no worse than `start` (its makespan, by the simulator), carrying makespan,
 // bubble, peak memory, status "feasible" and solver "<start's solver> + local search". `start`

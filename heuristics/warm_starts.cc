@@ -79,8 +79,7 @@ std::vector<Schedule> improve_all(const Instance& inst, const std::vector<Start>
     lo.live_target = live_target;
     LocalSearchStats st;
     improved[i] = improve_schedule(inst, *starts[i].schedule, lo, &st);
-    const double target = live_target ? std::max(opt.target, live_target->load()) : opt.target;
-    if (st.final_makespan <= target + kEps) stop.store(true);  // the others cannot do better
+    if (st.final_makespan <= current_target(lo) + kEps) stop.store(true);  // the others cannot do better
     if (opt.on_improved) opt.on_improved(st.final_makespan, starts[i].name);
     runs[i] = {starts[i].name, st.start_makespan, st.final_makespan, st.evaluations,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
@@ -199,16 +198,12 @@ void full_phase_beside_bound(const Instance& inst, const BestResult& heur, const
 
 WarmStarts build_warm_starts(const Instance& inst, const BestResult& heur, const WarmStartOptions& opt) {
   WarmStarts out;
-  std::vector<const HeuristicResult*> feasible;
   for (const HeuristicResult& r : heur.results) {
-    if (!r.ok()) continue;
-    out.schedules.push_back(*r.schedule);
-    feasible.push_back(&r);
+    if (r.ok()) out.schedules.push_back(*r.schedule);
   }
+  const std::vector<const HeuristicResult*> feasible = feasible_by_makespan(heur);
   for (const HeuristicResult* r : feasible) out.reached_target = out.reached_target || r->sim.makespan <= opt.target + kEps;
   if (opt.evaluations <= 0 || opt.improve_best <= 0 || out.reached_target) return out;
-  std::stable_sort(feasible.begin(), feasible.end(),
-                   [](const HeuristicResult* a, const HeuristicResult* b) { return a->sim.makespan < b->sim.makespan; });
   // The starts: the guided hybrid first (when there is one), then the best few heuristics.
   std::vector<Start> starts;
   Schedule hybrid;
@@ -249,7 +244,8 @@ BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur
   double first = best->sim.makespan;
   for (const ImprovedStart& r : opt.extra_runs) first = std::min(first, r.after);
   std::atomic<bool> no_stop{false};
-  const GuidedBound cheap = timed_bound(first, false, opt.stop ? opt.stop : &no_stop);
+  const std::atomic<bool>* const stop = opt.stop ? opt.stop : &no_stop;  // the bounds': the caller's, or none
+  const GuidedBound cheap = timed_bound(first, false, stop);
   WarmStartOptions quick = opt;
   quick.target = out.bound;
   quick.evaluations = std::min(opt.evaluations, std::max<std::int64_t>(1000, opt.evaluations / 20));
@@ -279,7 +275,7 @@ BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur
     full_phase_beside_bound(inst, heur, opt, quick.evaluations, incumbent, timed_bound, elapsed(), out);
     return out;
   }
-  const GuidedBound thorough = timed_bound(incumbent, true, opt.stop ? opt.stop : &no_stop);
+  const GuidedBound thorough = timed_bound(incumbent, true, stop);
   out.thorough = true;
   if (incumbent <= out.bound + kEps) {
     out.starts.reached_target = true;
