@@ -116,9 +116,7 @@ double StageRelaxations::of_history(const NodeTimes& times, const NodeTransfers&
     const StartRules rules = rules_for(s);
     const SingleStageRelaxation r =
         single_stage_relaxation_of_history(inst_, problem_, s, times, transfers, ask, kRelaxationNodes, rules);
-    stats.single_stage_nodes += r.nodes;
-    stats.relaxation_search_nodes += r.nodes;
-    spend(r.nodes);
+    spend(r.nodes, stats);
     ++stats.relaxation_calls;
     if (rules == StartRules::kSpecFirstStage) ++stats.spec_rule_calls;
     if (!r.finished) ++stats.relaxation_unfinished;
@@ -149,9 +147,7 @@ double StageRelaxations::at_node(const NodeTimes& times, const NodeTransfers& tr
     if (!within_budget(tree_nodes, stats)) continue;
     const SingleStageRelaxation r =
         single_stage_relaxation_at_node(inst_, problem_, s, times, transfers, head, ask, kNodeRelaxationNodes);
-    stats.single_stage_nodes += r.nodes;
-    stats.relaxation_search_nodes += r.nodes;
-    spend(r.nodes);
+    spend(r.nodes, stats);
     ++stats.node_relaxation_calls;
     if (!r.finished) {
       ++stats.relaxation_unfinished;

@@ -85,7 +85,12 @@ class StageRelaxations {
   StartRules rules_for(int s) const;
   // Whether the searches at the nodes are within their budget (above), counting when not.
   bool within_budget(std::int64_t tree_nodes, SolveStats& stats) const;
-  void spend(std::int64_t nodes) { spent_.fetch_add(nodes, std::memory_order_relaxed); }
+  // Counts a search at a node: its nodes against the budget and in the statistics.
+  void spend(std::int64_t nodes, SolveStats& stats) {
+    spent_.fetch_add(nodes, std::memory_order_relaxed);
+    stats.single_stage_nodes += nodes;
+    stats.relaxation_search_nodes += nodes;
+  }
 
   const Instance& inst_;
   const BoundProblem& problem_;
