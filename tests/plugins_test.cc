@@ -149,7 +149,8 @@ TEST(Plugins, APluginFromAnotherBuildIsRefused) {
 }
 
 // The plugin this build made loads (the CUDA libraries are installed); without a GPU (or its
-// driver) it says there is no CUDA device.
+// driver) it says there is no CUDA device and --bounds gpu is refused; with one it lists the
+// devices and --bounds gpu solves.
 TEST(Plugins, TheBuiltCudaPluginLoadsAndReportsTheDevices) {
   REQUIRE_CLI();
 #ifndef OPTPIPE_HAVE_CUDA_PLUGIN
@@ -160,11 +161,18 @@ TEST(Plugins, TheBuiltCudaPluginLoadsAndReportsTheDevices) {
   const ShellRun devices = sh(quote(kCli) + " devices");
   EXPECT_EQ(devices.status, 0) << devices.output;
   EXPECT_CONTAINS(devices.output, "CUDA plugin: " + beside_cli("liboptpipe_cuda.so") + " (CUDA runtime ");
-  if (!query_cuda_devices().devices.empty()) GTEST_SKIP() << "a GPU is present: " << devices.output;
-  EXPECT_CONTAINS(devices.output, "CUDA: no CUDA device: ");
+  const std::size_t count = query_cuda_devices().devices.size();
   const ShellRun gpu = sh(quote(kCli) + " solve " + quote(instance("tiny-2x3")) + " --no-cache --bounds gpu");
-  EXPECT_EQ(gpu.status, 2) << gpu.output;
-  EXPECT_CONTAINS(gpu.output, "--bounds gpu: no CUDA device: ");
+  if (count == 0) {
+    EXPECT_CONTAINS(devices.output, "CUDA: no CUDA device: ");
+    EXPECT_EQ(gpu.status, 2) << gpu.output;
+    EXPECT_CONTAINS(gpu.output, "--bounds gpu: no CUDA device: ");
+  } else {  // scripts/gpu_check.sh
+    EXPECT_CONTAINS(devices.output, "CUDA: " + std::to_string(count) + " CUDA device");
+    EXPECT_CONTAINS(devices.output, "GPU 0: ");
+    EXPECT_EQ(gpu.status, 0) << gpu.output;
+    EXPECT_CONTAINS(gpu.output, "status optimal");
+  }
 #endif
 }
 
