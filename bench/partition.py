@@ -9,8 +9,12 @@ and prints one markdown row: the solved makespan (and bound) of the uniform, the
 the Megatron-style splits and of the best split, each as solved in the same run, and the
 command's wall time. The raw JSON of every run goes to OUT.json (--json).
 
-    bench/partition.py [--optpipe build/optpipe] [--time-limit 60] [--json OUT.json] [--only NAME]
+    bench/partition.py [--optpipe build/optpipe] [--time-limit 60] [--json OUT.json] [--only NAME] [--placement auto]
     bench/partition.py --from OUT.json      # the table again from a saved run
+
+With --placement auto the default, uniform and Megatron columns are those of one stage per GPU
+(the first placement searched), the best is over every placement (its name before the split),
+and the mode column gives each placement's best makespan.
 
 Cells: makespan (bound) in ms, as solved in that run; "proven": every other split's bound reaches
 the best makespan, so no split is faster.
@@ -63,15 +67,28 @@ def split(t):
 
 
 def row(name, mem, doc, wall):
-    best, default = doc["best"], trial(doc, "default")
+    if "placements" in doc:  # --placement auto: the references are the first placement's (one stage per GPU)
+        first = doc["placements"][0]
+        refs = first if "trials" in first else {"trials": []}
+        best, default = doc["best"], doc["reference"]
+        searched = [p for p in doc["placements"] if "trials" in p]
+        solves = sum(1 for p in searched for t in p["trials"] if t["solved"])
+        mode = "auto (%s), %d solves; %s" % (
+            ", ".join("%s %s%s" % (p["placement"], p["mode"], " proven" if p["proven"] else "") for p in searched),
+            solves, ", ".join("%s %.1f" % (p["placement"], p["best"]["makespan"]) for p in searched
+                              if p.get("best") and p["best"]["makespan"] is not None))
+        where = doc["best_placement"] + " " if doc.get("best_placement") else ""
+    else:
+        refs, best, default = doc, doc["best"], trial(doc, "default")
+        solves = sum(1 for t in doc["trials"] if t["solved"])
+        mode = "%s, %d solve%s%s" % (doc["mode"], solves, "" if solves == 1 else "s", ", proven" if doc["proven"] else "")
+        where = ""
     vs = "-"
     if default and default["solved"] and default["makespan"]:
         vs = "%+.1f%%" % (100.0 * (best["makespan"] - default["makespan"]) / default["makespan"])
-    solves = sum(1 for t in doc["trials"] if t["solved"])
-    mode = "%s, %d solve%s%s" % (doc["mode"], solves, "" if solves == 1 else "s", ", proven" if doc["proven"] else "")
-    return "| %s | %.1f GiB | %s | %s | %s | %s | %s | %s | %s | %.1f s |" % (
-        name, doc["memory_limit"] / 2**30, cell(trial(doc, "uniform")), cell(default), cell(trial(doc, "megatron")),
-        cell(best), vs, split(best), mode, wall)
+    return "| %s | %.1f GiB | %s | %s | %s | %s | %s | %s%s | %s | %.1f s |" % (
+        name, doc["memory_limit"] / 2**30, cell(trial(refs, "uniform")), cell(default), cell(trial(refs, "megatron")),
+        cell(best), vs, where, split(best), mode, wall)
 
 
 def main():
@@ -81,6 +98,7 @@ def main():
     ap.add_argument("--json", default="")
     ap.add_argument("--from", dest="saved", default="", help="print the table of a saved --json file")
     ap.add_argument("--only", default="", help="run only the cases whose name contains this")
+    ap.add_argument("--placement", default="one", help="one (default), v, loop or auto (each, the fastest kept)")
     a = ap.parse_args()
     print("| case | memory limit | uniform | default | Megatron | partition's best | vs default | best split | mode | wall |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -93,7 +111,8 @@ def main():
         if a.only and a.only not in name:
             continue
         cmd = [a.optpipe, "partition", "--model", model, "--devices", str(d), "--microbatches", str(m),
-               "--memory-limit", mem, "--time-limit", str(a.time_limit), "--format", "json", "-q"]
+               "--memory-limit", mem, "--placement", a.placement, "--time-limit", str(a.time_limit), "--format", "json",
+               "-q"]
         t0 = time.time()
         out = subprocess.run(cmd, capture_output=True, text=True)
         wall = time.time() - t0

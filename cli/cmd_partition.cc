@@ -1,7 +1,10 @@
 #include "cli/cmd_partition.h"
 
+#include <atomic>
+#include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli/exit_codes.h"
@@ -14,6 +17,7 @@
 #include "model/schedule_io.h"
 #include "partition/layer_profile.h"
 #include "partition/partition_report.h"
+#include "partition/placement_search.h"
 
 namespace optpipe::cli {
 namespace {
@@ -53,30 +57,39 @@ partition::ProfileCluster profile_cluster(const GeneratorFlags& a, const CLI::Ap
   return c;
 }
 
-partition::PartitionModel build_model(const PartitionArgs& a, const CLI::App& cmd) {
-  if (!a.profile.empty()) {
-    return partition::PartitionModel::from_profile(partition::load_layer_profile(a.profile), profile_cluster(a.gen, cmd));
+// The model with the flags' placement and memory limit, or with `placement` and `limit_bytes`
+// where given (--placement auto).
+partition::PartitionModel build_model(const PartitionArgs& a, const CLI::App& cmd,
+                                      std::optional<Placement> placement = std::nullopt,
+                                      std::optional<double> limit_bytes = std::nullopt) {
+  GeneratorFlags flags = a.gen;
+  if (placement) flags.placement = gen::placement_word(*placement);
+  if (limit_bytes) {
+    char b[48];
+    std::snprintf(b, sizeof b, "%.17gB", *limit_bytes);  // exact: the same limit to the byte
+    flags.memory = b;
   }
-  if (a.gen.model.empty() && cmd.count("--layers") == 0) {
+  if (!a.profile.empty()) {
+    return partition::PartitionModel::from_profile(partition::load_layer_profile(a.profile), profile_cluster(flags, cmd));
+  }
+  if (flags.model.empty() && cmd.count("--layers") == 0) {
     throw InputError("model: give a preset (--model), an explicit shape (--layers, --hidden, ...) or a layer profile "
                      "(--profile FILE)");
   }
-  return partition::PartitionModel::from_generator(gen::resolve(generator_request(a.gen, cmd)));
+  return partition::PartitionModel::from_generator(gen::resolve(generator_request(flags, cmd)));
 }
 
-void run(const PartitionArgs& a, const CLI::App& cmd) {
-  if (!a.output.empty()) check_writable(a.output);
-  if (!a.schedule_out.empty()) check_writable(a.schedule_out);
-  if (!a.profile_out.empty()) check_writable(a.profile_out);
-  const partition::PartitionModel model = build_model(a, cmd);
-  if (!a.profile_out.empty()) write_text_file(a.profile_out, partition::layer_profile_json(model.profile()));
-  const partition::PartitionResult r = run_partition_search(model, a.time_limit, a.threads, a.quiet);
-  if (a.format == "json") {
-    std::cout << partition::partition_json(model, r).dump(1) << "\n";
-  } else {
-    std::cout << partition::partition_table_text(model, r);
-  }
-  std::cout.flush();
+partition::PartitionOptions search_options(double time_limit, int threads, bool quiet, const std::atomic<bool>* stop) {
+  partition::PartitionOptions o;
+  o.time_limit = time_limit;
+  o.threads = threads;
+  o.stop = stop;
+  if (!quiet) o.progress = [](const std::string& line) { std::cerr << "partition: " << line << std::endl; };
+  return o;
+}
+
+// -o and --schedule-out: the best split's instance and schedule.
+void write_best(const PartitionArgs& a, const partition::PartitionResult& r) {
   if (!r.instance || !r.schedule) throw NegativeAnswer("no split was solved to a schedule within the time limit");
   if (!a.output.empty()) write_text_file(a.output, gen::generated_instance_json(*r.instance));
   if (!a.schedule_out.empty()) save_schedule(*r.schedule, a.schedule_out);
@@ -86,19 +99,59 @@ void run(const PartitionArgs& a, const CLI::App& cmd) {
   }
 }
 
+// --placement auto: one stage per GPU, V and loop, each with its share of the time.
+void run_placements(const PartitionArgs& a, const CLI::App& cmd) {
+  const StopSignalGuard signals;
+  const partition::PartitionOptions o = search_options(a.time_limit, a.threads, a.quiet, signals.flag());
+  partition::PlacementsResult r;
+  try {
+    r = partition::partition_placements(
+        {Placement::kOnePerDevice, Placement::kV, Placement::kLoop},
+        [&](Placement p, std::optional<double> limit) { return build_model(a, cmd, p, limit); }, o);
+  } catch (const partition::NoSplitFits& e) {
+    throw NegativeAnswer(e.what());
+  }
+  if (a.format == "json") {
+    std::cout << partition::placements_json(r).dump(1) << "\n";
+  } else {
+    std::cout << partition::placements_table_text(r);
+  }
+  std::cout.flush();
+  if (r.best < 0) throw NegativeAnswer("no split was solved to a schedule within the time limit");
+  write_best(a, *r.runs[static_cast<std::size_t>(r.best)].result);
+}
+
+void run(const PartitionArgs& a, const CLI::App& cmd) {
+  if (!a.output.empty()) check_writable(a.output);
+  if (!a.schedule_out.empty()) check_writable(a.schedule_out);
+  if (!a.profile_out.empty()) check_writable(a.profile_out);
+  if (a.gen.placement == "auto") {
+    if (!a.profile_out.empty()) {
+      write_text_file(a.profile_out, partition::layer_profile_json(build_model(a, cmd, Placement::kOnePerDevice).profile()));
+    }
+    run_placements(a, cmd);
+    return;
+  }
+  const partition::PartitionModel model = build_model(a, cmd);
+  if (!a.profile_out.empty()) write_text_file(a.profile_out, partition::layer_profile_json(model.profile()));
+  const partition::PartitionResult r = run_partition_search(model, a.time_limit, a.threads, a.quiet);
+  if (a.format == "json") {
+    std::cout << partition::partition_json(model, r).dump(1) << "\n";
+  } else {
+    std::cout << partition::partition_table_text(model, r);
+  }
+  std::cout.flush();
+  write_best(a, r);
+}
+
 }  // namespace
 
 partition::PartitionResult run_partition_search(const partition::PartitionModel& model, double time_limit, int threads,
                                                 bool quiet) {
   // Ctrl-C and SIGTERM stop the search; the best split so far is still reported and written.
   const StopSignalGuard signals;
-  partition::PartitionOptions o;
-  o.time_limit = time_limit;
-  o.threads = threads;
-  o.stop = signals.flag();
-  if (!quiet) o.progress = [](const std::string& line) { std::cerr << "partition: " << line << std::endl; };
   try {
-    return partition::partition_search(model, o);
+    return partition::partition_search(model, search_options(time_limit, threads, quiet, signals.flag()));
   } catch (const partition::NoSplitFits& e) {
     throw NegativeAnswer(e.what());
   }
@@ -108,7 +161,7 @@ void add_partition_command(CLI::App& app) {
   auto args = std::make_shared<PartitionArgs>();
   auto* cmd = app.add_subcommand(
       "partition", "Choose the layers of each stage jointly with the schedule: each split solved, the fastest kept");
-  add_generator_flags(cmd, args->gen, true);
+  add_generator_flags(cmd, args->gen, true, true);
   cmd->add_option("--profile", args->profile,
                   "per-layer profile (optpipe-layer-profile/1: F, B, W ms, activation and static bytes per layer; "
                   "docs/partition.md) instead of a model");
@@ -126,9 +179,12 @@ void add_partition_command(CLI::App& app) {
       "  optpipe partition --model gpt3-1.5b --devices 8 --microbatches 24 --memory-limit 3act --time-limit 30 \\\n"
       "      -o gpt.json --schedule-out gpt.schedule.json\n"
       "  optpipe partition --profile measured.json --devices 4 --microbatches 16 --memory-limit 40GiB --format json\n"
+      "  optpipe partition --model gpt3-14.6b --devices 16 --microbatches 48 --memory-limit 1.5act --placement auto\n"
       "Each split (layers per stage, contiguous) is bounded cheaply first (busiest GPU's work x microbatches + "
       "pipeline fill; memory floor: static + the activations its stages must hold) and solved only if it can beat "
-      "the best so far. The table compares the splits tried with the default, uniform and Megatron-style splits.\n"
+      "the best so far. The table compares the splits tried with the default, uniform and Megatron-style splits. "
+      "--placement auto searches one stage per GPU, V and loop in turn under the same memory limit (Nact resolved on "
+      "the first), each with the time left over the placements left, and keeps the fastest.\n"
       "Exit codes: 0 a split was found, 1 no split fits the memory limit (the message names the stage and by how "
       "much), 2 bad input.");
   cmd->callback([args, cmd]() {

@@ -24,7 +24,7 @@ void add_model_flags(CLI::App* cmd, GeneratorFlags& a) {
                 "with tensor parallelism, keep the norm inputs, layer inputs and dropout masks whole on every GPU");
 }
 
-void add_generator_flags(CLI::App* cmd, GeneratorFlags& a, bool shape) {
+void add_generator_flags(CLI::App* cmd, GeneratorFlags& a, bool shape, bool placement_auto) {
   if (shape) {
     add_model_flags(cmd, a);
     cmd->add_option("--micro-batch", a.micro_batch, "sequences per microbatch (default: the preset's, or 1)");
@@ -40,8 +40,15 @@ void add_generator_flags(CLI::App* cmd, GeneratorFlags& a, bool shape) {
         ->check(CLI::IsMember({0, 1}));
   }
   cmd->add_option("--devices", a.devices, "number of GPUs in the pipeline (required)");
-  cmd->add_option("--placement", a.placement, "one (a stage per GPU, default), v or loop (2 stages per GPU)")
-      ->check(CLI::IsMember({"one", "v", "loop"}));
+  if (placement_auto) {
+    cmd->add_option("--placement", a.placement,
+                    "one (a stage per GPU, default), v or loop (2 stages per GPU), or auto (each of them, the time "
+                    "shared, the fastest kept)")
+        ->check(CLI::IsMember({"one", "v", "loop", "auto"}));
+  } else {
+    cmd->add_option("--placement", a.placement, "one (a stage per GPU, default), v or loop (2 stages per GPU)")
+        ->check(CLI::IsMember({"one", "v", "loop"}));
+  }
   cmd->add_option("--microbatches", a.microbatches, "microbatches per iteration (required)");
   cmd->add_option("--gpu", a.gpu, "GPU preset: h100-sxm (default) or a100-sxm (memory, PCIe, NVLink)");
   cmd->add_option("--memory-limit", a.memory,

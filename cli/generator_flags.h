@@ -23,8 +23,9 @@ struct GeneratorFlags {
   bool no_sequence_parallel = false;
 };
 
-// Registers the flags on `cmd` (the model shape ones only when `shape`).
-void add_generator_flags(CLI::App* cmd, GeneratorFlags& flags, bool shape);
+// Registers the flags on `cmd` (the model shape ones only when `shape`; --placement auto only
+// when `placement_auto`: `optpipe partition` searches every placement).
+void add_generator_flags(CLI::App* cmd, GeneratorFlags& flags, bool shape, bool placement_auto = false);
 // The model's flags only (--model, the shape, --dtype, --utilization, --no-flash-attention,
 // --workspace, --bytes-per-param, --no-sequence-parallel), without --micro-batch and
 // --recompute: for `optpipe plan`, which chooses those itself.

@@ -50,6 +50,7 @@ class PartitionModel {
   int devices() const { return devices_; }
   int microbatches() const { return microbatches_; }
   int device_of(int stage) const { return device_of_[stage]; }
+  Placement placement() const { return placement_; }
   // Fewest layers stage s may hold: 0 where it holds the embedding or the output block, else 1.
   int min_layers(int stage) const;
   double memory_limit() const { return limit_; }

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "model/bytes.h"
+#include "instances/generator/generate.h"
 #include "partition/reference_splits.h"
 
 namespace optpipe::partition {
@@ -171,6 +172,97 @@ nlohmann::ordered_json partition_json(const PartitionModel& model, const Partiti
   nlohmann::ordered_json trials = nlohmann::ordered_json::array();
   for (const Trial& t : r.trials) trials.push_back(trial_json(t));
   j["trials"] = trials;
+  return j;
+}
+
+std::string versus_reference(const PlacementsResult& r) {
+  const Trial* base = r.reference();
+  const Trial* best = r.best_trial();
+  if (!base || !best || !base->solved) return "";
+  const std::string name = base->has_role("default") ? "default" : "uniform";
+  const std::string where = name + " split with " + to_string(r.runs.front().placement);
+  if (best == base || best->makespan >= base->makespan) return "the " + where + " is the best";
+  char b[240];
+  std::snprintf(b, sizeof b, "%.1f%% below the %s (%s: %s ms)", 100.0 * (base->makespan - best->makespan) / base->makespan,
+                where.c_str(), split_text(base->split).c_str(), fixed(base->makespan).c_str());
+  return b;
+}
+
+std::string placements_table_text(const PlacementsResult& r) {
+  std::ostringstream o;
+  for (const PlacementRun& run : r.runs) {
+    o << "== placement " << gen::placement_word(run.placement) << " ==\n";
+    if (run.model && run.result) {
+      o << partition_table_text(*run.model, *run.result) << "\n";
+    } else {
+      o << (run.model ? run.model->description() + "\n" : std::string()) << run.note << "\n\n";
+    }
+  }
+  const Trial* base = r.reference();
+  std::size_t width = 10;
+  for (const PlacementRun& run : r.runs) {
+    if (run.result && run.result->best >= 0) {
+      width = std::max(width, split_text(run.result->trials[static_cast<std::size_t>(run.result->best)].split).size());
+    }
+  }
+  o << "placements compared";
+  if (!r.runs.empty() && r.runs.front().model) {
+    o << " (memory limit " << format_bytes(r.runs.front().model->memory_limit()) << " for each)";
+  }
+  o << ":\n";
+  char head[512];
+  std::snprintf(head, sizeof head, "  %-9s %-*s %12s %12s %-9s %8s  %s\n", "placement", static_cast<int>(width),
+                "best split", "makespan", "bound", "status", "vs dflt", "");
+  o << line_of(head);
+  for (std::size_t k = 0; k < r.runs.size(); ++k) {
+    const PlacementRun& run = r.runs[k];
+    const Trial* t = run.result && run.result->best >= 0
+                         ? &run.result->trials[static_cast<std::size_t>(run.result->best)] : nullptr;
+    char line[1024];
+    std::snprintf(line, sizeof line, "%s %-9s %-*s %12s %12s %-9s %8s  %s\n",
+                  static_cast<int>(k) == r.best ? "*" : " ", gen::placement_word(run.placement),
+                  static_cast<int>(width), t ? split_text(t->split).c_str() : "-",
+                  t && t->solved ? fixed(t->makespan).c_str() : "-", t && t->solved ? fixed(t->solved_bound).c_str() : "-",
+                  t && t->solved ? t->status.c_str() : "-", t ? relative(*t, base).c_str() : "-",
+                  t ? (run.result->proven ? "best split proven" : "") : run.note.c_str());
+    o << line_of(line);
+  }
+  o << "times in ms; vs dflt: against the default split of the first placement, as solved in this run\n";
+  if (const Trial* b = r.best_trial()) {
+    o << "\nbest: " << to_string(r.runs[static_cast<std::size_t>(r.best)].placement) << ", split "
+      << split_text(b->split) << ": makespan " << fixed(b->makespan) << " ms, bound " << fixed(b->solved_bound)
+      << " ms (" << b->status << ")";
+    const std::string vs = versus_reference(r);
+    if (!vs.empty()) o << "; " << vs;
+    o << "\n";
+  }
+  return o.str();
+}
+
+nlohmann::ordered_json placements_json(const PlacementsResult& r) {
+  nlohmann::ordered_json j;
+  j["placement"] = "auto";
+  if (!r.runs.empty() && r.runs.front().model) {
+    j["memory_limit"] = r.runs.front().model->memory_limit();
+    if (!r.runs.front().model->memory_limit_note().empty()) {
+      j["memory_limit_note"] = r.runs.front().model->memory_limit_note();
+    }
+  }
+  j["seconds"] = r.seconds;
+  j["best_placement"] = r.best >= 0 ? nlohmann::ordered_json(gen::placement_word(r.runs[static_cast<std::size_t>(r.best)].placement))
+                                    : nlohmann::ordered_json(nullptr);
+  j["best"] = r.best_trial() ? trial_json(*r.best_trial()) : nlohmann::ordered_json(nullptr);
+  j["reference"] = r.reference() ? trial_json(*r.reference()) : nlohmann::ordered_json(nullptr);
+  j["versus_default"] = versus_reference(r);
+  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+  for (const PlacementRun& run : r.runs) {
+    nlohmann::ordered_json doc = run.model && run.result ? partition_json(*run.model, *run.result) : nlohmann::ordered_json::object();
+    doc["placement"] = gen::placement_word(run.placement);
+    doc["seconds_given"] = run.seconds;
+    if (!run.note.empty()) doc["note"] = run.note;
+    runs.push_back(doc);
+  }
+  j["placements"] = runs;
   return j;
 }
 

@@ -73,15 +73,6 @@ void add_layout(const PlanRequest& r, int t, int p, int d, OptionSpace& space, s
 
 }  // namespace
 
-const char* placement_word(Placement p) {
-  switch (p) {
-    case Placement::kV: return "v";
-    case Placement::kLoop: return "loop";
-    case Placement::kOnePerDevice: return "one";
-    default: return "other";
-  }
-}
-
 std::string PlanOption::layout() const {
   return "tp" + std::to_string(tp) + " pp" + std::to_string(pp) + " dp" + std::to_string(dp) + " " +
          placement_word(placement);

@@ -69,6 +69,6 @@ OptionSpace enumerate_options(const PlanRequest& request);
 // The generator's options of `option` (split empty: the default, see option_screen.h).
 gen::GenerateOptions generate_options(const PlanRequest& request, const PlanOption& option);
 
-const char* placement_word(Placement placement);  // "one", "v", "loop"
+using gen::placement_word;  // "one", "v", "loop"
 
 }  // namespace optpipe::plan

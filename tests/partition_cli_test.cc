@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -98,6 +99,43 @@ TEST(GeneratePartitionAuto, WritesThePartitionsInstance) {
   const ShellRun limit = cli("generate --model gpt3-1.5b --devices 4 --microbatches 8 --time-limit 5");
   EXPECT_EQ(limit.status, 2) << limit.output;
   EXPECT_NE(limit.output.find("--time-limit: the time of --partition auto's search"), std::string::npos) << limit.output;
+}
+
+// --placement auto: one stage per GPU, V and loop under one memory limit; the best one's instance
+// and schedule are written and agree with the JSON; generate has no such placement.
+TEST(PartitionCli, PlacementAutoComparesThePlacementsUnderOneLimit) {
+  OPTPIPE_REQUIRE_CLI();
+  const std::string inst_path = temp_file("placements", "best.json"), sched_path = temp_file("placements", "best.schedule.json");
+  const std::string model = "--model gpt3-1.5b --layers 8 --devices 2 --microbatches 4 --memory-limit 2act --time-limit 20";
+  const ShellRun r = cli("partition " + model + " --placement auto --format json -q -o " + shell_quote(inst_path) +
+                         " --schedule-out " + shell_quote(sched_path));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json doc = nlohmann::json::parse(r.output);
+  ASSERT_EQ(doc["placements"].size(), 3u) << r.output;
+  std::vector<std::string> words;
+  for (const auto& p : doc["placements"]) {
+    words.push_back(p["placement"]);
+    EXPECT_EQ(p["memory_limit"].get<double>(), doc["memory_limit"].get<double>()) << p["placement"];
+  }
+  EXPECT_EQ(words, (std::vector<std::string>{"one", "v", "loop"}));
+  const std::string best = doc["best_placement"];
+  EXPECT_LE(doc["best"]["makespan"].get<double>(), doc["reference"]["makespan"].get<double>() + 1e-9);
+  for (const auto& p : doc["placements"]) {
+    EXPECT_GE(p["best"]["makespan"].get<double>(), doc["best"]["makespan"].get<double>() - 1e-9) << p["placement"];
+  }
+  const Instance inst = load_instance(inst_path);
+  EXPECT_EQ(inst.num_stages(), best == "one" ? 2 : 4);
+  const Schedule sched = load_schedule(sched_path);
+  EXPECT_TRUE(validate(inst, sched).valid());
+  EXPECT_NEAR(simulate(inst, sched).makespan, doc["best"]["makespan"].get<double>(), 1e-6);
+  const ShellRun text = cli("partition " + model + " --placement auto");
+  ASSERT_EQ(text.status, 0) << text.output;
+  for (const char* part : {"== placement one ==", "== placement v ==", "== placement loop ==", "placements compared",
+                           "partition: placement v: searching", "partition: v: solved", "\nbest: "}) {
+    EXPECT_NE(text.output.find(part), std::string::npos) << part << "\n" << text.output;
+  }
+  const ShellRun gen = cli("generate " + model + " --placement auto");
+  EXPECT_EQ(gen.status, 2) << gen.output;
 }
 
 // A profile instead of a preset: the preset's own profile (--profile-out) read back.

@@ -4,6 +4,7 @@
 // references, the model's instances (equal to the generator's), the profile reader's errors and
 // the no-fit message.
 #include <cmath>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "partition/layer_profile.h"
 #include "partition/partition_model.h"
 #include "partition/partition_search.h"
+#include "partition/placement_search.h"
 #include "partition/reference_splits.h"
 #include "partition/split_enumerator.h"
 #include "solve/solve_pipeline.h"
@@ -149,6 +151,102 @@ TEST(PartitionBruteForce, SameBestMakespanAsEverySplitSolvedExactly) {
   }
   EXPECT_GE(cases, 10);
   EXPECT_GE(tight, 2) << "too few cases where the memory floor rules splits out";
+}
+
+// --placement auto against a brute force: for random profiles on 2 GPUs (4 to 8 layers, no offload), every
+// split of every placement (one stage per GPU, V, loop) solved exactly under the first
+// placement's memory limit; the search's best placement has the least makespan of them all, and
+// is never worse than the first placement's default split.
+TEST(PlacementSearch, SameBestMakespanAsEverySplitOfEveryPlacementSolvedExactly) {
+  std::mt19937 rng(907);
+  int cases = 0, won_by_two_per_gpu = 0;
+  for (int k = 0; k < 8; ++k) {
+    LayerProfile p;
+    p.name = "random";
+    const int layers = 4 + static_cast<int>(rng() % 5);  // 4..8
+    for (int i = 0; i < layers; ++i) p.layers.push_back(random_layer(rng));
+    p.comm = (rng() % 3) * 0.1;
+    p.workspace = 0.5 * kGiB;
+    ProfileCluster c;
+    c.devices = 2;
+    c.microbatches = 2 + static_cast<int>(rng() % 2);
+    c.gpu = *gen::find_gpu_preset("h100-sxm");
+    c.offload_levels = {0.0};  // (4 stages with offload are not proven in seconds; the brute force needs optima)
+    c.split_backward = rng() % 4 != 0;
+    const double acts[] = {1.3, 2.0, 3.0, 100.0};
+    c.memory = gen::MemoryLimit{gen::MemoryLimit::Kind::kActivations, acts[rng() % 4]};
+    std::vector<double> limits;
+    const PlacementModelFn make = [&](Placement pl, std::optional<double> limit) {
+      ProfileCluster cc = c;
+      cc.placement = pl;
+      if (limit) cc.memory = gen::MemoryLimit{gen::MemoryLimit::Kind::kBytes, *limit};
+      PartitionModel m = PartitionModel::from_profile(p, cc);
+      limits.push_back(m.memory_limit());
+      return m;
+    };
+    const std::string where = "case " + std::to_string(k) + " (" + std::to_string(layers) + " layers)";
+    const std::vector<Placement> placements{Placement::kOnePerDevice, Placement::kV, Placement::kLoop};
+    double brute = std::numeric_limits<double>::infinity();
+    std::optional<double> limit;
+    for (const Placement pl : placements) {
+      const PartitionModel m = make(pl, limit);
+      if (!limit) limit = m.memory_limit();
+      brute = std::min(brute, brute_force(m, where + " " + gen::placement_word(pl)).best);
+    }
+    limits.clear();
+    PartitionOptions o;
+    o.time_limit = 24;
+    o.threads = 1;
+    if (!std::isfinite(brute)) {
+      EXPECT_THROW(partition_placements(placements, make, o), NoSplitFits) << where;
+      continue;
+    }
+    const PlacementsResult r = partition_placements(placements, make, o);
+    ASSERT_EQ(r.runs.size(), 3u) << where;
+    for (const double l : limits) EXPECT_EQ(l, limits.front()) << where << ": one memory limit for every placement";
+    ASSERT_NE(r.best_trial(), nullptr) << where;
+    EXPECT_NEAR(r.best_trial()->makespan, brute, 1e-9) << where << ": best placement "
+                                                       << gen::placement_word(r.runs[r.best].placement);
+    for (const PlacementRun& run : r.runs) {
+      if (!run.result) continue;
+      EXPECT_EQ(run.result->mode, "exhaustive") << where;
+      EXPECT_TRUE(run.result->proven) << where;
+    }
+    if (const Trial* ref = r.reference(); ref && ref->solved) {
+      EXPECT_LE(r.best_trial()->makespan, ref->makespan + 1e-9) << where;
+    }
+    ++cases;
+    won_by_two_per_gpu += r.best > 0 ? 1 : 0;
+  }
+  EXPECT_GE(cases, 6);
+  EXPECT_GE(won_by_two_per_gpu, 1) << "no case where V or loop beats one stage per GPU: the test compares nothing";
+}
+
+// A placement that cannot hold the model is reported and skipped; the others are searched.
+TEST(PlacementSearch, APlacementThatCannotHoldTheLayersIsSkippedWithTheReason) {
+  std::mt19937 rng(5);
+  LayerProfile p;
+  p.name = "three";
+  for (int i = 0; i < 3; ++i) p.layers.push_back(random_layer(rng));
+  p.workspace = 0.5 * kGiB;
+  ProfileCluster c;
+  c.devices = 2;
+  c.microbatches = 2;
+  c.gpu = *gen::find_gpu_preset("h100-sxm");
+  const PlacementModelFn make = [&](Placement pl, std::optional<double> limit) {
+    ProfileCluster cc = c;
+    cc.placement = pl;
+    if (limit) cc.memory = gen::MemoryLimit{gen::MemoryLimit::Kind::kBytes, *limit};
+    return PartitionModel::from_profile(p, cc);
+  };
+  PartitionOptions o;
+  o.time_limit = 10;
+  o.threads = 1;
+  const PlacementsResult r = partition_placements({Placement::kOnePerDevice, Placement::kV}, make, o);
+  ASSERT_EQ(r.runs.size(), 2u);
+  EXPECT_EQ(r.best, 0);
+  EXPECT_FALSE(r.runs[1].result.has_value());
+  EXPECT_NE(r.runs[1].note.find("cannot fill 4 stages"), std::string::npos) << r.runs[1].note;
 }
 
 // The bound by hand: 2 stages, F = B = W = 1, no comm, m = 4: device 0 gives 3m = 12, device 1

@@ -143,6 +143,15 @@ Placement parse_placement(const std::string& text) {
   throw InputError("placement: unknown placement \"" + text + "\" (choose one, v or loop)");
 }
 
+const char* placement_word(Placement p) {
+  switch (p) {
+    case Placement::kV: return "v";
+    case Placement::kLoop: return "loop";
+    case Placement::kOnePerDevice: return "one";
+    default: return "other";
+  }
+}
+
 std::vector<int> split_layers(int layers, int stages, const std::vector<int>& given) {
   if (!given.empty()) {
     if (static_cast<int>(given.size()) != stages) {

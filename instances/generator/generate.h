@@ -50,6 +50,8 @@ std::vector<double> normalize_offload_levels(std::vector<double> levels);
 std::vector<int> parse_split(const std::string& text);
 // "one", "v", "loop". Throws InputError("placement: ...").
 Placement parse_placement(const std::string& text);
+// parse_placement's words back: "one", "v", "loop" ("other" for a custom placement).
+const char* placement_word(Placement placement);
 
 struct GenerateOptions {
   ModelShape model;
