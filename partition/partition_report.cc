@@ -212,7 +212,8 @@ std::string placements_table_text(const PlacementsResult& r) {
   o << ":\n";
   char head[512];
   std::snprintf(head, sizeof head, "  %-9s %-*s %12s %12s %-9s %8s  %s\n", "placement", static_cast<int>(width),
-                "best split", "makespan", "bound", "status", "vs dflt", "");
+                "best split", "makespan", "bound", "status",
+                base && !base->has_role("default") ? "vs unif" : "vs dflt", "");
   o << line_of(head);
   for (std::size_t k = 0; k < r.runs.size(); ++k) {
     const PlacementRun& run = r.runs[k];
@@ -227,7 +228,8 @@ std::string placements_table_text(const PlacementsResult& r) {
                   t ? (run.result->proven ? "best split proven" : "") : run.note.c_str());
     o << line_of(line);
   }
-  o << "times in ms; vs dflt: against the default split of the first placement, as solved in this run\n";
+  o << "times in ms; against the " << (base && !base->has_role("default") ? "uniform" : "default")
+    << " split of the first placement, as solved in this run\n";
   if (const Trial* b = r.best_trial()) {
     o << "\nbest: " << to_string(r.runs[static_cast<std::size_t>(r.best)].placement) << ", split "
       << split_text(b->split) << ": makespan " << fixed(b->makespan) << " ms, bound " << fixed(b->solved_bound)
