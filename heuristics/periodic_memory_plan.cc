@@ -3,111 +3,133 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 namespace optpipe {
 
-PeriodicMemoryPlan::PeriodicMemoryPlan(const Instance& inst, int s, const StageOffsets& o,
-                                       const PeriodicPlanOptions& opt, ChannelBook& d2h, ChannelBook& h2d)
+PeriodicMemoryPlan::PeriodicMemoryPlan(const Instance& inst, const std::vector<int>& stages,
+                                       const std::vector<StageOffsets>& offsets, const PeriodicPlanOptions& opt,
+                                       ChannelBook& d2h, ChannelBook& h2d)
     : m_(inst.microbatches),
-      act_(inst.stages[s].activation),
-      keep_w_(inst.freed_by_w(s)),
-      cap_(inst.devices[inst.stages[s].device].memory_limit - inst.devices[inst.stages[s].device].static_memory),
+      cap_(inst.devices[inst.stages[stages.front()].device].memory_limit -
+           inst.devices[inst.stages[stages.front()].device].static_memory),
       r_(inst.offload_levels.back()),
-      off_ms_(inst.stages[s].offloadable() ? r_ * *inst.stages[s].offload : 0.0),
-      rel_ms_(inst.stages[s].offloadable() ? r_ * *inst.stages[s].reload : 0.0),
       off_margin_(opt.offload_margin),
       rel_margin_(opt.reload_margin),
-      can_(inst.stages[s].offloadable() && r_ > 0),
       book_(opt.book_channels),
-      spread_(opt.book_channels ? 0.0 : opt.spread),
+      spread_(opt.book_channels || stages.size() > 1 ? 0.0 : opt.spread),
       d2h_(d2h),
-      h2d_(h2d),
-      off_(static_cast<std::size_t>(m_), 0),
-      oe_(static_cast<std::size_t>(m_), std::numeric_limits<double>::quiet_NaN()),
-      rs_(static_cast<std::size_t>(m_), std::numeric_limits<double>::quiet_NaN()) {
-  const Stage& st = inst.stages[s];
-  times_.resize(static_cast<std::size_t>(m_));
-  for (int j = 0; j < m_; ++j) {
-    Times& t = times_[j];
-    t.fs = o.f + opt.cycle * j;
-    t.fe = t.fs + st.forward;
-    t.bs = o.b + opt.cycle * j;
-    t.be = t.bs + inst.duration(OpType::B, s);
-    t.we = inst.split_backward ? o.w + opt.cycle * j + st.weight : t.be;
+      h2d_(h2d) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<Item> items;
+  for (const int s : stages) {
+    const Stage& st = inst.stages[s];
+    const StageOffsets& o = offsets[static_cast<std::size_t>(s)];
+    const bool can = st.offloadable() && r_ > 0;
+    for (int j = 0; j < m_; ++j) {
+      Item t;
+      t.fs = o.f + opt.cycle * j;
+      t.fe = t.fs + st.forward;
+      t.bs = o.b + opt.cycle * j;
+      t.be = t.bs + inst.duration(OpType::B, s);
+      t.we = inst.split_backward ? o.w + opt.cycle * j + st.weight : t.be;
+      t.act = st.activation;
+      t.keep_w = inst.freed_by_w(s);
+      t.off_ms = st.offloadable() ? r_ * *st.offload : 0.0;
+      t.rel_ms = st.offloadable() ? r_ * *st.reload : 0.0;
+      t.can = can;
+      t.oe = t.rs = nan;
+      items.push_back(t);
+    }
+  }
+  // By forward's planned start (one stage: microbatch order).
+  std::vector<int> order(items.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return items[a].fs < items[b].fs; });
+  index_.assign(items.size(), 0);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    items_.push_back(items[static_cast<std::size_t>(order[k])]);
+    index_[static_cast<std::size_t>(order[k])] = static_cast<int>(k);
   }
 }
 
 void PeriodicMemoryPlan::spread_offloads() {
-  if (!can_ || spread_ <= 0 || m_ == 0) return;
+  if (spread_ <= 0 || m_ == 0 || !items_[0].can) return;
   // Token-time (bytes x ms) of one microbatch kept and offloaded, from microbatch 0's times.
-  const Times& t = times_[0];
-  const double oe = t.fe + off_ms_ + off_margin_, rs = t.bs - rel_margin_ - rel_ms_;
+  const Item& t = items_[0];
+  const double oe = t.fe + t.off_ms + off_margin_, rs = t.bs - rel_margin_ - t.rel_ms;
   if (!(oe < rs)) return;
-  const double w_part = keep_w_ * (t.we - t.be);
-  const double kept = act_ * (t.be - t.fs) + w_part;
-  const double out = act_ * ((oe - t.fs) + (t.be - rs)) + act_ * (1 - r_) * (rs - oe) + w_part;
-  const double cycle = m_ > 1 ? times_[1].fs - times_[0].fs : 0;
+  const double w_part = t.keep_w * (t.we - t.be);
+  const double kept = t.act * (t.be - t.fs) + w_part;
+  const double out = t.act * ((oe - t.fs) + (t.be - rs)) + t.act * (1 - r_) * (rs - oe) + w_part;
+  const double cycle = m_ > 1 ? items_[1].fs - items_[0].fs : 0;
   if (!(kept > out) || !(cycle > 0)) return;
   const double x = std::clamp(spread_ * (kept - cap_ * cycle) / (kept - out), 0.0, 1.0);
   for (int j = 0; j < m_; ++j) {
     if (std::floor((j + 1) * x) <= std::floor(j * x)) continue;
-    off_[j] = 1;
-    oe_[j] = times_[j].fe + off_ms_ + off_margin_;
-    rs_[j] = times_[j].bs - rel_margin_ - rel_ms_;
+    Item& k = items_[static_cast<std::size_t>(j)];
+    k.off = true;
+    k.oe = k.fe + k.off_ms + off_margin_;
+    k.rs = k.bs - rel_margin_ - k.rel_ms;
   }
 }
 
 bool PeriodicMemoryPlan::run() {
   spread_offloads();
-  for (int jj = 0; jj < m_; ++jj) {
-    std::vector<double> points{times_[jj].fs};
+  const int n = static_cast<int>(items_.size());
+  for (int jj = 0; jj < n; ++jj) {
+    std::vector<double> points{items_[jj].fs};
     for (int k = first_; k < jj; ++k) {
-      if (off_[k] && rs_[k] >= times_[jj].fs && rs_[k] < times_[jj].we) points.push_back(rs_[k]);
+      if (items_[k].off && items_[k].rs >= items_[jj].fs && items_[k].rs < items_[jj].we) points.push_back(items_[k].rs);
     }
     for (std::size_t p = 0; p < points.size(); ++p) {
       while (memory(points[p], jj) > cap_) {
         const int k = offload_for(points[p], jj);
         if (k < 0) return false;
-        points.push_back(rs_[k]);
+        points.push_back(items_[k].rs);
       }
     }
-    const double next = times_[jj + 1 < m_ ? jj + 1 : jj].fs;
-    while (first_ < jj && times_[first_].we <= next) ++first_;
+    // Items before first_ have ended by the next addition (none holds memory from there on).
+    const double next = items_[jj + 1 < n ? jj + 1 : jj].fs;
+    while (first_ < jj && items_[first_].we <= next) ++first_;
   }
   return true;
 }
 
-double PeriodicMemoryPlan::memory_of(int k, double x) const {
-  const Times& t = times_[k];
+double PeriodicMemoryPlan::memory_of(const Item& t, double x) const {
   if (x < t.fs || x >= t.we) return 0;
-  if (x >= t.be) return keep_w_;
-  if (off_[k] && x >= oe_[k] && x < rs_[k]) return act_ * (1 - r_);
-  return act_;
+  if (x >= t.be) return t.keep_w;
+  if (t.off && x >= t.oe && x < t.rs) return t.act * (1 - r_);
+  return t.act;
 }
 
 double PeriodicMemoryPlan::memory(double x, int last) const {
   double sum = 0;
-  for (int k = first_; k <= last; ++k) sum += memory_of(k, x);
+  for (int k = first_; k <= last; ++k) sum += memory_of(items_[k], x);
   return sum;
 }
 
 int PeriodicMemoryPlan::offload_for(double x, int last) {
-  if (!can_) return -1;
-  // Latest backward first: the candidates by B's planned start, descending (FIFO: by index).
+  // Latest backward first (one stage: by index, descending).
+  std::vector<int> cands;
   for (int k = last; k >= first_; --k) {
-    if (off_[k] || times_[k].fs > x) continue;
-    const double d2h_start = book_ ? d2h_.earliest_fit(times_[k].fe, off_ms_) : times_[k].fe;
-    const double oe = d2h_start + off_ms_ + off_margin_;
+    if (items_[k].can && !items_[k].off && items_[k].fs <= x) cands.push_back(k);
+  }
+  std::stable_sort(cands.begin(), cands.end(), [&](int a, int b) { return items_[a].bs > items_[b].bs; });
+  for (const int k : cands) {
+    Item& t = items_[k];
+    const double d2h_start = book_ ? d2h_.earliest_fit(t.fe, t.off_ms) : t.fe;
+    const double oe = d2h_start + t.off_ms + off_margin_;
     if (oe > x) continue;
-    const double h2d_start = book_ ? h2d_.latest_fit(times_[k].bs - rel_margin_, rel_ms_) : times_[k].bs - rel_margin_ - rel_ms_;
+    const double h2d_start = book_ ? h2d_.latest_fit(t.bs - rel_margin_, t.rel_ms) : t.bs - rel_margin_ - t.rel_ms;
     if (!(h2d_start > x) || h2d_start < oe) continue;
     if (book_) {
-      d2h_.book(d2h_start, off_ms_);
-      h2d_.book(h2d_start, rel_ms_);
+      d2h_.book(d2h_start, t.off_ms);
+      h2d_.book(h2d_start, t.rel_ms);
     }
-    off_[k] = 1;
-    oe_[k] = oe;
-    rs_[k] = h2d_start;
+    t.off = true;
+    t.oe = oe;
+    t.rs = h2d_start;
     return k;
   }
   return -1;

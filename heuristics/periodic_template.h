@@ -1,6 +1,7 @@
-// A periodic template for one stage per device: every device repeats the same pattern once per
-// cycle of c ms, microbatch j's ops c·j later than microbatch 0's; the lists are the template's
-// ops in planned time order, and the offloads are chosen where the planned memory would overflow.
+// A periodic template: every device repeats the same pattern once per cycle of c ms, microbatch
+// j's ops c·j later than microbatch 0's; the lists are the template's ops in planned time order,
+// and the offloads are chosen where the planned memory would overflow. Any placement: a device
+// with several stages (V, loop) fits all of their ops into its cycle.
 //
 // Source: cyclic (modulo) scheduling, B. R. Rau, "Iterative modulo scheduling", MICRO-27 1994
 // (an iteration's ops placed at offsets whose residues modulo the initiation interval do not
@@ -12,10 +13,14 @@
 // first gap after the B that holds it (else the B moves to right after the F, where the rest of
 // the cycle is one gap of c - F - B >= W). So the gap between F(s, j) and B(s, j) is the latency
 // of the pipeline above s plus the waits for free residues (zero-bubble schedules with cycle
-// F + B + W are the special case of the Zero Bubble paper, arXiv 2401.10241, §3).
+// F + B + W are the special case of the Zero Bubble paper, arXiv 2401.10241, §3). On a device
+// with several stages each op takes the first residue at or after its chain's time that is free
+// of the device's ops placed before it (forwards in stage order, then backwards and their W's
+// from the last stage down), as in Rau's iterative modulo scheduling; where the free residues
+// are in pieces too short for an op, that cycle has no template (periodic.h tries longer ones).
 //
-// Memory plan (periodic_memory_plan.h): the offloads where the planned memory would pass the
-// limit, each booked on its PCIe group's shared channels. Each R goes before the first op that
+// Memory plan (periodic_memory_plan.h): per device, over all its stages, the offloads where the
+// planned memory would pass the limit, each booked on its PCIe group's shared channels. Each R goes before the first op that
 // would end after its planned start (so it is requested at the end of the op before, no later
 // than planned), and before its B.
 //
@@ -23,7 +28,8 @@
 // the lists, inputs, memory and channels allow), which may deadlock or differ; periodic.h tries
 // many cycles and keeps the best simulated one.
 //
-// Complexity: O(S·m·K) for the memory plan (K: microbatches resident at once, at most m) and
+// Complexity: O(S·m·K·K log K) for the memory plan (K: microbatches resident at once on a
+// device, at most its stages times m), O(S·k²) for the offsets (k stages on a device) and
 // O(N log N) to sort the N ops into lists.
 #pragma once
 
@@ -40,8 +46,9 @@ struct StageOffsets {
   double f = 0, b = 0, w = 0;
 };
 
-// The offsets for cycle c; empty when c is below some device's F + B + W (nothing fits in a
-// cycle). One stage per device (Placement::kOnePerDevice) only.
+// The offsets for cycle c; empty when c is below some device's work per microbatch (the sum of
+// F + B + W over its stages: nothing fits in a cycle), or, on a device with several stages, when
+// an op finds no free residue long enough.
 // chains_only: each B at its chain's time and its W right after it, residues ignored (the
 // simulator then settles the collisions by the lists' order; the gaps stay the latency).
 // stagger: two neighbouring offloadable stages on devices of one PCIe group take turns on its
