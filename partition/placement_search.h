@@ -8,8 +8,8 @@
 // activations are held for long and short times, so the memory is spread over the GPUs (Qi et
 // al., "Zero Bubble Pipeline Parallelism", ICLR 2024, and the V-shape schedules of "Pipeline
 // Parallelism with Controllable Memory", NeurIPS 2024). On GPT-3 14.6B on 16 GPUs at 17.6 GiB the
-// only split that fits with one stage per GPU has a proven bound of 1704.9 ms and V's best split
-// solves to 1673.1 ms (bench/README.md, "Stage partitioning").
+// only split that fits with one stage per GPU has a proven bound of 1704.9 ms and loop's best
+// split solves to 1400.7 ms (bench/README.md, "Stage partitioning").
 //
 // The memory limit is resolved once, on the first placement's model ("Nact" on its default
 // split), and that byte limit holds for the others. The time is shared: each placement gets the
