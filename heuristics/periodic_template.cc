@@ -64,7 +64,7 @@ void place_backward(double lo, double f, double fd, double bd, double wd, double
 
 // Device d's list: its stages' ops by planned start (B before W before F at equal times, then
 // by microbatch, then by stage), each R right after the last compute op that ends by its planned
-// start (and after its F). plans[i] is the memory plan of the device's stages[i].
+// start (and after its F). `plan` is the device's memory plan; its stage i is stages[i].
 std::vector<Action> device_list(const Instance& inst, const std::vector<int>& stages, const std::vector<StageOffsets>& o,
                                 double c, const PeriodicMemoryPlan& plan) {
   const int m = inst.microbatches, k = static_cast<int>(stages.size());
