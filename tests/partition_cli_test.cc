@@ -149,6 +149,16 @@ TEST(PartitionCli, TakesALayerProfile) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("best split"), std::string::npos) << r.output;
   EXPECT_EQ(load_instance(inst_path).num_stages(), 3);
+  // Every placement from the profile: the same byte limit for each (4act resolved on the first).
+  const ShellRun all = cli("partition --profile " + shell_quote(prof) +
+                           " --devices 3 --microbatches 4 --memory-limit 4act --placement auto --time-limit 20 -q --format json");
+  ASSERT_EQ(all.status, 0) << all.output;
+  const nlohmann::json doc = nlohmann::json::parse(all.output);
+  ASSERT_EQ(doc["placements"].size(), 3u);
+  for (const auto& p : doc["placements"]) {
+    EXPECT_EQ(p["memory_limit"].get<double>(), doc["memory_limit"].get<double>()) << p["placement"];
+    EXPECT_EQ(p["stages"].get<int>(), p["placement"] == "one" ? 3 : 6);
+  }
 }
 
 TEST(PartitionCli, BadInputExitsTwoNamingTheProblem) {
