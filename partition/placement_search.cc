@@ -55,7 +55,11 @@ PlacementsResult partition_placements(const std::vector<Placement>& placements, 
       run.model = make(run.placement, limit);
     } catch (const InputError& e) {
       if (k == 0) throw;  // the reference placement must apply
-      run.note = std::string("does not apply: ") + e.what();
+      // (The model's advice to use fewer devices is for a placement the user chose; here the
+      // other placements are the answer.)
+      std::string why = e.what();
+      if (const auto cut = why.rfind("; use fewer devices"); cut != std::string::npos) why.erase(cut);
+      run.note = "does not apply: " + why;
       say("placement " + word + ": " + run.note);
       out.runs.push_back(std::move(run));
       continue;

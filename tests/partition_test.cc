@@ -247,6 +247,7 @@ TEST(PlacementSearch, APlacementThatCannotHoldTheLayersIsSkippedWithTheReason) {
   EXPECT_EQ(r.best, 0);
   EXPECT_FALSE(r.runs[1].result.has_value());
   EXPECT_NE(r.runs[1].note.find("cannot fill 4 stages"), std::string::npos) << r.runs[1].note;
+  EXPECT_EQ(r.runs[1].note.find("use fewer devices"), std::string::npos) << r.runs[1].note;
 }
 
 // The bound by hand: 2 stages, F = B = W = 1, no comm, m = 4: device 0 gives 3m = 12, device 1
