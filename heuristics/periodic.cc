@@ -36,7 +36,16 @@ double smallest_cycle(const Instance& inst) {
 
 // Plans and simulates templates, keeping the best (variants: see periodic.h).
 struct TemplateSearch {
-  TemplateSearch(const Instance& i, double off, double rel) : inst(i), sim(i), offload_ms(off), reload_ms(rel) {}
+  TemplateSearch(const Instance& i, double off, double rel)
+      : inst(i), sim(i), offload_ms(off), reload_ms(rel), one_stage_each(at_most_one_stage_each(i)) {}
+
+  static bool at_most_one_stage_each(const Instance& inst) {
+    std::vector<int> on(static_cast<std::size_t>(inst.num_devices()), 0);
+    for (const Stage& st : inst.stages) {
+      if (++on[static_cast<std::size_t>(st.device)] > 1) return false;
+    }
+    return true;
+  }
 
   // The simulated makespan of the template for cycle c and `variant` (infinity: none fits).
   double try_variant(double c, int variant) {
@@ -46,6 +55,9 @@ struct TemplateSearch {
     const int plan = variant % 24;
     po.book_channels = plan / 3 % 4 == 1;
     po.spread = plan / 3 % 4 == 2 ? 1.0 : plan / 3 % 4 == 3 ? 1.15 : 0.0;
+    // The spread applies to one stage per device only (periodic_memory_plan.h); elsewhere these
+    // variants are the unbooked ones again.
+    if (po.spread > 0 && !one_stage_each) return std::numeric_limits<double>::infinity();
     po.chains_only = plan >= 12;
     po.cycle = c;
     po.offload_margin = margin * offload_ms;
@@ -72,6 +84,7 @@ struct TemplateSearch {
   const Instance& inst;
   Simulator sim;
   double offload_ms, reload_ms;
+  bool one_stage_each;
   std::optional<Schedule> best;
   double best_makespan = std::numeric_limits<double>::infinity();
   double best_cycle = 0;
