@@ -26,26 +26,15 @@ constexpr int kRefineSteps = 8;     // the refinement's steps per grid step on e
 
 // The smallest cycle: the busiest device's work per microbatch (all its stages').
 double smallest_cycle(const Instance& inst) {
-  std::vector<double> work(static_cast<std::size_t>(inst.num_devices()), 0.0);
-  for (int s = 0; s < inst.num_stages(); ++s) {
-    work[inst.stages[s].device] += inst.stages[s].forward + inst.duration(OpType::B, s) +
-                                   (inst.split_backward ? inst.stages[s].weight : 0.0);
-  }
-  return work.empty() ? 0.0 : *std::max_element(work.begin(), work.end());
+  double c = 0;
+  for (int d = 0; d < inst.num_devices(); ++d) c = std::max(c, inst.work_per_microbatch(d));
+  return c;
 }
 
 // Plans and simulates templates, keeping the best (variants: see periodic.h).
 struct TemplateSearch {
   TemplateSearch(const Instance& i, double off, double rel)
-      : inst(i), sim(i), offload_ms(off), reload_ms(rel), one_stage_each(at_most_one_stage_each(i)) {}
-
-  static bool at_most_one_stage_each(const Instance& inst) {
-    std::vector<int> on(static_cast<std::size_t>(inst.num_devices()), 0);
-    for (const Stage& st : inst.stages) {
-      if (++on[static_cast<std::size_t>(st.device)] > 1) return false;
-    }
-    return true;
-  }
+      : inst(i), sim(i), offload_ms(off), reload_ms(rel), one_stage_each(!several_stages_on_a_device(i)) {}
 
   // The simulated makespan of the template for cycle c and `variant` (infinity: none fits).
   double try_variant(double c, int variant) {
@@ -98,7 +87,7 @@ struct TemplateSearch {
 Built PeriodicOffload::build(const Instance& inst, const RunLimits& limits) const {
   // Several stages per device without offload: the V and interleaved schedules cover it, and on
   // the small V and loop instances of bench/solvers the template only added 5-14 ms to the solve.
-  if (inst.placement() != Placement::kOnePerDevice && !inst.can_offload()) {
+  if (several_stages_on_a_device(inst) && !inst.can_offload()) {
     return Built::fail("Periodic with several stages per device plans offloads, and no stage of this instance can "
                        "offload");
   }

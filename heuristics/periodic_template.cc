@@ -107,6 +107,13 @@ std::vector<Action> device_list(const Instance& inst, const std::vector<int>& st
 
 }  // namespace
 
+bool several_stages_on_a_device(const Instance& inst) {
+  for (const std::vector<int>& stages : inst.stages_by_device()) {
+    if (stages.size() > 1) return true;
+  }
+  return false;
+}
+
 bool overlaps_modulo(double x, double lx, double y, double ly, double c) {
   const double u = residue(x - y, c);  // x relative to y
   return u < ly - kEps || u + lx > c + kEps;
@@ -115,17 +122,13 @@ bool overlaps_modulo(double x, double lx, double y, double ly, double c) {
 std::vector<StageOffsets> periodic_offsets(const Instance& inst, double c, bool chains_only, bool stagger) {
   const int S = inst.num_stages();
   if (!(c > 0)) return {};
-  std::vector<double> work(static_cast<std::size_t>(inst.num_devices()), 0.0);
-  std::vector<int> stages_on(static_cast<std::size_t>(inst.num_devices()), 0);
-  for (int s = 0; s < S; ++s) {
-    const int d = inst.stages[s].device;
-    work[d] += inst.stages[s].forward + inst.duration(OpType::B, s) + (inst.split_backward ? inst.stages[s].weight : 0);
-    ++stages_on[d];
-    if (work[d] > c + kEps) return {};
+  for (int d = 0; d < inst.num_devices(); ++d) {
+    if (inst.work_per_microbatch(d) > c + kEps) return {};
   }
   // Residues taken on each device so far (devices with several stages: their ops must not collide).
   std::vector<std::vector<std::pair<double, double>>> busy(static_cast<std::size_t>(inst.num_devices()));
-  auto shared_device = [&](int s) { return stages_on[inst.stages[s].device] > 1; };
+  const std::vector<std::vector<int>> by_device = inst.stages_by_device();
+  auto shared_device = [&](int s) { return by_device[static_cast<std::size_t>(inst.stages[s].device)].size() > 1; };
   std::vector<StageOffsets> o(static_cast<std::size_t>(S));
   const double level = inst.offload_levels.empty() ? 1.0 : inst.offload_levels.back();
   // Whether stages s and s + 1 take turns on their PCIe group's channels (stagger).
@@ -190,15 +193,11 @@ std::optional<PeriodicPlan> periodic_plan(const Instance& inst, const PeriodicPl
   // The channels of each PCIe group, shared by its devices' stages (planned device by device, in
   // the order of their first stages).
   std::map<int, std::pair<ChannelBook, ChannelBook>> channels;  // group -> (D2H, H2D)
-  std::vector<char> planned(static_cast<std::size_t>(inst.num_devices()), 0);
-  for (int s0 = 0; s0 < S; ++s0) {
-    const int d = inst.stages[s0].device;
-    if (planned[d]) continue;
-    planned[d] = 1;
-    std::vector<int> stages;
-    for (int s = s0; s < S; ++s) {
-      if (inst.stages[s].device == d) stages.push_back(s);
-    }
+  std::vector<std::vector<int>> by_device = inst.stages_by_device();
+  std::erase_if(by_device, [](const std::vector<int>& stages) { return stages.empty(); });
+  std::sort(by_device.begin(), by_device.end(), [](const auto& a, const auto& b) { return a.front() < b.front(); });
+  for (const std::vector<int>& stages : by_device) {
+    const int d = inst.stages[stages.front()].device;
     auto& [d2h, h2d] = channels[inst.devices[d].pcie_group];
     PeriodicMemoryPlan plan(inst, stages, o, opt, d2h, h2d);
     if (!plan.run()) return std::nullopt;

@@ -85,6 +85,9 @@ std::optional<PeriodicPlan> periodic_plan(const Instance& instance, const Period
 // nullopt when no cycle offsets exist or the memory plan fails.
 std::optional<Schedule> periodic_schedule(const Instance& instance, const PeriodicPlanOptions& options);
 
+// Whether some device holds several stages (V, loop; the template then fits them into one cycle).
+bool several_stages_on_a_device(const Instance& instance);
+
 // Whether residues x and y of intervals [x, x + lx) and [y, y + ly) overlap modulo c (exposed for
 // the tests).
 bool overlaps_modulo(double x, double lx, double y, double ly, double c);

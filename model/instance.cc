@@ -51,13 +51,13 @@ bool Instance::can_offload() const {
   return false;
 }
 
-double Instance::busy_time(int d) const {
-  double busy = 0;
+double Instance::work_per_microbatch(int d) const {
+  double work = 0;
   for (int s = 0; s < num_stages(); ++s) {
     if (stages[s].device != d) continue;
-    busy += duration(OpType::F, s) + duration(OpType::B, s) + duration(OpType::W, s);
+    work += duration(OpType::F, s) + duration(OpType::B, s) + duration(OpType::W, s);
   }
-  return busy * microbatches;
+  return work;
 }
 
 const char* to_string(Placement p) {

@@ -66,8 +66,10 @@ struct Instance {
   bool is_offload_level(double r) const;
   // True when some stage can offload and some offload level is above 0.
   bool can_offload() const;
+  // Compute time of device d per microbatch: its stages' F, B and W durations.
+  double work_per_microbatch(int d) const;
   // Total compute time of device d: its F, B and W durations over all microbatches.
-  double busy_time(int d) const;
+  double busy_time(int d) const { return work_per_microbatch(d) * microbatches; }
 };
 
 const char* to_string(Placement p);
