@@ -11,18 +11,25 @@
 namespace optpipe::partition {
 namespace {
 
-// The split the others are measured against: the default, else the uniform one.
-const Trial* baseline(const PartitionResult& r) {
-  const Trial* t = r.find("default");
-  return t ? t : r.find("uniform");
-}
-
 std::string fixed(double v, int decimals = 3) {
   if (!std::isfinite(v)) return "-";
   char b[48];
   std::snprintf(b, sizeof b, "%.*f", decimals, v);
   return b;
 }
+
+// "12.3% below the <what> (3,3,3,3: 213.204 ms)", or "the <what> is the best" where `best` is no
+// faster than `base`, the solved baseline.
+std::string versus(const Trial& base, const Trial& best, const std::string& what) {
+  if (&best == &base || best.makespan >= base.makespan) return "the " + what + " is the best";
+  char b[240];
+  std::snprintf(b, sizeof b, "%.1f%% below the %s (%s: %s ms)", 100.0 * (base.makespan - best.makespan) / base.makespan,
+                what.c_str(), split_text(base.split).c_str(), fixed(base.makespan).c_str());
+  return b;
+}
+
+// Which split a baseline is: "default" or "uniform".
+std::string baseline_name(const Trial& base) { return base.has_role("default") ? "default" : "uniform"; }
 
 std::string relative(const Trial& t, const Trial* base) {
   if (!base || !base->solved || !t.solved || !std::isfinite(t.makespan) || !std::isfinite(base->makespan)) return "-";
@@ -75,21 +82,16 @@ std::string mode_line(const PartitionResult& r) {
 }  // namespace
 
 std::string versus_default(const PartitionResult& r) {
-  const Trial* base = baseline(r);
-  if (!base || r.best < 0 || !base->solved) return "";
-  const Trial& best = r.trials[r.best];
-  const std::string name = base->has_role("default") ? "default" : "uniform";
-  if (&best == base || best.makespan >= base->makespan) return "the " + name + " split is the best";
-  char b[160];
-  std::snprintf(b, sizeof b, "%.1f%% below the %s split (%s: %s ms)", 100.0 * (base->makespan - best.makespan) / base->makespan,
-                name.c_str(), split_text(base->split).c_str(), fixed(base->makespan).c_str());
-  return b;
+  const Trial* base = r.baseline();
+  const Trial* best = r.best_trial();
+  if (!base || !best || !base->solved) return "";
+  return versus(*base, *best, baseline_name(*base) + " split");
 }
 
 std::string partition_table_text(const PartitionModel& model, const PartitionResult& r) {
   std::ostringstream o;
   o << model.description() << "\n" << mode_line(r) << "\n";
-  const Trial* base = baseline(r);
+  const Trial* base = r.baseline();
   std::size_t width = 5;
   for (const Trial& t : r.trials) width = std::max(width, split_text(t.split).size());
   char head[512];
@@ -179,13 +181,7 @@ std::string versus_reference(const PlacementsResult& r) {
   const Trial* base = r.reference();
   const Trial* best = r.best_trial();
   if (!base || !best || !base->solved) return "";
-  const std::string name = base->has_role("default") ? "default" : "uniform";
-  const std::string where = name + " split with " + to_string(r.runs.front().placement);
-  if (best == base || best->makespan >= base->makespan) return "the " + where + " is the best";
-  char b[240];
-  std::snprintf(b, sizeof b, "%.1f%% below the %s (%s: %s ms)", 100.0 * (base->makespan - best->makespan) / base->makespan,
-                where.c_str(), split_text(base->split).c_str(), fixed(base->makespan).c_str());
-  return b;
+  return versus(*base, *best, baseline_name(*base) + " split with " + to_string(r.runs.front().placement));
 }
 
 std::string placements_table_text(const PlacementsResult& r) {
@@ -201,9 +197,7 @@ std::string placements_table_text(const PlacementsResult& r) {
   const Trial* base = r.reference();
   std::size_t width = 10;
   for (const PlacementRun& run : r.runs) {
-    if (run.result && run.result->best >= 0) {
-      width = std::max(width, split_text(run.result->trials[static_cast<std::size_t>(run.result->best)].split).size());
-    }
+    if (const Trial* t = run.result ? run.result->best_trial() : nullptr) width = std::max(width, split_text(t->split).size());
   }
   o << "placements compared";
   if (!r.runs.empty() && r.runs.front().model) {
@@ -213,12 +207,11 @@ std::string placements_table_text(const PlacementsResult& r) {
   char head[512];
   std::snprintf(head, sizeof head, "  %-9s %-*s %12s %12s %-9s %8s  %s\n", "placement", static_cast<int>(width),
                 "best split", "makespan", "bound", "status",
-                base && !base->has_role("default") ? "vs unif" : "vs dflt", "");
+                base && baseline_name(*base) == "uniform" ? "vs unif" : "vs dflt", "");
   o << line_of(head);
   for (std::size_t k = 0; k < r.runs.size(); ++k) {
     const PlacementRun& run = r.runs[k];
-    const Trial* t = run.result && run.result->best >= 0
-                         ? &run.result->trials[static_cast<std::size_t>(run.result->best)] : nullptr;
+    const Trial* t = run.result ? run.result->best_trial() : nullptr;
     char line[1024];
     std::snprintf(line, sizeof line, "%s %-9s %-*s %12s %12s %-9s %8s  %s\n",
                   static_cast<int>(k) == r.best ? "*" : " ", gen::placement_word(run.placement),
@@ -228,7 +221,7 @@ std::string placements_table_text(const PlacementsResult& r) {
                   t ? (run.result->proven ? "best split proven" : "") : run.note.c_str());
     o << line_of(line);
   }
-  o << "times in ms; against the " << (base && !base->has_role("default") ? "uniform" : "default")
+  o << "times in ms; against the " << (base ? baseline_name(*base) : std::string("default"))
     << " split of the first placement, as solved in this run\n";
   if (const Trial* b = r.best_trial()) {
     o << "\nbest: " << to_string(r.runs[static_cast<std::size_t>(r.best)].placement) << ", split "

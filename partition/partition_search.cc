@@ -426,6 +426,11 @@ const Trial* PartitionResult::find(const std::string& role) const {
   return nullptr;
 }
 
+const Trial* PartitionResult::baseline() const {
+  const Trial* t = find("default");
+  return t ? t : find("uniform");
+}
+
 PartitionResult partition_search(const PartitionModel& model, const PartitionOptions& options) {
   return Searcher(model, options).run();
 }

@@ -96,6 +96,10 @@ struct PartitionResult {
   double seconds = 0;
 
   const Trial* find(const std::string& role) const;
+  // The split the others are measured against: the default, else the uniform one.
+  const Trial* baseline() const;
+  // The best trial (nullptr when none).
+  const Trial* best_trial() const { return best >= 0 ? &trials[static_cast<std::size_t>(best)] : nullptr; }
 };
 
 // No split fits the memory limit; what() names the stage whose floor is the problem and by how

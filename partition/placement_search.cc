@@ -13,10 +13,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The run's best split when it was solved to a schedule.
 const Trial* best_of(const PlacementRun& run) {
-  if (!run.result || run.result->best < 0) return nullptr;
-  const Trial& t = run.result->trials[static_cast<std::size_t>(run.result->best)];
-  return t.solved && std::isfinite(t.makespan) ? &t : nullptr;
+  const Trial* t = run.result ? run.result->best_trial() : nullptr;
+  return t && t->solved && std::isfinite(t->makespan) ? t : nullptr;
 }
 
 }  // namespace
@@ -26,10 +26,7 @@ const Trial* PlacementsResult::best_trial() const {
 }
 
 const Trial* PlacementsResult::reference() const {
-  if (runs.empty() || !runs.front().result) return nullptr;
-  const PartitionResult& r = *runs.front().result;
-  const Trial* t = r.find("default");
-  return t ? t : r.find("uniform");
+  return runs.empty() || !runs.front().result ? nullptr : runs.front().result->baseline();
 }
 
 PlacementsResult partition_placements(const std::vector<Placement>& placements, const PlacementModelFn& make,
