@@ -299,8 +299,9 @@ class RelaxationSearch {
       for (int i = s.nw; i < s.nf; ++i) add_releases(s, i);
     }
     double f_end = s.free;  // end of the last forward run so far in this estimate
-    // The remaining B's run in order after `free`, and so do the W's, after those whose B ended.
-    double b_last = s.free, w_last = s.free + (s.nb - s.nw) * p_.w;
+    // The remaining B's run in order after `free`, and so do the W's, after those whose B ended;
+    // the offloads of the microbatches not started, one at a time on the D2H channel from s.d2h.
+    double b_last = s.free, w_last = s.free + (s.nb - s.nw) * p_.w, d2h_last = s.d2h;
     for (int j = s.nb; j < p_.m; ++j) {
       double release;
       if (j < s.nf) {
@@ -308,7 +309,7 @@ class RelaxationSearch {
       } else {
         double start = std::max(f_end, head_f(j));
         if (memory) {
-          const double fits = room_for_forward(j - s.nw, s.d2h);
+          const double fits = room_for_forward(j - s.nw);
           if (!(fits < kInf)) return kInf;  // what is held before it never leaves room
           start = std::max(start, fits);
         }
@@ -323,7 +324,10 @@ class RelaxationSearch {
       }
       b_last = std::max(b_last, eb) + p_.b;
       w_last = std::max(w_last, b_last) + p_.w;
-      if (memory && j >= s.nf) future_.push_back({f_end, b_last, w_last});
+      if (memory && j >= s.nf) {
+        d2h_last = std::max(d2h_last, f_end) + p_.off;
+        future_.push_back({f_end, b_last, w_last, d2h_last, std::max(s.d2h, f_end) + p_.off});
+      }
       const int rest = p_.m - j;
       lb = std::max({lb, eb + rest * (p_.b + p_.w) + tail, eb + rest * p_.b + p_.tail_b});
     }
@@ -353,26 +357,22 @@ class RelaxationSearch {
   // (each added its activation) that release at most what released_by counts by then; kInf:
   // never. released_by is nondecreasing in t, so a binary search over the instants where it can
   // change finds it.
-  double room_for_forward(int held, double d2h) const {
+  double room_for_forward(int held) const {
     const double need = (held + 1) * p_.act - p_.cap - kEps;  // bytes that must have been released
     if (need <= 0) return -kInf;
     std::vector<double>& cand = cand_;
     cand.clear();
     for (const auto& d : drops_) cand.push_back(d.first);
-    double e = d2h;
     for (const FutureMb& fm : future_) {
       cand.push_back(fm.b_end);
       cand.push_back(fm.w_end);
-      if (p_.offloadable) {
-        e = std::max(e, fm.f_end) + p_.off;
-        cand.push_back(e);
-      }
+      if (p_.offloadable) cand.push_back(fm.channel_off_end);
     }
     std::sort(cand.begin(), cand.end());
     std::size_t lo = 0, hi = cand.size();  // first index whose release reaches need
     while (lo < hi) {
       const std::size_t mid = (lo + hi) / 2;
-      if (released_by(cand[mid], d2h) >= need) {
+      if (released_by(cand[mid]) >= need) {
         hi = mid;
       } else {
         lo = mid + 1;
@@ -384,9 +384,9 @@ class RelaxationSearch {
   // An upper bound on the bytes released by t: the history's drops_ by then, and of the future
   // microbatches (future_, in order), a kept one's activation less M_W at its B's earliest end
   // and M_W at its W's, and up to q of them, whose offloads can have ended by t, all of it, q
-  // the most offloads that the D2H channel (free from d2h, FIFO after each forward) can end by
+  // the most offloads that the D2H channel (free from s.d2h, FIFO after each forward) can end by
   // t. Which q is the completion's choice: the largest gains are counted.
-  double released_by(double t, double d2h) const {
+  double released_by(double t) const {
     double r = 0;
     for (const auto& [dt, bytes] : drops_) {
       if (dt > t + kEps) break;
@@ -394,11 +394,8 @@ class RelaxationSearch {
     }
     int q = 0;
     if (p_.offloadable) {
-      double e = d2h;
       for (const FutureMb& fm : future_) {
-        const double next = std::max(e, fm.f_end) + p_.off;
-        if (next > t + kEps) break;
-        e = next;
+        if (fm.channel_off_end > t + kEps) break;
         ++q;
       }
     }
@@ -407,7 +404,7 @@ class RelaxationSearch {
     for (const FutureMb& fm : future_) {
       const double kept = (fm.b_end <= t + kEps ? p_.act - p_.mw : 0.0) + (fm.w_end <= t + kEps ? p_.mw : 0.0);
       r += kept;
-      if (q > 0 && std::max(d2h, fm.f_end) + p_.off <= t + kEps) gains.push_back(p_.act - kept);
+      if (q > 0 && fm.own_off_end <= t + kEps) gains.push_back(p_.act - kept);
     }
     if (q > 0) {
       const std::size_t k = std::min(gains.size(), static_cast<std::size_t>(q));
@@ -808,6 +805,9 @@ class RelaxationSearch {
   mutable std::vector<std::pair<double, double>> drops_;  // lower_bound's scratch: (time, bytes released)
   struct FutureMb {
     double f_end, b_end, w_end;  // earliest ends of a microbatch whose F is not placed yet
+    // Its offload's earliest end on the D2H channel after those of the microbatches before it,
+    // and alone (both only where the stage can offload).
+    double channel_off_end, own_off_end;
   };
   mutable std::vector<FutureMb> future_;  // lower_bound's scratch, in microbatch order
   mutable std::vector<double> cand_, gains_;  // room_for_forward's and released_by's scratch
