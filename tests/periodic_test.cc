@@ -75,6 +75,15 @@ double work(const Instance& inst, int s) {
   return inst.stages[s].forward + inst.duration(OpType::B, s) + (inst.split_backward ? inst.stages[s].weight : 0.0);
 }
 
+// F(s, j) in device d's list of `sch` (nullptr: missing).
+const Action* forward_in(const Schedule& sch, int d, int s, int j) {
+  const auto& list = sch.devices[static_cast<std::size_t>(d)];
+  const auto f = std::find_if(list.begin(), list.end(), [&](const Action& a) {
+    return a.type == OpType::F && a.stage == s && a.mb == j;
+  });
+  return f == list.end() ? nullptr : &*f;
+}
+
 // The busiest device's work per microbatch (all its stages'): the smallest cycle.
 double busiest_device_work(const Instance& inst) {
   std::vector<double> dev(static_cast<std::size_t>(inst.num_devices()), 0.0);
@@ -175,11 +184,8 @@ TEST(PeriodicTemplate, MemoryPlanFitsAtEveryPlannedAdditionAndTheChannelsCarryIt
       for (int j = 0; j < m; ++j) {
         const bool off = plan->offload_end[s * m + j] == plan->offload_end[s * m + j];
         // The schedule offloads exactly the planned microbatches.
-        const auto& list = sch.devices[st.device];
-        const auto f = std::find_if(list.begin(), list.end(), [&](const Action& a) {
-          return a.type == OpType::F && a.stage == s && a.mb == j;
-        });
-        ASSERT_NE(f, list.end());
+        const Action* f = forward_in(sch, st.device, s, j);
+        ASSERT_NE(f, nullptr);
         EXPECT_EQ(f->r > 0, off) << "case " << i;
         std::vector<double> points{plan->offsets[s].f + po.cycle * j};
         if (off) {
@@ -334,22 +340,17 @@ TEST(PeriodicTemplate, MemoryPlanOfADeviceWithSeveralStagesFits) {
     const Schedule& sch = plan->schedule;
     ASSERT_TRUE(check_structure(inst, sch).empty()) << "case " << i << ": " << check_structure(inst, sch).front().message;
     const int m = inst.microbatches;
+    const std::vector<std::vector<int>> by_device = inst.stages_by_device();
     for (int d = 0; d < inst.num_devices(); ++d) {
-      std::vector<int> stages;
-      for (int s = 0; s < inst.num_stages(); ++s) {
-        if (inst.stages[s].device == d) stages.push_back(s);
-      }
+      const std::vector<int>& stages = by_device[static_cast<std::size_t>(d)];
       multi += stages.size() > 1 ? 1 : 0;
       const double cap = inst.devices[d].memory_limit - inst.devices[d].static_memory;
       std::vector<double> points;
       for (const int s : stages) {
         for (int j = 0; j < m; ++j) {
           const bool off = plan->offload_end[s * m + j] == plan->offload_end[s * m + j];
-          const auto& list = sch.devices[d];
-          const auto f = std::find_if(list.begin(), list.end(), [&](const Action& a) {
-            return a.type == OpType::F && a.stage == s && a.mb == j;
-          });
-          ASSERT_NE(f, list.end());
+          const Action* f = forward_in(sch, d, s, j);
+          ASSERT_NE(f, nullptr);
           EXPECT_EQ(f->r > 0, off) << "case " << i;
           points.push_back(plan->offsets[s].f + po.cycle * j);
           if (off) {
@@ -371,6 +372,17 @@ TEST(PeriodicTemplate, MemoryPlanOfADeviceWithSeveralStagesFits) {
   EXPECT_GT(multi, 100);
 }
 
+// The periodic heuristic on `inst`; a schedule it returns passes the spec's structure check.
+HeuristicResult periodic_checked(const Instance& inst) {
+  HeuristicResult r = run_heuristic(PeriodicOffload(), inst);
+  if (r.ok()) EXPECT_TRUE(check_structure(inst, *r.schedule).empty()) << r.detail;
+  return r;
+}
+
+Instance generated(const std::string& name) {
+  return load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/generated/" + name + ".json");
+}
+
 // On Llama-2 7B, 16 GPUs x 64 microbatches in a loop (32 stages, one layer each) at 13.6 GiB,
 // where the interleaved bases that PipeOffload and AdaOffload edit end at 3251.9 ms, the
 // template ends below 2300 ms (2174.0 when it was added; bench/README.md, "Stage partitioning").
@@ -384,10 +396,8 @@ TEST(Periodic, LoopPlacementUnderTightMemory) {
     r.memory_limit = "14582546432B";
     return r;
   }());
-  const Instance inst = gen::generate(g).instance;
-  const HeuristicResult r = run_heuristic(PeriodicOffload(), inst);
+  const HeuristicResult r = periodic_checked(gen::generate(g).instance);
   ASSERT_TRUE(r.ok()) << r.reason;
-  EXPECT_TRUE(check_structure(inst, *r.schedule).empty());
   EXPECT_TRUE(r.sim.feasible);
   EXPECT_LT(r.sim.makespan, 2300.0) << r.detail;
 }
@@ -396,11 +406,8 @@ TEST(Periodic, LoopPlacementUnderTightMemory) {
 // two GPUs of a PCIe group queue on its channels: the staggered template ends below 1550 ms, where
 // the best template without it ended at 1566.85 ms (bench/README.md, "The solver at scale").
 TEST(Periodic, StaggeredTransfersBeatTheQueueOnGpt3TwoActivations) {
-  const Instance inst =
-      load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/generated/bench-gpt3-14.6b-16x64-2act.json");
-  const HeuristicResult r = run_heuristic(PeriodicOffload(), inst);
+  const HeuristicResult r = periodic_checked(generated("bench-gpt3-14.6b-16x64-2act"));
   ASSERT_TRUE(r.ok()) << r.reason;
-  EXPECT_TRUE(check_structure(inst, *r.schedule).empty());
   EXPECT_LT(r.sim.makespan, 1550.0) << r.detail;
   EXPECT_NE(r.detail.find("transfers staggered"), std::string::npos) << r.detail;
 }
@@ -409,11 +416,8 @@ TEST(Periodic, StaggeredTransfersBeatTheQueueOnGpt3TwoActivations) {
 // step on each side of its cycle: on Llama-2 7B, 16 x 64 at 4 activations that finds 2298.09 ms
 // at a cycle of 31.6 ms, where the grid's best was 2308.54 ms at 31.09.
 TEST(Periodic, TheCycleIsRefinedBetweenTheGridsSteps) {
-  const Instance inst =
-      load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/generated/bench-llama2-7b-16x64-4act.json");
-  const HeuristicResult r = run_heuristic(PeriodicOffload(), inst);
+  const HeuristicResult r = periodic_checked(generated("bench-llama2-7b-16x64-4act"));
   ASSERT_TRUE(r.ok()) << r.reason;
-  EXPECT_TRUE(check_structure(inst, *r.schedule).empty());
   EXPECT_LT(r.sim.makespan, 2305.0) << r.detail;
 }
 
