@@ -1,6 +1,7 @@
 #include "heuristics/pipe_offload.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <sstream>
 
@@ -32,18 +33,102 @@ std::vector<Lifespan> lifespans(const Instance& inst, const Schedule& sch, const
   return out;
 }
 
+// Which activations a stage with spare memory keeps in the late variant (kept_by_memory): one
+// microbatch in every k + wider, starting at microbatch `offset` of each k, and the first
+// `first` microbatches.
+struct KeepPattern {
+  int wider = 0, offset = 1, first = 0;
+};
+
 // One variant: (filter, selective) are PipeOffload's (lifespan at least `filter` round trips;
 // the longer half per device, or all), late is every activation that waits at all for its B (not
-// the last stage's, used at once) with its reload just before that B.
+// the last stage's, used at once) with its reload just before that B; late with `spare` keeps,
+// on a device of one stage, what its spare memory holds (kept_by_memory) in `pattern`.
 struct Variant {
   double filter;
-  bool selective, late;
+  bool selective, late, spare = false;
+  KeepPattern pattern = {};
 };
+
+// Per device holding one stage, its spans in microbatch order (empty for the others).
+std::vector<std::vector<const Lifespan*>> one_stage_spans(const Instance& inst, const std::vector<Lifespan>& spans) {
+  std::vector<std::vector<const Lifespan*>> out(inst.num_devices());
+  const auto by_device = inst.stages_by_device();
+  for (const Lifespan& l : spans) {
+    if (by_device[l.device].size() == 1) out[l.device].push_back(&l);
+  }
+  for (auto& own : out) {
+    std::sort(own.begin(), own.end(), [](const Lifespan* a, const Lifespan* b) { return a->mb < b->mb; });
+  }
+  return out;
+}
+
+// Microbatches of a stage's spans (f_end, b_start) open at span i's F end, of all or of the kept.
+int open_at(const std::vector<const Lifespan*>& spans, std::size_t i, const std::vector<char>* kept) {
+  int open = 0;
+  for (std::size_t i2 = 0; i2 < spans.size(); ++i2) {
+    if (kept && !(*kept)[i2]) continue;
+    open += spans[i2]->f_end <= spans[i]->f_end + kTimeEps && spans[i2]->b_start > spans[i]->f_end + kTimeEps;
+  }
+  return open;
+}
+
+// Whole activations of stage s that fit beside its device's static memory.
+int activation_slots(const Instance& inst, int s) {
+  const Stage& st = inst.stages[s];
+  const Device& dev = inst.devices[st.device];
+  const double room = dev.memory_limit + kMemoryTolerance - dev.static_memory;
+  if (st.activation <= 0) return std::numeric_limits<int>::max();
+  return room >= st.activation ? static_cast<int>(std::floor(room / st.activation)) : 0;
+}
+
+// The spread of a stage's kept activations (below): k = ceil(most open / (c - 1)) with c its
+// activation slots; 0 when it keeps all (never more than c open) and -1 when it keeps none
+// (c < 2: the one slot is the offloaded ones' passage).
+int spread_period(const Instance& inst, const std::vector<const Lifespan*>& spans) {
+  if (spans.empty()) return -1;
+  const int c = activation_slots(inst, spans.front()->stage);
+  int most_open = 0;
+  for (std::size_t i = 0; i < spans.size(); ++i) most_open = std::max(most_open, open_at(spans, i, nullptr));
+  if (most_open <= c) return 0;
+  if (c < 2) return -1;
+  return (most_open + c - 2) / (c - 1);
+}
+
+// The activations the late variant with `spare` keeps on a device's only stage, given its spans
+// in microbatch order: every one when the base never has more than c open at once (c its
+// activation slots); otherwise one microbatch in every k + pattern.wider (spread_period: the
+// offloads between them share the PCIe channel evenly), at offset pattern.offset, and the
+// pattern's first ones, each only while fewer than c - 1 kept ones are open at its F's end (one
+// slot stays free for the offloaded ones' passage). Under very tight memory
+// (bench-gpt3-14.6b-16x64-1.5act) stage 0 holds 4 activations of the 16 it has in flight:
+// offloading all of them queues its transfers before its neighbour's on the shared D2H channel,
+// and the neighbour, with room for one activation, waits for each.
+// O(n^2) for the n spans of the stage.
+std::vector<char> kept_by_memory(const Instance& inst, const std::vector<const Lifespan*>& spans,
+                                 const KeepPattern& pattern) {
+  const int period = spread_period(inst, spans);
+  if (period == 0) return std::vector<char>(spans.size(), 1);
+  std::vector<char> keep(spans.size(), 0);
+  if (period < 0) return keep;
+  const int c = activation_slots(inst, spans.front()->stage);
+  const int k = period + pattern.wider;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    const bool chosen = static_cast<int>(i) < pattern.first || static_cast<int>(i) % k == pattern.offset % k;
+    keep[i] = chosen && open_at(spans, i, &keep) < c - 1;
+  }
+  return keep;
+}
 
 std::string describe(const Variant& v, const std::string& origin, int offloaded) {
   std::ostringstream out;
   if (v.late) {
-    out << "base " << origin << ", full offload of " << offloaded << " activations, each reload just before its B";
+    out << "base " << origin << ", " << (v.spare ? "offload of " : "full offload of ") << offloaded << " activations";
+    if (v.spare) {
+      out << " that spare memory cannot keep (kept: 1 in k + " << v.pattern.wider << " from " << v.pattern.offset
+          << ", and the first " << v.pattern.first << ")";
+    }
+    out << ", each reload just before its B";
   } else {
     out << "base " << origin << ", " << (v.selective ? "selective" : "full") << " offload of " << offloaded
         << " activations with lifespan >= " << v.filter << "x round trip";
@@ -64,10 +149,21 @@ Schedule with_offloads(const Instance& inst, const BaseSchedule& base, const Sim
   for (const Lifespan& l : spans) {
     if (long_enough(l)) ++eligible[l.device];
   }
+  // spare: what each device of one stage keeps.
+  std::vector<char> kept;  // [stage * m + mb]
+  if (v.spare) {
+    const int m = inst.microbatches;
+    kept.assign(static_cast<std::size_t>(inst.num_stages()) * m, 0);
+    for (const auto& own : one_stage_spans(inst, spans)) {
+      const std::vector<char> keep = kept_by_memory(inst, own, v.pattern);
+      for (std::size_t i = 0; i < own.size(); ++i) kept[own[i]->stage * m + own[i]->mb] = keep[i];
+    }
+  }
   *offloaded = 0;
   for (const Lifespan& l : spans) {
     const Stage& st = inst.stages[l.stage];
     if (!long_enough(l)) continue;
+    if (v.spare && kept[l.stage * inst.microbatches + l.mb]) continue;
     if (v.selective && 2 * taken[l.device] >= eligible[l.device]) continue;
     ++taken[l.device];
     ++*offloaded;
@@ -102,29 +198,64 @@ Built PipeOffload::build(const Instance& inst, const RunLimits& limits) const {
   double best_makespan = std::numeric_limits<double>::infinity();
   std::string best_detail;
   std::string last_reason = "no memory-oblivious base schedule applies";
-  for (const BaseSchedule& base : memory_oblivious_bases(inst)) {
+  // One variant on one base: simulated, kept when best; its makespan (inf when it does not fit).
+  auto try_variant = [&](const BaseSchedule& base, const SimResult& timing, const std::vector<Lifespan>& spans,
+                         const Variant& v) {
+    int offloaded = 0;
+    Schedule sch = with_offloads(inst, base, timing, spans, level, v, &offloaded);
+    if (offloaded == 0) return std::numeric_limits<double>::infinity();
+    const SimResult r = sim.run(sch, fast);
+    if (!r.feasible) {
+      last_reason = "PipeOffload on " + base.origin + ": " + r.reason;
+      return std::numeric_limits<double>::infinity();
+    }
+    if (r.makespan < best_makespan - kTimeEps) {
+      best_makespan = r.makespan;
+      best = std::move(sch);
+      best_detail = describe(v, base.origin, offloaded);
+    }
+    return r.makespan;
+  };
+  // The base where keeping what spare memory holds did best, for the sweep of its patterns.
+  struct Spare {
+    double makespan = std::numeric_limits<double>::infinity();
+    const BaseSchedule* base = nullptr;
+    SimResult timing;
+    std::vector<Lifespan> spans;
+  } spare;
+  const std::vector<BaseSchedule> bases = memory_oblivious_bases(inst);
+  for (const BaseSchedule& base : bases) {
     if (limits.expired()) {
       if (!best) last_reason = "PipeOffload: stopped (time limit or interrupt) before a schedule fit";
       break;
     }
-    const SimResult timing = sim.run(base.schedule, free_run);
+    SimResult timing = sim.run(base.schedule, free_run);
     std::vector<Lifespan> spans = lifespans(inst, base.schedule, timing);
     std::stable_sort(spans.begin(), spans.end(),
                      [](const Lifespan& a, const Lifespan& b) { return a.length() > b.length(); });
     for (const Variant v : {Variant{1.0, false, false}, Variant{1.0, true, false}, Variant{3.0, false, false},
-                            Variant{3.0, true, false}, Variant{0.0, false, true}}) {
-      int offloaded = 0;
-      Schedule sch = with_offloads(inst, base, timing, spans, level, v, &offloaded);
-      if (offloaded == 0) continue;
-      const SimResult r = sim.run(sch, fast);
-      if (!r.feasible) {
-        last_reason = "PipeOffload on " + base.origin + ": " + r.reason;
-        continue;
-      }
-      if (r.makespan < best_makespan - kTimeEps) {
-        best_makespan = r.makespan;
-        best = std::move(sch);
-        best_detail = describe(v, base.origin, offloaded);
+                            Variant{3.0, true, false}}) {
+      try_variant(base, timing, spans, v);
+    }
+    const double all = try_variant(base, timing, spans, Variant{0.0, false, true});
+    const double kept = try_variant(base, timing, spans, Variant{0.0, false, true, true});
+    if (kept < all - kTimeEps && kept < spare.makespan) spare = {kept, &base, std::move(timing), std::move(spans)};
+  }
+  // Where keeping helped (against the same base with every activation offloaded) and gave the
+  // best schedule, the spread of the kept ones decides how the two GPUs of a PCIe group take
+  // turns on its channels: try a few (k one or two wider, every offset, the first one or two kept
+  // too) on that base.
+  if (spare.base && spare.makespan <= best_makespan + kTimeEps) {
+    int period = 0;  // the widest spread on that base
+    for (const auto& own : one_stage_spans(inst, spare.spans)) period = std::max(period, spread_period(inst, own));
+    for (int wider = 0; period > 0 && wider <= 2; ++wider) {
+      for (int first = 0; first <= 2; ++first) {
+        for (int offset = 0; offset < period + wider; ++offset) {
+          if (limits.expired()) break;
+          if (wider == 0 && first == 0 && offset == 1) continue;  // the default, tried above
+          Variant v{0.0, false, true, true, KeepPattern{wider, offset, first}};
+          try_variant(*spare.base, spare.timing, spare.spans, v);
+        }
       }
     }
   }

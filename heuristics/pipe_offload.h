@@ -13,10 +13,18 @@
 // than two activations) the base timing is no guide to when memory is free, every reload placed
 // early holds memory that the next forward needs, and only the late variant fits:
 // bench-gpt3-14.6b-16x64-1.5act, 1F1B with late reloads, 2359.66 ms where the other variants
-// deadlock and the best other heuristic (waves) takes 3267.07 ms. Keeps the best feasible variant.
+// deadlock and the best other heuristic (waves) takes 3267.07 ms. A sixth variant (also ours)
+// is the late one that keeps, on a GPU of one stage, what its spare memory holds: all of its
+// activations when the base never has more in flight than fit, else one microbatch in every k
+// while at most c - 1 kept ones are in flight (c the activations that fit); where that beats
+// offloading all and is the best variant, a few spreads of the kept ones are tried on its base
+// (how the two GPUs of a PCIe group take turns on the shared channels depends on it). On the
+// 1.5act case stage 0 holds 4 of its 16 activations in flight: 2298.73 ms.
+// Keeps the best feasible variant.
 //
-// Complexity: for each of ≤ 4 bases and 5 variants, one pass over the N ops to place reloads
-// (O(N · L) with L the longest list) and one simulation.
+// Complexity: for each of ≤ 16 bases and 6 variants, one pass over the N ops to place reloads
+// (O(N · L) with L the longest list), O(m^2) per stage for the spare variant's open counts, and
+// one simulation; then up to 3 · 3 · (k + 2) more simulations of the spare variant.
 #pragma once
 
 #include "heuristics/heuristic.h"

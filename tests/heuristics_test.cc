@@ -378,6 +378,42 @@ TEST(Heuristics, PipeOffloadWithLateReloadsFitsWhereTheBaseTimingMisleads) {
   }
 }
 
+// The same instance: stage 0's GPU holds 4 activations of the 16 it has in flight, its neighbour
+// in the PCIe group one. PipeOffload keeps some of stage 0's (spread over its microbatches) and
+// offloads every activation of the stages with one slot; offloading stage 0's kept ones too, each
+// reload just before its B, queues them on the shared D2H channel and is slower.
+TEST(Heuristics, PipeOffloadKeepsWhatSpareMemoryHolds) {
+  const Instance inst =
+      load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/generated/bench-gpt3-14.6b-16x64-1.5act.json");
+  const HeuristicResult po = run_heuristic(PipeOffload(), inst);
+  ASSERT_TRUE(po.ok()) << po.reason;
+  EXPECT_NE(po.detail.find("that spare memory cannot keep"), std::string::npos) << po.detail;
+  const Schedule& sch = *po.schedule;
+  EXPECT_TRUE(check_structure(inst, sch).empty());
+  std::vector<int> kept;  // stage 0's microbatches without offload
+  for (int j = 0; j < inst.microbatches; ++j) {
+    if (offload_level(sch, 0, 0, j) == 0.0) kept.push_back(j);
+  }
+  EXPECT_GE(kept.size(), 4u);
+  EXPECT_LE(kept.size(), static_cast<std::size_t>(inst.microbatches / 3));
+  EXPECT_GT(kept.back() - kept.front(), inst.microbatches / 2) << "kept ones spread over the microbatches";
+  for (int s = 1; s + 1 < inst.num_stages(); ++s) {
+    for (int j = 0; j < inst.microbatches; ++j) EXPECT_EQ(offload_level(sch, s, s, j), 1.0) << s << "." << j;
+  }
+  Schedule all = sch;
+  for (int j : kept) {
+    const auto& list = all.devices[0];
+    const int b = static_cast<int>(std::find_if(list.begin(), list.end(), [&](const Action& a) {
+                                     return a.type == OpType::B && a.stage == 0 && a.mb == j;
+                                   }) - list.begin());
+    set_offload(all, 0, 0, j, 1.0, b);
+  }
+  Simulator sim(inst);
+  const SimResult r = sim.run(all, SimOptions::quiet());
+  ASSERT_TRUE(r.feasible) << r.reason;
+  EXPECT_GT(r.makespan, po.sim.makespan + 10.0) << "all offloaded " << r.makespan << " vs kept " << po.sim.makespan;
+}
+
 // Heuristics that misbehave on purpose, to check run_heuristic's own contract.
 class SilentFailure final : public Heuristic {
  public:
