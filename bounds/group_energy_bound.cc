@@ -41,7 +41,8 @@ struct EnergyStage {
 // A group's stages under memory pressure and its channels' margins.
 struct EnergyGroup {
   std::vector<EnergyStage> stages;
-  bool misplaced = true;  // charge misplaced transfers (see the header)
+  bool misplaced = true;   // charge misplaced transfers (see the header)
+  bool reload_lag = true;  // charge reloads too soon after their offloads (see the header)
   double lead_d2h = kInf, lag_d2h = kInf, lead_h2d = kInf, lag_h2d = kInf;
 
   // The least makespan of the channels for these counts (0 when nothing offloads).
@@ -81,18 +82,44 @@ struct EnergyGroup {
     extra += staircase(work_d - (delta + o_max - lead_d2h), o_max, o_min);
     return extra;
   }
+  // The memory-time that reloads too soon after their offloads cost the group's stages together
+  // (see the header): the i-th offload of the group ends no earlier than lead_d2h + i·o, its
+  // microbatch's B starts no earlier than its F's end + lat, so a reload that starts less than
+  // lambda = lat - offload - reload after that offload ends holds its token the difference longer
+  // (or the offload waited that long); and the reloads must all end by t - lag_h2d, one at a time.
+  double reload_lag_energy(double t, const std::vector<int>& x) const {
+    int n = 0;
+    double lambda = kInf, o = kInf, r = kInf;
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      if (x[i] <= 0) continue;
+      const EnergyStage& e = stages[i];
+      n += x[i];
+      lambda = std::min(lambda, e.occ0 - e.occ1);
+      o = std::min(o, e.off), r = std::min(r, e.rel);
+    }
+    if (n == 0) return 0;
+    // The i-th (1..n) reload in release order must start by t - lag_h2d - (n - i + 1)·r; without
+    // cost it starts no earlier than lead_d2h + i·o + lambda. Σ_i max(0, a + i·d):
+    const double a = lead_d2h + lambda - (t - lag_h2d) + (n + 1) * r, d = o - r;
+    double cost = 0;
+    for (int i = 1; i <= n; ++i) cost += std::max(0.0, a + i * d);
+    return cost;
+  }
   // Whether counts x (each at least the stage's least_offloads(t)) fit the channels and the
-  // group's memory-time with the misplaced transfers' cost.
+  // group's memory-time with the misplaced transfers' cost, and with the reloads' lag cost (each
+  // a separate constraint: both may charge the same waiting).
   bool fits(double t, const std::vector<int>& x) const {
     if (t_channels(x) > t) return false;
-    double need = misplaced_energy(t, x), have = 0;
-    if (need <= 0) return true;
+    const double misplaced_need = misplaced ? misplaced_energy(t, x) : 0.0;
+    const double lag_need = reload_lag ? reload_lag_energy(t, x) : 0.0;
+    if (misplaced_need <= 0 && lag_need <= 0) return true;
+    double need = 0, have = 0;
     for (std::size_t i = 0; i < stages.size(); ++i) {
       const EnergyStage& e = stages[i];
       need += (e.m - x[i]) * e.occ0 + x[i] * e.occ1 + e.w_part;
       have += e.c * (t - e.h);
     }
-    return need <= have * (1 + 1e-12);
+    return need + std::max(misplaced_need, lag_need) <= have * (1 + 1e-12);
   }
   bool feasible(double t, std::vector<int>& x) const {
     x.resize(stages.size());
@@ -101,7 +128,7 @@ struct EnergyGroup {
       if (x[i] < 0) return false;
     }
     if (t_channels(x) > t) return false;
-    if (!misplaced) return true;
+    if (!misplaced && !reload_lag) return true;
     // More offloads than the least free memory-time that may pay for misplaced transfers: try
     // every count vector from x up (each stage up to m), or give the refinement up when there
     // are too many.
@@ -136,9 +163,10 @@ double head_of_first_forward(const BoundProblem& p, const std::vector<double>& h
   return t;
 }
 
-std::vector<EnergyGroup> energy_groups(const BoundProblem& p, const std::vector<double>& head, bool misplaced) {
+std::vector<EnergyGroup> energy_groups(const BoundProblem& p, const std::vector<double>& head, bool misplaced,
+                                       bool reload_lag) {
   std::vector<EnergyGroup> groups(static_cast<std::size_t>(std::max(p.G, 0)));
-  for (EnergyGroup& g : groups) g.misplaced = misplaced;
+  for (EnergyGroup& g : groups) g.misplaced = misplaced, g.reload_lag = reload_lag;
   const int S = p.S;
   for (int s = 0; s < S; ++s) {
     if (p.tokens[s] <= 0 || p.tokens[s] >= p.m) continue;  // no memory pressure
@@ -189,15 +217,15 @@ double group_value(const EnergyGroup& g) {
 
 }  // namespace
 
-double group_energy_bound(const BoundProblem& p, const std::vector<double>& head, bool misplaced) {
+double group_energy_bound(const BoundProblem& p, const std::vector<double>& head, bool misplaced, bool reload_lag) {
   double best = 0;
-  for (const EnergyGroup& g : energy_groups(p, head, misplaced)) best = std::max(best, group_value(g));
+  for (const EnergyGroup& g : energy_groups(p, head, misplaced, reload_lag)) best = std::max(best, group_value(g));
   return best;
 }
 
 double group_energy_bound_by_enumeration(const BoundProblem& p, const std::vector<double>& head) {
   double best = 0;
-  for (const EnergyGroup& g : energy_groups(p, head, true)) {
+  for (const EnergyGroup& g : energy_groups(p, head, true, true)) {
     if (g.stages.empty()) continue;
     std::vector<int> x(g.stages.size(), 0);
     double least = kInf;

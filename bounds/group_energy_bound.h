@@ -33,6 +33,20 @@
 // one stage (which microbatches are early is the schedule's choice), so it is charged to the
 // group's summed energy:
 //     Σ_s [(m - X_s)·occ0 + X_s·occ1 + gamma·m·W] + extra(X) <= Σ_s c_s·(T - h_s).      (misplaced)
+// Reloads too soon after their offloads: a fully offloaded microbatch's B starts no earlier than
+// its F's end + lat, so a reload that starts H after its offload's end holds its token at least
+// lambda_s - H longer than occ1 counts (lambda_s = lat - offload - reload = occ0 - occ1), or its
+// offload waited that long after F: the extra is at least max(0, lambda - H). The group's i-th
+// full offload (1..X) ends no earlier than e_D + i·O_min (one at a time on D2H), and its reloads,
+// one at a time on H2D, all end by T - q_H, so the k-th reload to start does so by
+// T - q_H - (X - k + 1)·R_min. Matching offloads and reloads in the same order is the cheapest
+// (the cost is convex in the difference), so together at least
+//     Σ_{k=1..X} max(0, e_D + k·O_min + lambda_min - (T - q_H) + (X - k + 1)·R_min)
+// of token-time, which the group's summed energy must pay:
+//     Σ_s [(m - X_s)·occ0 + X_s·occ1 + gamma·m·W] + lag(X) <= Σ_s c_s·(T - h_s).           (lag)
+// Where the group's D2H is busy almost throughout (bench-gpt3-28.3b-32x128-2act), the last
+// offloads cannot be followed by their reloads in time without holding memory: the drain.
+// (lag) and (misplaced) may charge the same waiting, so each is checked on its own.
 // More offloads than x_s(T) lower the left side's energy but add channel work, so every count
 // vector X >= x(T) (each up to m) is tried; with more than 2^15 of them the check is skipped
 // (which only weakens the bound). On GPT-3 14.6B 16 x 64 at 2 activations, where every microbatch
@@ -46,10 +60,12 @@
 //
 // Validity: every spec schedule with makespan T satisfies (energy) for each stage with its own
 // count of full offloads X_s (the tokens, occupancies and window are those of
-// memory_energy_bound.h with t1 = h_s and q = 0), and its group's transfers satisfy (channels) with
-// those counts; x_s(T) <= X_s. So T is feasible above and the bound is at most T.
+// memory_energy_bound.h with t1 = h_s and q = 0), and its group's transfers satisfy (channels),
+// (misplaced) and (lag) with those counts; x_s(T) <= X_s. So T is feasible above and the bound
+// is at most T.
 //
-// Complexity: O(G·log(1/eps)) bisection steps, each O(S) plus up to 2^15 count vectors of O(S).
+// Complexity: O(G·log(1/eps)) bisection steps, each O(S) plus up to 2^15 count vectors of
+// O(S + X), X <= S·m their full offloads.
 #pragma once
 
 #include <vector>
@@ -61,8 +77,10 @@ namespace optpipe {
 // The bound at the root, with `head` [op] the root's heads (empty, or NaN for an op: the static
 // chain of forwards is used). 0 when no group has a stage under memory pressure that offloading
 // could relieve.
-// misplaced = false: without the misplaced transfers' cost (for comparisons).
-double group_energy_bound(const BoundProblem& problem, const std::vector<double>& head, bool misplaced = true);
+// misplaced = false: without the misplaced transfers' cost; reload_lag = false: without the
+// reloads' lag (both for comparisons).
+double group_energy_bound(const BoundProblem& problem, const std::vector<double>& head, bool misplaced = true,
+                          bool reload_lag = true);
 
 // The same by enumeration, for the tests: for every vector of full-offload counts (one per stage
 // of the group, 0..m each) the least T each constraint allows (the misplaced one by doubling and

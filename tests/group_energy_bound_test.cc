@@ -4,6 +4,7 @@
 // under memory pressure whose devices share PCIe groups.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -105,7 +106,7 @@ Instance steady_instance(std::mt19937& rng) {
 
 TEST(GroupEnergyBound, NeverAboveAFeasibleSchedule) {
   std::mt19937 rng(4242);
-  int schedules = 0, above_node_bound = 0, instances = 0, misplaced_raises = 0;
+  int schedules = 0, above_node_bound = 0, instances = 0, misplaced_raises = 0, lag_raises = 0;
   const SimOptions quiet = SimOptions::quiet();
   for (int i = 0; i < 180; ++i) {
     const Instance inst = i % 3 == 0 ? grouped_instance(rng, i, 6, 12) : steady_instance(rng);
@@ -116,9 +117,12 @@ TEST(GroupEnergyBound, NeverAboveAFeasibleSchedule) {
     if (bound <= 0) continue;
     ++instances;
     above_node_bound += bound > node + 1e-9;
-    const double plain = group_energy_bound(p, head, false);
-    EXPECT_GE(bound, plain - 1e-9) << "case " << i;
-    misplaced_raises += bound > plain + 1e-9;
+    const double plain = group_energy_bound(p, head, false, false);
+    const double misplaced = group_energy_bound(p, head, true, false), lag = group_energy_bound(p, head, false, true);
+    EXPECT_GE(bound, std::max(misplaced, lag) - 1e-9) << "case " << i;
+    EXPECT_GE(std::min(misplaced, lag), plain - 1e-9) << "case " << i;
+    misplaced_raises += misplaced > plain + 1e-9;
+    lag_raises += lag > plain + 1e-9;
     std::vector<Schedule> candidates;
     for (int k = 0; k < 10; ++k) candidates.push_back(test_support::random_valid_schedule(inst, rng, 0.5));
     const BestResult heur = run_all_heuristics(inst);
@@ -138,11 +142,12 @@ TEST(GroupEnergyBound, NeverAboveAFeasibleSchedule) {
     }
   }
   std::printf("[ group    ] %d instances, %d feasible schedules, above the root's node bound on %d, raised by the "
-              "misplaced transfers on %d\n",
-              instances, schedules, above_node_bound, misplaced_raises);
+              "misplaced transfers on %d, by the reloads' lag on %d\n",
+              instances, schedules, above_node_bound, misplaced_raises, lag_raises);
   EXPECT_GT(schedules, 300);
   EXPECT_GT(above_node_bound, 15);  // not vacuous: it adds to the root's bound
   EXPECT_GT(misplaced_raises, 5);   // nor is the misplaced transfers' cost
+  EXPECT_GT(lag_raises, 5);         // nor the reloads' lag
 }
 
 TEST(GroupEnergyBound, NeverAboveTheBruteForceOptimum) {
