@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
+#include <string>
 
 #include "model/simulator.h"
 #include "heuristics/base_schedules.h"
@@ -118,6 +120,53 @@ std::vector<char> kept_by_memory(const Instance& inst, const std::vector<const L
     keep[i] = chosen && open_at(spans, i, &keep) < c - 1;
   }
   return keep;
+}
+
+// The base with `fewer` warm-up forwards fewer on every GPU of one stage whose list is 1F1B's
+// shape (w forwards, then B W F repeated, then B W; w >= 2): max(1, w - fewer) forwards, then the
+// same alternation. With every activation offloaded, a microbatch fewer in flight per stage is a
+// transfer fewer queued on the group's channels during the fill. Null when no list changes.
+std::optional<BaseSchedule> shorter_warmup(const Instance& inst, const BaseSchedule& base, int fewer) {
+  if (!inst.split_backward) return std::nullopt;
+  BaseSchedule out{base.origin + " with " + std::to_string(fewer) + " warm-up forward" + (fewer > 1 ? "s" : "") +
+                       " fewer",
+                   base.schedule, base.free_makespan};
+  const auto by_device = inst.stages_by_device();
+  const int m = inst.microbatches;
+  bool changed = false;
+  for (int d = 0; d < inst.num_devices(); ++d) {
+    if (by_device[d].size() != 1) continue;
+    const int s = by_device[d].front();
+    const auto& list = base.schedule.devices[d];
+    // The shape: F0 .. F(w-1), then (B j, W j, F j+w) for j = 0.., then the remaining (B, W).
+    int w = 0;
+    while (w < static_cast<int>(list.size()) && list[w].type == OpType::F) ++w;
+    if (w < 2 || w > m) continue;
+    std::vector<Action> shaped;
+    for (int j = 0; j < w; ++j) shaped.push_back(make_f(s, j));
+    for (int j = 0; j < m; ++j) {
+      shaped.push_back({OpType::B, s, j, 0.0});
+      shaped.push_back({OpType::W, s, j, 0.0});
+      if (j + w < m) shaped.push_back(make_f(s, j + w));
+    }
+    bool same = shaped.size() == list.size();
+    for (std::size_t k = 0; same && k < list.size(); ++k) {
+      same = list[k].type == shaped[k].type && list[k].stage == s && list[k].mb == shaped[k].mb;
+    }
+    if (!same) continue;
+    const int w2 = std::max(1, w - fewer);
+    std::vector<Action> shorter;
+    for (int j = 0; j < w2; ++j) shorter.push_back(make_f(s, j));
+    for (int j = 0; j < m; ++j) {
+      shorter.push_back({OpType::B, s, j, 0.0});
+      shorter.push_back({OpType::W, s, j, 0.0});
+      if (j + w2 < m) shorter.push_back(make_f(s, j + w2));
+    }
+    out.schedule.devices[d] = std::move(shorter);
+    changed = true;
+  }
+  if (!changed) return std::nullopt;
+  return out;
 }
 
 std::string describe(const Variant& v, const std::string& origin, int offloaded) {
@@ -245,18 +294,35 @@ Built PipeOffload::build(const Instance& inst, const RunLimits& limits) const {
   // best schedule, the spread of the kept ones decides how the two GPUs of a PCIe group take
   // turns on its channels: try a few (k one or two wider, every offset, the first one or two kept
   // too) on that base.
+  // The same on that base with fewer warm-up forwards (shorter_warmup), when it has 1F1B's shape.
   if (spare.base && spare.makespan <= best_makespan + kTimeEps) {
-    int period = 0;  // the widest spread on that base
-    for (const auto& own : one_stage_spans(inst, spare.spans)) period = std::max(period, spread_period(inst, own));
-    for (int wider = 0; period > 0 && wider <= 2; ++wider) {
-      for (int first = 0; first <= 2; ++first) {
-        for (int offset = 0; offset < period + wider; ++offset) {
-          if (limits.expired()) break;
-          if (wider == 0 && first == 0 && offset == 1) continue;  // the default, tried above
-          Variant v{0.0, false, true, true, KeepPattern{wider, offset, first}};
-          try_variant(*spare.base, spare.timing, spare.spans, v);
+    auto sweep = [&](const BaseSchedule& base, const SimResult& timing, const std::vector<Lifespan>& spans) {
+      int period = 0;  // the widest spread on that base
+      for (const auto& own : one_stage_spans(inst, spans)) period = std::max(period, spread_period(inst, own));
+      for (int wider = 0; period > 0 && wider <= 2; ++wider) {
+        for (int first = 0; first <= 2; ++first) {
+          for (int offset = 0; offset < period + wider; ++offset) {
+            if (limits.expired()) return;
+            Variant v{0.0, false, true, true, KeepPattern{wider, offset, first}};
+            try_variant(base, timing, spans, v);
+          }
         }
       }
+    };
+    sweep(*spare.base, spare.timing, spare.spans);
+    // One warm-up forward fewer, then two, ... while that keeps helping (too few in flight and the
+    // pipeline starves).
+    for (int fewer = 1; fewer <= 4; ++fewer) {
+      const std::optional<BaseSchedule> shorter = shorter_warmup(inst, *spare.base, fewer);
+      if (!shorter || limits.expired()) break;
+      const SimResult timing = sim.run(shorter->schedule, free_run);
+      if (!timing.feasible) break;
+      std::vector<Lifespan> spans = lifespans(inst, shorter->schedule, timing);
+      std::stable_sort(spans.begin(), spans.end(),
+                       [](const Lifespan& a, const Lifespan& b) { return a.length() > b.length(); });
+      const double before = best_makespan;
+      sweep(*shorter, timing, spans);
+      if (!(best_makespan < before - kTimeEps)) break;
     }
   }
   if (!best) return Built::fail(last_reason);

@@ -17,14 +17,16 @@
 // is the late one that keeps, on a GPU of one stage, what its spare memory holds: all of its
 // activations when the base never has more in flight than fit, else one microbatch in every k
 // while at most c - 1 kept ones are in flight (c the activations that fit); where that beats
-// offloading all and is the best variant, a few spreads of the kept ones are tried on its base
-// (how the two GPUs of a PCIe group take turns on the shared channels depends on it). On the
-// 1.5act case stage 0 holds 4 of its 16 activations in flight: 2298.73 ms.
+// offloading all and is the best variant, a few spreads of the kept ones are tried on its base,
+// then on the same base with 1, 2, ... warm-up forwards fewer where it has 1F1B's shape, while
+// that helps (how the two GPUs of a PCIe group take turns on the shared channels depends on
+// both). On the 1.5act case stage 0 holds 4 of its 16 activations in flight: 2278.29 ms (1F1B
+// with 2 warm-up forwards fewer; with 3 fewer the pipeline starves).
 // Keeps the best feasible variant.
 //
 // Complexity: for each of ≤ 16 bases and 6 variants, one pass over the N ops to place reloads
 // (O(N · L) with L the longest list), O(m^2) per stage for the spare variant's open counts, and
-// one simulation; then up to 3 · 3 · (k + 2) more simulations of the spare variant.
+// one simulation; then up to 5 · 3 · 3 · (k + 2) more simulations of the spare variant.
 #pragma once
 
 #include "heuristics/heuristic.h"

@@ -380,8 +380,9 @@ TEST(Heuristics, PipeOffloadWithLateReloadsFitsWhereTheBaseTimingMisleads) {
 
 // The same instance: stage 0's GPU holds 4 activations of the 16 it has in flight, its neighbour
 // in the PCIe group one. PipeOffload keeps some of stage 0's (spread over its microbatches) and
-// offloads every activation of the stages with one slot; offloading stage 0's kept ones too, each
-// reload just before its B, queues them on the shared D2H channel and is slower.
+// offloads every activation of the stages with one slot that have two in flight; offloading stage
+// 0's kept ones too, each reload just before its B, queues them on the shared D2H channel and is
+// slower.
 TEST(Heuristics, PipeOffloadKeepsWhatSpareMemoryHolds) {
   const Instance inst =
       load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/generated/bench-gpt3-14.6b-16x64-1.5act.json");
@@ -397,9 +398,16 @@ TEST(Heuristics, PipeOffloadKeepsWhatSpareMemoryHolds) {
   EXPECT_GE(kept.size(), 4u);
   EXPECT_LE(kept.size(), static_cast<std::size_t>(inst.microbatches / 3));
   EXPECT_GT(kept.back() - kept.front(), inst.microbatches / 2) << "kept ones spread over the microbatches";
+  // The stages with room for one activation offload all of theirs, or keep all where their base
+  // never has two in flight (the last ones, whose round trip is short).
+  int offloading_all = 0;
   for (int s = 1; s + 1 < inst.num_stages(); ++s) {
-    for (int j = 0; j < inst.microbatches; ++j) EXPECT_EQ(offload_level(sch, s, s, j), 1.0) << s << "." << j;
+    int offloaded = 0;
+    for (int j = 0; j < inst.microbatches; ++j) offloaded += offload_level(sch, s, s, j) == 1.0;
+    EXPECT_TRUE(offloaded == 0 || offloaded == inst.microbatches) << "stage " << s << ": " << offloaded;
+    offloading_all += offloaded == inst.microbatches;
   }
+  EXPECT_GE(offloading_all, 10);
   Schedule all = sch;
   for (int j : kept) {
     const auto& list = all.devices[0];
