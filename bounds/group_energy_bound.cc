@@ -89,12 +89,13 @@ struct EnergyGroup {
   // (or the offload waited that long); and the reloads must all end by t - lag_h2d, one at a time.
   double reload_lag_energy(double t, const std::vector<int>& x) const {
     int n = 0;
-    double lambda = kInf, o = kInf, r = kInf;
+    double lambda = kInf, o = kInf, r = kInf, lambda_sum = 0;
     for (std::size_t i = 0; i < stages.size(); ++i) {
       if (x[i] <= 0) continue;
       const EnergyStage& e = stages[i];
       n += x[i];
       lambda = std::min(lambda, e.occ0 - e.occ1);
+      lambda_sum += x[i] * (e.occ0 - e.occ1);
       o = std::min(o, e.off), r = std::min(r, e.rel);
     }
     if (n == 0) return 0;
@@ -103,7 +104,11 @@ struct EnergyGroup {
     const double a = lead_d2h + lambda - (t - lag_h2d) + (n + 1) * r, d = o - r;
     double cost = 0;
     for (int i = 1; i <= n; ++i) cost += std::max(0.0, a + i * d);
-    return cost;
+    // Or, each job with its own stage's lambda, unclipped: whatever the order, the positions sum
+    // to n(n+1)/2 on both channels, so the shortfalls sum to at least
+    //     n·(lead_d2h - (t - lag_h2d)) + (o + r)·n(n+1)/2 + Σ_s x_s·lambda_s.
+    const double all = n * (lead_d2h - (t - lag_h2d)) + (o + r) * n * (n + 1.0) / 2 + lambda_sum;
+    return std::max(cost, all);
   }
   // Whether counts x (each at least the stage's least_offloads(t)) fit the channels and the
   // group's memory-time with the misplaced transfers' cost, and with the reloads' lag cost (each

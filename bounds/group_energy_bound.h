@@ -42,7 +42,10 @@
 // T - q_H - (X - k + 1)·R_min. Matching offloads and reloads in the same order is the cheapest
 // (the cost is convex in the difference), so together at least
 //     Σ_{k=1..X} max(0, e_D + k·O_min + lambda_min - (T - q_H) + (X - k + 1)·R_min)
-// of token-time, which the group's summed energy must pay:
+// of token-time; and, with each microbatch's own stage's lambda_s and no term clipped at 0 (the
+// positions in either order sum to X(X+1)/2), at least
+//     X·(e_D - (T - q_H)) + (O_min + R_min)·X(X+1)/2 + Σ_s X_s·lambda_s,
+// the larger of the two, which the group's summed energy must pay:
 //     Σ_s [(m - X_s)·occ0 + X_s·occ1 + gamma·m·W] + lag(X) <= Σ_s c_s·(T - h_s).           (lag)
 // Where the group's D2H is busy almost throughout (bench-gpt3-28.3b-32x128-2act), the last
 // offloads cannot be followed by their reloads in time without holding memory: the drain.
