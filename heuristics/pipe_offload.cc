@@ -139,30 +139,26 @@ std::optional<BaseSchedule> shorter_warmup(const Instance& inst, const BaseSched
     const int s = by_device[d].front();
     const auto& list = base.schedule.devices[d];
     // The shape: F0 .. F(w-1), then (B j, W j, F j+w) for j = 0.., then the remaining (B, W).
+    auto shaped = [&](int w) {
+      std::vector<Action> out_list;
+      for (int j = 0; j < w; ++j) out_list.push_back(make_f(s, j));
+      for (int j = 0; j < m; ++j) {
+        out_list.push_back({OpType::B, s, j, 0.0});
+        out_list.push_back({OpType::W, s, j, 0.0});
+        if (j + w < m) out_list.push_back(make_f(s, j + w));
+      }
+      return out_list;
+    };
     int w = 0;
     while (w < static_cast<int>(list.size()) && list[w].type == OpType::F) ++w;
     if (w < 2 || w > m) continue;
-    std::vector<Action> shaped;
-    for (int j = 0; j < w; ++j) shaped.push_back(make_f(s, j));
-    for (int j = 0; j < m; ++j) {
-      shaped.push_back({OpType::B, s, j, 0.0});
-      shaped.push_back({OpType::W, s, j, 0.0});
-      if (j + w < m) shaped.push_back(make_f(s, j + w));
-    }
-    bool same = shaped.size() == list.size();
+    const std::vector<Action> now = shaped(w);
+    bool same = now.size() == list.size();
     for (std::size_t k = 0; same && k < list.size(); ++k) {
-      same = list[k].type == shaped[k].type && list[k].stage == s && list[k].mb == shaped[k].mb;
+      same = list[k].type == now[k].type && list[k].stage == s && list[k].mb == now[k].mb;
     }
     if (!same) continue;
-    const int w2 = std::max(1, w - fewer);
-    std::vector<Action> shorter;
-    for (int j = 0; j < w2; ++j) shorter.push_back(make_f(s, j));
-    for (int j = 0; j < m; ++j) {
-      shorter.push_back({OpType::B, s, j, 0.0});
-      shorter.push_back({OpType::W, s, j, 0.0});
-      if (j + w2 < m) shorter.push_back(make_f(s, j + w2));
-    }
-    out.schedule.devices[d] = std::move(shorter);
+    out.schedule.devices[d] = shaped(std::max(1, w - fewer));
     changed = true;
   }
   if (!changed) return std::nullopt;
@@ -174,7 +170,7 @@ std::string describe(const Variant& v, const std::string& origin, int offloaded)
   if (v.late) {
     out << "base " << origin << ", " << (v.spare ? "offload of " : "full offload of ") << offloaded << " activations";
     if (v.spare) {
-      out << " that spare memory cannot keep (kept: 1 in k + " << v.pattern.wider << " from " << v.pattern.offset
+      out << " that spare memory cannot keep (kept: 1 in every k + " << v.pattern.wider << " at offset " << v.pattern.offset
           << ", and the first " << v.pattern.first << ")";
     }
     out << ", each reload just before its B";
