@@ -65,7 +65,12 @@ void PeriodicMemoryPlan::spread_offloads() {
   const double cycle = m_ > 1 ? items_[1].fs - items_[0].fs : 0;
   if (!(kept > out) || !(cycle > 0)) return;
   const double x = std::clamp(spread_ * (kept - cap_ * cycle) / (kept - out), 0.0, 1.0);
-  for (int j = 0; j < m_; ++j) {
+  // Not the last microbatches, one residency's worth: fewer forwards follow them, so the steady
+  // state's share overstates what they need, and every reload they add falls in the drain, where
+  // the group's H2D channel carries the last reloads one after another; the greedy below
+  // offloads there only what the plan's additions need.
+  const int tail = static_cast<int>(std::ceil((t.be - t.fs) / cycle));
+  for (int j = 0; j + tail < m_; ++j) {
     if (std::floor((j + 1) * x) <= std::floor(j * x)) continue;
     Item& k = items_[static_cast<std::size_t>(j)];
     k.off = true;
