@@ -110,8 +110,7 @@ TEST(PeriodicTemplate, OffsetsFollowTheChainsAndNeverShareADevice) {
   int checked = 0;
   for (int i = 0; i < 300; ++i) {
     const Instance inst = random_plain(rng, false);
-    double c0 = 0;
-    for (int s = 0; s < inst.num_stages(); ++s) c0 = std::max(c0, work(inst, s));
+    const double c0 = busiest_device_work(inst);
     const double c = c0 * (1 + 0.5 * (i % 7) / 7.0);
     const std::vector<StageOffsets> o = periodic_offsets(inst, c);
     ASSERT_EQ(static_cast<int>(o.size()), inst.num_stages());
@@ -166,8 +165,7 @@ TEST(PeriodicTemplate, MemoryPlanFitsAtEveryPlannedAdditionAndTheChannelsCarryIt
     if (i % 2 == 0) {
       for (int d = 0; d < inst.num_devices(); ++d) inst.devices[d].pcie_group = d / 2;
     }
-    double c0 = 0;
-    for (int s = 0; s < inst.num_stages(); ++s) c0 = std::max(c0, work(inst, s));
+    const double c0 = busiest_device_work(inst);
     const PeriodicPlanOptions po = varied_options(i, c0);
     const std::optional<PeriodicPlan> plan = periodic_plan(inst, po);
     if (!plan) continue;
@@ -232,8 +230,7 @@ TEST(PeriodicTemplate, StaggeredOffsetsTakeTurnsOnTheSharedChannels) {
   for (int i = 0; i < 300; ++i) {
     Instance inst = random_plain(rng, true);
     for (int d = 0; d < inst.num_devices(); ++d) inst.devices[d].pcie_group = i % 3 == 0 ? d : d / 2;
-    double c0 = 0;
-    for (int s = 0; s < inst.num_stages(); ++s) c0 = std::max(c0, work(inst, s));
+    const double c0 = busiest_device_work(inst);
     const double c = c0 * (1 + 0.5 * (i % 7) / 7.0);
     const std::vector<StageOffsets> o = periodic_offsets(inst, c, false, true);
     ASSERT_EQ(static_cast<int>(o.size()), inst.num_stages());
