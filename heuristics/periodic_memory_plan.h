@@ -12,17 +12,18 @@
 // before the instant) and whose reload fits on the H2D channel late enough (the latest free slot
 // ending by its B's start less the margin, starting after the instant). The plan fails when none
 // is left. With a spread (PeriodicPlanOptions::spread > 0, without booking) the share x of
-// microbatches that the steady state needs offloaded (the token-time of one kept and one
-// offloaded microbatch against the memory times the cycle, scaled by the spread) is offloaded
-// first, evenly (microbatch j when floor((j + 1) x) > floor(j x)), so that the two devices of a
-// PCIe group ask its channels for about their share each cycle (one stage per device only), but
-// not in the last residency's worth of microbatches: fewer forwards follow them, and their reloads
-// fall in the drain, where the group's H2D channel carries the last ones one after another
-// (bench-llama2-7b-16x64-4act: 2298.09 -> 2273.11 ms); the greedy then fixes what is left. Without booking (PeriodicPlanOptions::book_channels false) every offload starts at
-// its F's end and every reload ends at its B's start less the margin, as if each had the
-// channels to itself: an optimistic plan, which the simulator then stretches where the channels
-// are short; on the family of bench/README.md neither variant is always the better one. Offloads are at the instance's largest level r; an offloaded microbatch keeps
-// (1 - r)·activation.
+// microbatches that the steady state needs offloaded (the token-time of one kept and one offloaded
+// microbatch against the memory times the cycle, scaled by the spread) is offloaded first, evenly
+// (microbatch j when floor((j + 1) x) > floor(j x)), so that the two devices of a PCIe group ask
+// its channels for about their share each cycle (one stage per device only), but not in the last
+// residency's worth of microbatches: fewer forwards follow them, and their reloads fall in the
+// drain, where the group's H2D channel carries the last ones one after another
+// (bench-llama2-7b-16x64-4act: 2298.09 -> 2273.11 ms); the greedy then fixes what is left. Without
+// booking (PeriodicPlanOptions::book_channels false) every offload starts at its F's end and every
+// reload ends at its B's start less the margin, as if each had the channels to itself: an
+// optimistic plan, which the simulator then stretches where the channels are short; on the family
+// of bench/README.md neither variant is always the better one. Offloads are at the instance's
+// largest level r; an offloaded microbatch keeps (1 - r)·activation.
 //
 // Complexity: O(k·m·K·(K log K + n)) for k stages of m microbatches, K resident at once and n
 // booked transfers.

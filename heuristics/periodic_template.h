@@ -20,9 +20,9 @@
 // are in pieces too short for an op, that cycle has no template (periodic.h tries longer ones).
 //
 // Memory plan (periodic_memory_plan.h): per device, over all its stages, the offloads where the
-// planned memory would pass the limit, each booked on its PCIe group's shared channels. Each R goes before the first op that
-// would end after its planned start (so it is requested at the end of the op before, no later
-// than planned), and before its B.
+// planned memory would pass the limit, each booked on its PCIe group's shared channels. Each R goes
+// before the first op that would end after its planned start (so it is requested at the end of the
+// op before, no later than planned), and before its B.
 //
 // The template is only an order: the simulator decides the real timing (every op as early as
 // the lists, inputs, memory and channels allow), which may deadlock or differ; periodic.h tries
