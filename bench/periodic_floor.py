@@ -7,7 +7,9 @@ builds such templates). This computes, for each cycle c, a floor for that whole 
 optimistic assumptions, so that a solver's incumbent can be compared with it:
 
   - every forward follows the F chain and every backward the B chain with no wait (the shortest
-    latency; W right after its B);
+    latency; W right after its B), though a template's backwards must avoid its forwards modulo c,
+    which for cycles between F + B + 2·comm and twice that costs about a cycle per stage
+    (bench/README.md, "Why a kept activation lives a cycle per stage");
   - per stage, the fewest offloads that keep the memory peak within the limit, found exactly over
     the repeating keep/offload patterns of period at most --period (an offloaded microbatch holds
     its activation from F's start to its offload's end, F + offload, and from its reload's start
@@ -41,7 +43,12 @@ def least_offload_share(c, f, b, F, B, W, off, act, mw, cap, period):
     the stage's memory never passes cap; None when no pattern fits. `off` None: cannot offload."""
     best = None
     w = b + B
+    life = w + W - f  # a kept microbatch's whole stay, F's start to W's end
     for q in range(1, period + 1):
+        # The steady state: a window of two pattern periods that starts once the microbatches
+        # alive in it all belong to the pattern (every one started at least `life` before it).
+        skip = max(6, int(life // (q * c)) + 2)
+        count = q * (skip + 3)
         for mask in range(1 << q):
             x = bin(mask).count("1") / q
             if best is not None and x >= best:
@@ -49,14 +56,14 @@ def least_offload_share(c, f, b, F, B, W, off, act, mw, cap, period):
             if x > 0 and off is None:
                 continue
             ivs = []
-            for j in range(q * 14):
+            for j in range(count):
                 fs, shift = f + j * c, j * c
                 if (mask >> (j % q)) & 1:
                     ivs += [(fs, fs + F + off, act), (b + shift - off, w + shift, act)]
                 else:
                     ivs.append((fs, w + shift, act))
                 ivs.append((w + shift, w + shift + W, mw))
-            lo = f + c * q * 6
+            lo = f + c * q * skip
             hi = lo + c * q * 2
             starts = [s for s, _, _ in ivs if lo <= s < hi]
             if all(sum(a for s, e, a in ivs if s <= t < e) <= cap + 1 for t in starts):
