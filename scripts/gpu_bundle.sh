@@ -6,6 +6,9 @@
 #
 #   scripts/gpu_bundle.sh [DIR]      (default: .gpu/; needs build/ made with nvcc found)
 #
+# OPTPIPE_BUILD_DIR names another build folder (default: build/ in the checkout); the bundle
+# keeps its layout under DIR/build/ all the same. Nothing is left behind when it fails.
+#
 # On the GPU machine, in a checkout of the same commit (the test binaries name the source tree
 # by its absolute path here, so the checkout must be reachable at that path, e.g. by a link):
 #
@@ -15,31 +18,34 @@
 # The PyTorch step of gpu_check needs the optpipe Python package built for that machine's Python
 # and is skipped without it. The bundle is about 25 MB.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 dir=${1:-.gpu}
-for f in build/optpipe build/liboptpipe_cuda.so; do
-  if [ ! -f "$f" ]; then
-    echo "gpu_bundle: $f is missing (scripts/build.sh with nvcc on the PATH makes it)" >&2
+case "$dir" in /*) ;; *) dir="$PWD/$dir" ;; esac
+cd "$(dirname "$0")/.."
+build=${OPTPIPE_BUILD_DIR:-build}
+for f in optpipe liboptpipe_cuda.so; do
+  if [ ! -f "$build/$f" ]; then
+    echo "gpu_bundle: $build/$f is missing (scripts/build.sh with nvcc on the PATH makes it)" >&2
     exit 2
   fi
 done
-binaries=(build/optpipe build/liboptpipe_cuda.so build/liboptpipe_mpi.so
-  build/tests/kernels_tests build/tests/runtime_tests build/tests/cli_tests build/tests/solve_tests
-  build/tests/liboptpipe_test_foreign_plugin.so build/tests/liboptpipe_test_broken_plugin.so
-  build/bench/bounds_bench build/bench/solver_table)
+binaries=(optpipe liboptpipe_cuda.so liboptpipe_mpi.so
+  tests/kernels_tests tests/runtime_tests tests/cli_tests tests/solve_tests
+  tests/liboptpipe_test_foreign_plugin.so tests/liboptpipe_test_broken_plugin.so
+  bench/bounds_bench bench/solver_table)
+mkdir -p "$(dirname "$dir")"
 tmp=$(mktemp -d "${dir%/}.tmp.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/lib"
 for f in "${binaries[@]}"; do
-  [ -f "$f" ] || continue  # the MPI plugin and the benchmarks are optional builds
-  mkdir -p "$tmp/$(dirname "$f")"
-  cp "$f" "$tmp/$f"
+  [ -f "$build/$f" ] || continue  # the MPI plugin and the benchmarks are optional builds
+  mkdir -p "$tmp/build/$(dirname "$f")"
+  cp "$build/$f" "$tmp/build/$f"
 done
 # The libraries the binaries need that a CUDA image does not have: every one ldd finds outside
 # glibc, the C++ runtime, CUDA, NCCL and MPI (the MPI plugin is loaded only by commands that ask).
 while read -r lib; do
   cp -L "$lib" "$tmp/lib/"
-done < <(for f in "${binaries[@]}"; do [ -f "$f" ] && ldd "$f"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
+done < <(for f in "${binaries[@]}"; do [ -f "$build/$f" ] && ldd "$build/$f"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
   grep -Ev '/(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux[^/]*)\.so|/libcu|/libnccl|/libmpi|/libopen-|/libhwloc|/libevent|/libpmix|/libz\.|/libudev|/libfabric|/libucp|/libucs|/libucm|/libuct|/libibverbs|/librdma|/libnl-|/libpsm|/libefa|/libltdl|/libcap')
 rm -rf "$dir"
 mv "$tmp" "$dir"
