@@ -147,5 +147,57 @@ TEST(RelaxationTrace, ReadsTheTimelineAndFixesThePrefix) {
   fs::remove(sched);
 }
 
+// --improve's hints: the schedule's every start, level and transfer under the exported MILP's
+// names that cpsat_model.solve reads, and the spec's makespan of a schedule file read back.
+TEST(RelaxationTrace, HintsAreTheScheduleAndItsMakespanReadsBack) {
+  OPTPIPE_REQUIRE_CLI();
+  if (!have_python()) GTEST_SKIP() << "python3 is not installed";
+  const std::string inst_path =
+      (fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "offload-slow-pcie-4x8.json").string();
+  const Instance inst = load_instance(inst_path);
+  const Schedule witness = test_support::offload_slow_witness(inst);
+  const std::string sched = test_support::temp_file("relaxation-trace", "hints.json");
+  save_schedule(witness, sched);
+  const SimResult sim = simulate(inst, witness);
+  ASSERT_TRUE(sim.feasible) << sim.reason;
+  // A few values to look up, from the simulator: F(1, 3)'s start and level, B(2, 5)'s start, the
+  // first transfer's start.
+  double f13 = -1, b25 = -1, level13 = -1;
+  for (int d = 0; d < inst.num_devices(); ++d) {
+    for (std::size_t k = 0; k < witness.devices[d].size(); ++k) {
+      const Action& a = witness.devices[d][k];
+      if (a.type == OpType::F && a.stage == 1 && a.mb == 3) f13 = sim.timeline[d][k].start, level13 = a.r;
+      if (a.type == OpType::B && a.stage == 2 && a.mb == 5) b25 = sim.timeline[d][k].start;
+    }
+  }
+  ASSERT_FALSE(sim.transfers.empty());
+  const Transfer& t0 = sim.transfers.front();
+  const std::string first = std::string(t0.kind == Transfer::Kind::kOffload ? "Toff" : "Trel") + "_s" +
+                            std::to_string(t0.stage) + "_j" + std::to_string(t0.mb);
+  const std::string code =
+      "import sys; sys.path.insert(0, " + shell_quote(solvers_dir()) + "); import relaxation_trace as r, instance; "
+      "ops, tr = r.timeline(" + shell_quote(test_support::kCliPath) + ", " + shell_quote(inst_path) + ", " +
+      shell_quote(sched) + "); inst = instance.load(" + shell_quote(inst_path) + "); h = r.hints(inst, ops, tr); "
+      "print(len(h), h['S_F_s1_j3'], h['S_B_s2_j5'], h['o_s1_j3_l1'], h['" + first + "'], "
+      "r.simulated_makespan(" + shell_quote(test_support::kCliPath) + ", " + shell_quote(inst_path) + ", " +
+      shell_quote(sched) + "))";
+  const auto r = run_shell("python3 -c " + shell_quote(code));
+  ASSERT_EQ(r.status, 0) << r.output;
+  int n = -1;
+  double hf13 = -1, hb25 = -1, hlevel = -1, htransfer = -1, makespan = -1;
+  ASSERT_EQ(std::sscanf(r.output.c_str(), "%d %lf %lf %lf %lf %lf", &n, &hf13, &hb25, &hlevel, &htransfer, &makespan), 6)
+      << r.output;
+  // Starts of every compute op, one level literal per offloadable forward (levels 0 and 1: one
+  // literal), a start per transfer.
+  EXPECT_EQ(n, inst.num_stages() * inst.microbatches * (inst.num_compute_types() + 1) +
+                   static_cast<int>(sim.transfers.size()));
+  EXPECT_NEAR(hf13, f13, 1e-3);
+  EXPECT_NEAR(hb25, b25, 1e-3);
+  EXPECT_EQ(hlevel, level13 > 0 ? 1.0 : 0.0);
+  EXPECT_NEAR(htransfer, t0.start, 1e-3);
+  EXPECT_NEAR(makespan, sim.makespan, 1e-3);
+  fs::remove(sched);
+}
+
 }  // namespace
 }  // namespace optpipe

@@ -17,8 +17,18 @@ The schedule is simulated on INSTANCE by `optpipe simulate --timeline`; with --v
 the ops and transfers of --stage are fixed, and the variant is solved (single_stage.py keeps
 that stage's times, so the schedule's times are a point of its model). Needs the solver
 benchmark's virtual environment (bench/solvers/run.sh makes it) for OR-Tools.
+
+With --improve PREFIX it re-optimises the schedule's suffix instead of only bounding it: the
+schedule's whole timeline is CP-SAT's hint, and the best schedule CP-SAT finds for each T is
+turned into device lists, written to PREFIX-T.json and re-simulated (the spec's makespan is
+printed beside CP-SAT's objective, which the relaxation can make smaller):
+
+    bench/solvers/.venv/bin/python bench/solvers/relaxation_trace.py \
+        instances/generated/bench-llama2-7b-16x64-4act.json incumbent.json --times 1550 \
+        --time-limit 500 --threads 2 --improve /tmp/suffix
 """
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -67,6 +77,27 @@ def fixes(inst, ops, transfers, t_cut: float, stage=None):
     return fix
 
 
+def hints(inst, ops, transfers):
+    """The schedule as cpsat_model.solve's hints (the exported MILP's variable names)."""
+    out = {}
+    for (t, s, j, r, start) in ops:
+        out[f"S_{t}_s{s}_j{j}"] = start
+        if t == "F" and inst.can_offload(s):
+            for k, level in enumerate(inst.offload_levels):
+                if level > 0:
+                    out[f"o_s{s}_j{j}_l{k}"] = 1.0 if abs(level - r) < 1e-9 and r > 0 else 0.0
+    for (kind, s, j, start) in transfers:
+        out[f"{'Toff' if kind == 'off' else 'Trel'}_s{s}_j{j}"] = start
+    return out
+
+
+def simulated_makespan(optpipe: str, inst_path: str, sched_path: str):
+    """The spec's makespan of a schedule file (None when it does not simulate)."""
+    run = subprocess.run([optpipe, "simulate", inst_path, sched_path, "--no-gantt"], capture_output=True, text=True)
+    m = re.search(r"^makespan ([\d.]+) ms", run.stdout, re.M)
+    return float(m.group(1)) if run.returncode == 0 and m else None
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("instance")
@@ -77,6 +108,8 @@ def main() -> int:
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per CP-SAT solve (default 60)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="CP-SAT workers (default: all)")
     ap.add_argument("--optpipe", default=os.path.join(ROOT, "build", "optpipe"), help="the optpipe binary")
+    ap.add_argument("--improve", default=None, metavar="PREFIX",
+                    help="hint the schedule and write CP-SAT's best schedule for each T to PREFIX-T.json")
     a = ap.parse_args()
     try:
         import cpsat_model  # OR-Tools: the benchmark's virtual environment
@@ -92,13 +125,29 @@ def main() -> int:
     except (OSError, ValueError, KeyError) as e:
         print(f"relaxation_trace: {e}", file=sys.stderr)
         return 2
-    print(f"{'T (ms)':>8} {'fixed':>6} {'status':>9} {'bound':>10} {'seconds':>8}")
+    if a.improve and a.variant:
+        print("relaxation_trace: --improve re-optimises the schedule's own instance, not a --variant", file=sys.stderr)
+        return 2
+    hint = hints(inst, ops, transfers) if a.improve else None
+    extra = f" {'objective':>10} {'simulated':>10}" if a.improve else ""
+    print(f"{'T (ms)':>8} {'fixed':>6} {'status':>9} {'bound':>10} {'seconds':>8}{extra}")
     for t_cut in times:
         fix = fixes(inst, ops, transfers, t_cut, a.stage)
-        res = cpsat_model.solve(inst, a.time_limit, a.threads, fix=fix)
+        res = cpsat_model.solve(inst, a.time_limit, a.threads, fix=fix, hints=hint)
         bound = res["bound"]
-        print(f"{t_cut:8.1f} {len(fix):6d} {res['status']:>9} {bound if bound is None else round(bound, 3):>10} "
-              f"{res['seconds']:8.1f}", flush=True)
+        line = (f"{t_cut:8.1f} {len(fix):6d} {res['status']:>9} {bound if bound is None else round(bound, 3):>10} "
+                f"{res['seconds']:8.1f}")
+        if a.improve:
+            simulated = None
+            if res["schedule"]:
+                path = f"{a.improve}-{t_cut:g}.json"
+                with open(path, "w") as f:
+                    json.dump({"format": "optpipe-schedule/1", "instance": inst.name, "devices": res["schedule"]}, f)
+                simulated = simulated_makespan(a.optpipe, a.instance, path)
+            objective = res["objective"]
+            line += (f" {objective if objective is None else round(objective, 3):>10}"
+                     f" {simulated if simulated is None else round(simulated, 3):>10}")
+        print(line, flush=True)
     return 0
 
 
