@@ -99,17 +99,29 @@ TEST(SingleStageVariant, KeepsARangeOfStagesTogether) {
   fs::remove(out);
 }
 
+// offload-slow-pcie-4x8's witness schedule, written to a file, and its simulation.
+struct WitnessOnDisk {
+  std::string inst_path = (fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "offload-slow-pcie-4x8.json").string();
+  Instance inst = load_instance(inst_path);
+  Schedule witness = test_support::offload_slow_witness(inst);
+  std::string sched;
+  SimResult sim;
+  explicit WitnessOnDisk(const std::string& name) : sched(test_support::temp_file("relaxation-trace", name)) {
+    save_schedule(witness, sched);
+    sim = simulate(inst, witness);
+  }
+};
+
 TEST(RelaxationTrace, ReadsTheTimelineAndFixesThePrefix) {
   OPTPIPE_REQUIRE_CLI();
   if (!have_python()) GTEST_SKIP() << "python3 is not installed";
-  const std::string inst_path =
-      (fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "offload-slow-pcie-4x8.json").string();
-  const Instance inst = load_instance(inst_path);
-  const Schedule witness = test_support::offload_slow_witness(inst);
-  const std::string sched = test_support::temp_file("relaxation-trace", "witness.json");
-  save_schedule(witness, sched);
+  const WitnessOnDisk w("witness.json");
+  const std::string& inst_path = w.inst_path;
+  const Instance& inst = w.inst;
+  const Schedule& witness = w.witness;
+  const std::string& sched = w.sched;
   // What the script must find: every compute op with its start, every transfer, and the prefix.
-  const SimResult sim = simulate(inst, witness);
+  const SimResult& sim = w.sim;
   ASSERT_TRUE(sim.feasible) << sim.reason;
   const double cut = 130.0;
   // Compute ops (and F levels: every stage of this instance can offload) starting before the cut.
@@ -152,20 +164,15 @@ TEST(RelaxationTrace, ReadsTheTimelineAndFixesThePrefix) {
 TEST(RelaxationTrace, HintsAreTheScheduleAndItsMakespanReadsBack) {
   OPTPIPE_REQUIRE_CLI();
   if (!have_python()) GTEST_SKIP() << "python3 is not installed";
-  const std::string inst_path =
-      (fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "offload-slow-pcie-4x8.json").string();
-  const Instance inst = load_instance(inst_path);
-  const Schedule witness = test_support::offload_slow_witness(inst);
-  const std::string sched = test_support::temp_file("relaxation-trace", "hints.json");
-  save_schedule(witness, sched);
-  const SimResult sim = simulate(inst, witness);
+  const WitnessOnDisk w("hints.json");
+  const SimResult& sim = w.sim;
   ASSERT_TRUE(sim.feasible) << sim.reason;
   // A few values to look up, from the simulator: F(1, 3)'s start and level, B(2, 5)'s start, the
   // first transfer's start.
   double f13 = -1, b25 = -1, level13 = -1;
-  for (int d = 0; d < inst.num_devices(); ++d) {
-    for (std::size_t k = 0; k < witness.devices[d].size(); ++k) {
-      const Action& a = witness.devices[d][k];
+  for (int d = 0; d < w.inst.num_devices(); ++d) {
+    for (std::size_t k = 0; k < w.witness.devices[d].size(); ++k) {
+      const Action& a = w.witness.devices[d][k];
       if (a.type == OpType::F && a.stage == 1 && a.mb == 3) f13 = sim.timeline[d][k].start, level13 = a.r;
       if (a.type == OpType::B && a.stage == 2 && a.mb == 5) b25 = sim.timeline[d][k].start;
     }
@@ -176,11 +183,11 @@ TEST(RelaxationTrace, HintsAreTheScheduleAndItsMakespanReadsBack) {
                             std::to_string(t0.stage) + "_j" + std::to_string(t0.mb);
   const std::string code =
       "import sys; sys.path.insert(0, " + shell_quote(solvers_dir()) + "); import relaxation_trace as r, instance; "
-      "ops, tr = r.timeline(" + shell_quote(test_support::kCliPath) + ", " + shell_quote(inst_path) + ", " +
-      shell_quote(sched) + "); inst = instance.load(" + shell_quote(inst_path) + "); h = r.hints(inst, ops, tr); "
+      "ops, tr = r.timeline(" + shell_quote(test_support::kCliPath) + ", " + shell_quote(w.inst_path) + ", " +
+      shell_quote(w.sched) + "); inst = instance.load(" + shell_quote(w.inst_path) + "); h = r.hints(inst, ops, tr); "
       "print(len(h), h['S_F_s1_j3'], h['S_B_s2_j5'], h['o_s1_j3_l1'], h['" + first + "'], "
-      "r.simulated_makespan(" + shell_quote(test_support::kCliPath) + ", " + shell_quote(inst_path) + ", " +
-      shell_quote(sched) + "))";
+      "r.simulated_makespan(" + shell_quote(test_support::kCliPath) + ", " + shell_quote(w.inst_path) + ", " +
+      shell_quote(w.sched) + "))";
   const auto r = run_shell("python3 -c " + shell_quote(code));
   ASSERT_EQ(r.status, 0) << r.output;
   int n = -1;
@@ -189,14 +196,14 @@ TEST(RelaxationTrace, HintsAreTheScheduleAndItsMakespanReadsBack) {
       << r.output;
   // Starts of every compute op, one level literal per offloadable forward (levels 0 and 1: one
   // literal), a start per transfer.
-  EXPECT_EQ(n, inst.num_stages() * inst.microbatches * (inst.num_compute_types() + 1) +
+  EXPECT_EQ(n, w.inst.num_stages() * w.inst.microbatches * (w.inst.num_compute_types() + 1) +
                    static_cast<int>(sim.transfers.size()));
   EXPECT_NEAR(hf13, f13, 1e-3);
   EXPECT_NEAR(hb25, b25, 1e-3);
   EXPECT_EQ(hlevel, level13 > 0 ? 1.0 : 0.0);
   EXPECT_NEAR(htransfer, t0.start, 1e-3);
   EXPECT_NEAR(makespan, sim.makespan, 1e-3);
-  fs::remove(sched);
+  fs::remove(w.sched);
 }
 
 }  // namespace
