@@ -179,9 +179,9 @@ void PartitionModel::init_cluster(int devices, int microbatches, Placement place
   int needed = 0;
   for (int s = 0; s < S; ++s) needed += min_layers(s);
   if (layers() < needed) {
-    throw InputError("model.layers: " + std::to_string(layers()) + " layers cannot fill " + std::to_string(S) +
-                     " stages: every stage needs a layer of its own (only the first and the last may hold just the "
-                     "embedding or the output layer); use fewer devices");
+    throw TooFewLayers("model.layers: " + std::to_string(layers()) + " layers cannot fill " + std::to_string(S) +
+                       " stages: every stage needs a layer of its own (only the first and the last may hold just "
+                       "the embedding or the output layer)");
   }
   default_split_ = generator_default_split(layers(), S);
   if (default_split_) {

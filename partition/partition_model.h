@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "instances/generator/generate.h"
+#include "model/error.h"
 #include "model/instance.h"
 #include "partition/layer_profile.h"
 
@@ -38,9 +39,21 @@ struct ProfileCluster {
   std::string name;                      // empty: "<profile name>-DxM"
 };
 
+// The model's layers cannot fill its stages (every stage needs a layer of its own). what() ends
+// with the advice to use fewer devices, for a placement the user chose; fact() is the rest, for
+// where other placements are the answer (partition_placements).
+class TooFewLayers : public InputError {
+ public:
+  explicit TooFewLayers(const std::string& fact) : InputError(fact + "; use fewer devices"), fact_(fact) {}
+  const std::string& fact() const { return fact_; }
+
+ private:
+  std::string fact_;
+};
+
 class PartitionModel {
  public:
-  // Throws InputError naming the field for bad options (gen::generate's checks) or too few layers.
+  // Throws InputError naming the field for bad options (gen::generate's checks), or TooFewLayers.
   static PartitionModel from_generator(gen::GenerateOptions options);
   static PartitionModel from_profile(LayerProfile profile, ProfileCluster cluster);
 

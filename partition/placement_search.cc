@@ -52,11 +52,9 @@ PlacementsResult partition_placements(const std::vector<Placement>& placements, 
       run.model = make(run.placement, limit);
     } catch (const InputError& e) {
       if (k == 0) throw;  // the reference placement must apply
-      // (The model's advice to use fewer devices is for a placement the user chose; here the
-      // other placements are the answer.)
-      std::string why = e.what();
-      if (const auto cut = why.rfind("; use fewer devices"); cut != std::string::npos) why.erase(cut);
-      run.note = "does not apply: " + why;
+      // Without the advice to use fewer devices: here the other placements are the answer.
+      const auto* few = dynamic_cast<const TooFewLayers*>(&e);
+      run.note = "does not apply: " + (few ? few->fact() : std::string(e.what()));
       say("placement " + word + ": " + run.note);
       out.runs.push_back(std::move(run));
       continue;

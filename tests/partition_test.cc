@@ -361,8 +361,11 @@ TEST(PartitionModel, BadSplitsAndTooFewLayersNameTheProblem) {
   try {
     PartitionModel::from_generator(o);
     ADD_FAILURE() << "22 layers on 32 stages";
-  } catch (const InputError& e) {
+  } catch (const TooFewLayers& e) {
     EXPECT_NE(std::string(e.what()).find("model.layers: 22 layers cannot fill 32 stages"), std::string::npos) << e.what();
+    // The advice is what() less fact(), and only there.
+    EXPECT_EQ(std::string(e.what()), e.fact() + "; use fewer devices");
+    EXPECT_EQ(e.fact().find("fewer devices"), std::string::npos) << e.fact();
   }
 }
 
