@@ -20,7 +20,7 @@ struct Lifespan {
   double length() const { return b_start - f_end; }
 };
 
-// Every offloadable (s,j) with its F end and B start in `sim`.
+// Every offloadable (s,j) with its F end and B start in `sim`, longest first (ties in list order).
 std::vector<Lifespan> lifespans(const Instance& inst, const Schedule& sch, const SimResult& sim) {
   std::vector<Lifespan> out;
   for (int d = 0; d < inst.num_devices(); ++d) {
@@ -32,6 +32,7 @@ std::vector<Lifespan> lifespans(const Instance& inst, const Schedule& sch, const
       out.push_back({d, a.stage, a.mb, sim.timeline[d][k].end, sim.timeline[d][b].start});
     }
   }
+  std::stable_sort(out.begin(), out.end(), [](const Lifespan& x, const Lifespan& y) { return x.length() > y.length(); });
   return out;
 }
 
@@ -276,8 +277,6 @@ Built PipeOffload::build(const Instance& inst, const RunLimits& limits) const {
     }
     SimResult timing = sim.run(base.schedule, free_run);
     std::vector<Lifespan> spans = lifespans(inst, base.schedule, timing);
-    std::stable_sort(spans.begin(), spans.end(),
-                     [](const Lifespan& a, const Lifespan& b) { return a.length() > b.length(); });
     for (const Variant v : {Variant{1.0, false, false}, Variant{1.0, true, false}, Variant{3.0, false, false},
                             Variant{3.0, true, false}}) {
       try_variant(base, timing, spans, v);
@@ -313,9 +312,7 @@ Built PipeOffload::build(const Instance& inst, const RunLimits& limits) const {
       if (!shorter || limits.expired()) break;
       const SimResult timing = sim.run(shorter->schedule, free_run);
       if (!timing.feasible) break;
-      std::vector<Lifespan> spans = lifespans(inst, shorter->schedule, timing);
-      std::stable_sort(spans.begin(), spans.end(),
-                       [](const Lifespan& a, const Lifespan& b) { return a.length() > b.length(); });
+      const std::vector<Lifespan> spans = lifespans(inst, shorter->schedule, timing);
       const double before = best_makespan;
       sweep(*shorter, timing, spans);
       if (!(best_makespan < before - kTimeEps)) break;
