@@ -583,6 +583,14 @@ class IteratedLocalSearch {
     stats_.start_makespan = cur.key.makespan;
     if (cur.key.makespan > target() + kTargetTolerance) descend(cur);
     Solution best = cur;
+    // A strictly shorter best goes to on_new_best.
+    double reported = stats_.start_makespan;
+    auto report = [&] {
+      if (!opt_.on_new_best || !(best.key.makespan < reported - kTimeEps)) return;
+      reported = best.key.makespan;
+      opt_.on_new_best(best.sch, reported);
+    };
+    report();
     int since_best = 0, barren = 0;
     const int kmin = std::max(1, opt_.kick_min), kmax = std::max(kmin, opt_.kick_max);
     while (!out_of_budget() && best.key.makespan > target() + kTargetTolerance) {
@@ -610,6 +618,7 @@ class IteratedLocalSearch {
       if (better(cand.key, best.key)) {
         best = cand;
         ++stats_.new_best;
+        report();
         since_best = 0;
       } else {
         ++since_best;

@@ -53,6 +53,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -83,6 +84,10 @@ struct LocalSearchOptions {
   // checkpoints, 0 for plain simulations, -1 for the default (16 from kCheckpointOps compute ops
   // on, else 0).
   int checkpoints = -1;
+  // Called with each new best schedule (after a descent that beats every earlier local optimum,
+  // the start's first descent included) and its makespan, from the searching thread: e.g. to
+  // hand it to a tree search running beside (SolveOptions::beside). Null: none.
+  std::function<void(const Schedule&, double makespan)> on_new_best;
 };
 
 // From this many compute ops on the local search resumes candidates from checkpoints by default.

@@ -3,13 +3,11 @@
 #include <limits>
 
 #include "model/simulator.h"
+#include "search/search_shared.h"
 
 namespace optpipe {
 
 namespace {
-
-// A relaxation value within this much of the cutoff counts as reaching it (stage_relaxations.h).
-constexpr double kRelaxationTolerance = 1e-6;
 
 bool no_larger(const std::vector<double>& a, const std::vector<double>& b) {
   if (a.size() != b.size()) return false;

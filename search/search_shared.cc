@@ -39,6 +39,7 @@ bool SharedSearchState::offer(const Schedule& schedule, double makespan, const s
   best_ = schedule;
   best_origin_ = origin;
   incumbent_.store(makespan);
+  stop_if_proven(makespan);
   return true;
 }
 
@@ -49,7 +50,14 @@ bool SharedSearchState::offer_from_tree(Schedule&& schedule, double makespan) {
   best_origin_ = "branch-and-bound";
   incumbent_.store(makespan);
   seconds_to_best_ = seconds();
+  stop_if_proven(makespan);
   return true;
+}
+
+void SharedSearchState::stop_if_proven(double makespan) {
+  if (!(makespan <= proven_bound_.load() + kRelaxationTolerance)) return;
+  raise_proven(makespan);
+  request_stop(kProven);
 }
 
 Schedule SharedSearchState::best() const {

@@ -24,6 +24,11 @@
 
 namespace optpipe {
 
+// How far below a schedule's makespan a proven bound may lie and still prove it optimal: the
+// relaxations return their value less a hair (1e-7 ms), so that a bound they prove never exceeds
+// a schedule's makespan by rounding.
+inline constexpr double kRelaxationTolerance = 1e-6;
+
 enum StopCode { kNotStopped = 0, kTimeLimit, kInterrupted, kNodeLimit, kGapReached, kProven, kNoTree };
 const char* stop_text(int code);
 
@@ -49,6 +54,7 @@ class SharedSearchState {
 
   // ---- the proven bound ----
   double proven_bound() const { return proven_bound_.load(); }
+  const std::atomic<double>& proven_bound_atomic() const { return proven_bound_; }
   void raise_proven(double b);
   // A node cut with bound b: if it was cut only thanks to the gap tolerance, the proven bound
   // must not exceed b.
@@ -70,6 +76,11 @@ class SharedSearchState {
   const Clock::time_point start_;
   const double gap_;
   const std::int64_t node_limit_;
+
+  // A new incumbent that meets the proven bound (within kRelaxationTolerance, and then the bound
+  // is lifted to it) ends the search at once; the monitor would see it within 100 ms, and small
+  // instances are solved in less.
+  void stop_if_proven(double makespan);
 
   std::atomic<double> incumbent_{std::numeric_limits<double>::infinity()};
   mutable std::mutex best_mu_;

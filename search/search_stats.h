@@ -81,6 +81,8 @@ struct SolveStats {
   std::int64_t device_relaxation_nodes = 0;
   std::int64_t lns_repairs = 0, lns_improvements = 0, lns_nodes = 0;  // the LNS phase (not in nodes)
   double lns_seconds = 0;
+  std::int64_t beside_improvements = 0;  // the search beside the tree (SolveOptions::beside): incumbents it gave
+  double beside_seconds = 0;             // ... and how long it ran before its thread joined the tree
   double seconds = 0, seconds_to_best = 0;
 
   // Counts one node expanded at `depth`.

@@ -283,12 +283,26 @@ class BranchAndBound {
     const SearchContext& ctx = context();
     const NodeExpander& ex = expander();
     std::mutex stats_mu;
+    // The search beside (SolveOptions::beside) on the last worker's thread, which then joins the
+    // tree; a worker returns only when the tree is over (the pool is finished or the search
+    // stops), and that stops the search beside.
+    const bool beside = opt_.beside && threads_ >= 2 && !shared_.stopping();
+    std::atomic<bool> tree_over{false};
     tbb::task_arena arena(threads_);
     arena.execute([&] {
       tbb::task_group group;
       for (int w = 0; w < threads_; ++w) {
         group.run([&, w] {
+          if (beside && w == threads_ - 1) {
+            const BesideRun r = run_beside(tree_over);
+            {
+              std::lock_guard<std::mutex> lock(stats_mu);
+              stats_.beside_improvements = r.improvements;
+              stats_.beside_seconds = r.seconds;
+            }
+          }
           const SolveStats s = backend_ == BoundsMode::kCpu ? DiveWorker(ctx, ex, w).run() : BatchWorker(ctx, ex, w).run();
+          tree_over.store(true);
           std::lock_guard<std::mutex> lock(stats_mu);
           stats_.merge(s);
         });
@@ -299,7 +313,27 @@ class BranchAndBound {
     stats_.pruned_pool += monitor.dropped();
   }
 
-  // ---- primal: large neighbourhood search before the tree ------------------------------------
+  // ---- primal: a search beside the tree, and large neighbourhood search before it ------------
+
+  struct BesideRun {
+    std::int64_t improvements = 0;  // schedules it offered that became the incumbent
+    double seconds = 0;
+  };
+  BesideRun run_beside(const std::atomic<bool>& tree_over) {
+    BesideRun out;
+    BesideTree b;
+    b.stop = &tree_over;
+    b.bound = &shared_.proven_bound_atomic();
+    b.offer = [this, &out](const Schedule& schedule, double makespan) {
+      if (!shared_.offer(schedule, makespan, "local search beside the tree")) return;
+      shared_.set_seconds_to_best(shared_.seconds());
+      ++out.improvements;
+    };
+    const auto t0 = std::chrono::steady_clock::now();
+    opt_.beside(b);
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+  }
 
   void improve_incumbent_by_lns() {
     if (opt_.neighbourhood || opt_.lns_time_share <= 0 || !(shared_.incumbent() < kInf)) return;

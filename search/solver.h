@@ -78,6 +78,17 @@ struct Neighbourhood {
 
 struct RootBound;  // below
 
+// What a primal search running beside the tree (SolveOptions::beside) is given.
+struct BesideTree {
+  // Set once the tree is over (proven, or a limit or the caller stopped it): return soon.
+  const std::atomic<bool>* stop = nullptr;
+  // The tree's proven lower bound, rising while it runs (e.g. LocalSearchOptions::live_target).
+  const std::atomic<double>* bound = nullptr;
+  // A complete, feasible schedule and its makespan (by the simulator): it becomes the incumbent
+  // when better, which cuts the tree's nodes at once. Thread-safe.
+  std::function<void(const Schedule&, double makespan)> offer;
+};
+
 struct SolveOptions {
   double time_limit = std::numeric_limits<double>::infinity();  // seconds
   std::int64_t node_limit = -1;        // < 0: none
@@ -134,6 +145,12 @@ struct SolveOptions {
   // relaxation did not run: computed here. Likewise its device relaxation.
   const RootBound* root_relaxation = nullptr;
   std::function<void(double seconds, double before, double after, int improvements)> on_lns;  // after it
+  // A primal search (e.g. a local search) to run on one of the tree's threads, from the start of
+  // the tree, with two threads or more: what it offers cuts the tree at once; when it returns
+  // before the tree is over, its thread joins the tree. The small instances' first tree
+  // (solve/solve_pipeline.cc) runs the full local search this way. Null: every thread runs the
+  // tree. Like a time limit, it makes which schedule is found when depend on timing.
+  std::function<void(const BesideTree&)> beside;
 };
 
 struct SolveResult {

@@ -44,12 +44,11 @@
 #include "model/action.h"
 #include "model/instance.h"
 #include "search/relaxation_memo.h"
+#include "search/search_shared.h"
 #include "search/search_stats.h"
 #include "search/solver.h"
 
 namespace optpipe {
-
-inline constexpr double kRelaxationTolerance = 1e-6;
 
 // v, or `cut` where v is within kRelaxationTolerance of it.
 double lift_to_cutoff(double v, double cut);

@@ -65,6 +65,11 @@ void JsonSolveReporter::on_warm_starts(const WarmStartReport& r) {
     h["tree_first"] = {{"nodes", t->stats.nodes}, {"seconds", t->stats.seconds},
                        {"proven", t->status == SolveResult::Status::kOptimal},
                        {"makespan", t->schedule ? nlohmann::json(t->makespan) : nlohmann::json(nullptr)}};
+    if (t->stats.beside_seconds > 0) {
+      h["tree_first"]["beside"] = {{"from", b.starts.improved.front().heuristic},
+                                   {"improvements", t->stats.beside_improvements},
+                                   {"seconds", t->stats.beside_seconds}};
+    }
   }
   if (const ImprovedStart* i = r.tree_polish) {
     h["tree_first"]["local_search"] = {{"before", i->before}, {"after", i->after}, {"evaluations", i->evaluations},

@@ -85,6 +85,11 @@ void TextSolveReporter::on_warm_starts(const WarmStartReport& r) {
                  : (t->schedule ? "best " + num(t->makespan) + " ms" : std::string("no schedule")) +
                        ", not proven: the relaxation and the full local search next")
          << "\n";
+    if (t->stats.beside_seconds > 0) {
+      out_ << "  beside it, a local search from " << b.starts.improved.front().heuristic << ": "
+           << t->stats.beside_improvements << " better schedule(s) for the tree in " << num(t->stats.beside_seconds, 3)
+           << " s\n";
+    }
   }
   if (const ImprovedStart* i = r.tree_polish) run_line("local search from ", *i);
   for (std::size_t k = quick; k < b.starts.improved.size(); ++k) local_search(k);

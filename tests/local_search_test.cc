@@ -379,6 +379,34 @@ TEST(LocalSearch, ImprovesGPipeWithoutMemoryPressure) {
   EXPECT_EQ(st.improvements_by_move[static_cast<int>(MoveKind::kOffloadLevel)], 0);  // nothing offloadable
 }
 
+// on_new_best reports strictly shorter schedules, each with the makespan the simulator gives
+// it, the last one the result; without a callback the result is the same (it only observes).
+TEST(LocalSearch, ReportsEachNewBestWithItsMakespan) {
+  const Instance inst = test_support::uniform_instance(3, 6, 1.0, 1.2, 0.8, 0.05);
+  Built b = GPipe().build(inst);
+  ASSERT_TRUE(b.schedule) << b.reason;
+  LocalSearchOptions o;
+  o.max_evaluations = 3000;
+  std::vector<double> reported;
+  o.on_new_best = [&](const Schedule& s, double makespan) {
+    EXPECT_TRUE(check_structure(inst, s).empty());
+    EXPECT_NEAR(simulate(inst, s).makespan, makespan, 1e-9);
+    if (!reported.empty()) EXPECT_LT(makespan, reported.back() - kTimeEps);
+    reported.push_back(makespan);
+  };
+  LocalSearchStats st;
+  const Schedule out = improve_schedule(inst, *b.schedule, o, &st);
+  ASSERT_FALSE(reported.empty());
+  EXPECT_LT(reported.front(), st.start_makespan - kTimeEps);
+  EXPECT_NEAR(reported.back(), st.final_makespan, 1e-9);
+  LocalSearchOptions quiet = o;
+  quiet.on_new_best = nullptr;
+  LocalSearchStats st2;
+  improve_schedule(inst, *b.schedule, quiet, &st2);
+  EXPECT_EQ(st2.final_makespan, st.final_makespan);
+  EXPECT_EQ(st2.evaluations, st.evaluations);
+}
+
 // ---------------------------------------------------------------------------------------------
 // 3. Against brute force.
 

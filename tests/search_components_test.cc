@@ -144,6 +144,27 @@ TEST(SharedSearchState, OffersOnlyBetterIncumbentsAndTheFirstStopReasonWins) {
   EXPECT_EQ(s.stop_code(), kTimeLimit);
 }
 
+// An incumbent that meets the proven bound ends the search at once, also where the bound is a
+// relaxation's value a hair below it (then the bound is lifted to it); one above it does not.
+TEST(SharedSearchState, AnIncumbentAtTheProvenBoundStopsTheSearch) {
+  SharedSearchState s(0.0, -1);
+  Schedule a;
+  s.raise_proven(10 - 1e-7);
+  EXPECT_TRUE(s.offer(a, 10.5, "warm start"));
+  EXPECT_FALSE(s.stopping());
+  EXPECT_TRUE(s.offer(a, 10 + 2 * kTimeEps, "better"));  // within kRelaxationTolerance of the bound
+  EXPECT_TRUE(s.stopping());
+  EXPECT_EQ(s.stop_code(), kProven);
+  EXPECT_EQ(s.proven_bound(), 10 + 2 * kTimeEps);
+
+  SharedSearchState t(0.0, -1);
+  t.raise_proven(10);
+  EXPECT_TRUE(t.offer_from_tree(Schedule{}, 10 + 2 * kRelaxationTolerance));
+  EXPECT_FALSE(t.stopping());
+  EXPECT_TRUE(t.offer_from_tree(Schedule{}, 10));
+  EXPECT_EQ(t.stop_code(), kProven);
+}
+
 TEST(SharedSearchState, GapCutsAreRememberedOnlyWithAGapAndTheNodeLimitStops) {
   SharedSearchState exact(0.0, 3);
   Schedule sch;

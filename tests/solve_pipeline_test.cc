@@ -120,6 +120,33 @@ TEST(SolvePipeline, TreeSearchBetweenPhasesGivesTheSearchesOptimum) {
   EXPECT_GE(by_tree, 1);
 }
 
+// With two threads, where the quick phase had the device relaxation's order as a guide, the
+// tree first runs the local search from that guided start beside it (SolveOptions::beside):
+// small-v-04 (bench/solvers/random_small.py, whose root bound is its optimum) is proven by the
+// tree first with the beside's run recorded and reported; one thread has no beside.
+TEST(SolvePipeline, TheTreeFirstRunsTheGuidedLocalSearchBesideIt) {
+  const Instance inst = load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/small-v-04.json");
+  PipelineOptions o = quick(10);
+  o.threads = 2;
+  std::ostringstream text;
+  TextSolveReporter reporter(text, ReportOptions{});
+  const PipelineResult p = solve_pipeline(inst, o, reporter);
+  ASSERT_EQ(p.result.status, SolveResult::Status::kOptimal);
+  EXPECT_NEAR(p.result.makespan, 33.23, 1e-6);
+  ASSERT_TRUE(p.tree_first);
+  EXPECT_GT(p.result.stats.beside_seconds, 0.0);
+  const std::size_t line = text.str().find("beside it, a local search from ");
+  ASSERT_NE(line, std::string::npos) << text.str();
+  EXPECT_NE(text.str().find(" + relaxed order: ", line), std::string::npos) << text.str();
+  std::printf("[ beside   ] small-v-04: %lld better schedule(s) from beside the tree in %.3f s\n",
+              static_cast<long long>(p.result.stats.beside_improvements), p.result.stats.beside_seconds);
+
+  const PipelineResult one = solve_pipeline(inst, quick(10));
+  ASSERT_EQ(one.result.status, SolveResult::Status::kOptimal);
+  EXPECT_NEAR(one.result.makespan, 33.23, 1e-6);
+  EXPECT_EQ(one.result.stats.beside_seconds, 0.0);
+}
+
 // Offload instances skip it (the relaxation proves those); so do those past 256 compute ops.
 TEST(SolvePipeline, NoTreeBetweenPhasesWithOffload) {
   SKIP_UNDER_SANITIZERS("it needs the root relaxation to finish within its wall-time budget (at most 2 s), which the sanitizers' slowdown exceeds");

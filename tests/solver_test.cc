@@ -28,6 +28,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -336,6 +337,52 @@ TEST(Solver, SameMakespanWithOneAndTwoThreads) {
     expect_schedule_matches(inst, one);
     expect_schedule_matches(inst, two);
   }
+}
+
+// A search beside the tree (SolveOptions::beside) runs on one of two threads and what it offers
+// becomes the incumbent: here it offers the conformance vectors' optimal schedules at once and
+// then waits for the tree to end (the stop flag). Every solve proves the vector's optimum, the
+// beside's schedule is taken where the tree has not found one as good first (on some instance),
+// and with one thread the beside never runs.
+TEST(Solver, ASearchBesideTheTreeGivesItsSchedules) {
+  int taken = 0, runs = 0;
+  for (const Optimum& o : conformance_optima()) {
+    SCOPED_TRACE(o.name);
+    const double optimum = simulate(o.instance, o.schedule).makespan;
+    ASSERT_NEAR(optimum, o.makespan, 1e-6);
+    SolveOptions so = options(2);
+    bool ran = false;
+    so.beside = [&](const BesideTree& b) {
+      ran = true;
+      ASSERT_NE(b.stop, nullptr);
+      ASSERT_NE(b.bound, nullptr);
+      EXPECT_LE(b.bound->load(), optimum + 1e-6);
+      b.offer(o.schedule, optimum);
+      while (!b.stop->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    };
+    const SolveResult r = solve(o.instance, {}, so);
+    ASSERT_EQ(r.status, Status::kOptimal) << r.reason;
+    EXPECT_NEAR(r.makespan, o.makespan, 1e-6);
+    expect_schedule_matches(o.instance, r);
+    EXPECT_TRUE(ran);
+    EXPECT_GT(r.stats.beside_seconds, 0.0);
+    EXPECT_LE(r.stats.beside_improvements, 1);
+    taken += static_cast<int>(r.stats.beside_improvements);
+    if (r.stats.beside_improvements == 1) {
+      EXPECT_NE(r.schedule->solver.find("beside the tree"), std::string::npos) << r.schedule->solver;
+    }
+    ++runs;
+
+    SolveOptions one = options(1);
+    bool ran_alone = false;
+    one.beside = [&](const BesideTree&) { ran_alone = true; };
+    const SolveResult r1 = solve(o.instance, {}, one);
+    EXPECT_FALSE(ran_alone);
+    EXPECT_EQ(r1.stats.beside_seconds, 0.0);
+    EXPECT_NEAR(r1.makespan, o.makespan, 1e-6);
+  }
+  std::printf("[ beside   ] its optimal schedule became the incumbent in %d of %d solves\n", taken, runs);
+  EXPECT_GT(taken, 0);
 }
 
 TEST(Solver, NodeAndTimeLimitsReturnTheWarmStartAtOnce) {
