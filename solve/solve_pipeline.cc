@@ -33,6 +33,13 @@ constexpr int kTreeFirstMaxOps = 256;
 constexpr std::int64_t kTreeFirstNodes = 200000;
 constexpr double kTreeFirstShare = 0.05;
 constexpr double kTreeFirstSeconds = 0.5;
+// ... and with offload at most this many nodes: there the tree is weak at this depth
+// (offload-slow-pcie-4x8: 20k nodes, 0.46 s, no proof) and the relaxation proves most of them,
+// but where the heuristics' schedule is optimal and the root's cheap bounds are not, a few dozen
+// nodes prove it before the full local search's 0.1 s (offload-random-16 of
+// bench/solvers/random_offload.py: 58 nodes; 0.13 s -> 0.01 s from process start). 1000 nodes
+// cost the other offload instances of that family and the shipped ones 0-0.01 s, 5000 up to 0.04 s.
+constexpr std::int64_t kTreeFirstOffloadNodes = 1000;
 
 // Large instances (issue 21): from this many compute ops on, the tree search is not run and the
 // local search gets the time instead, in rounds on every thread until the end (see the header).
@@ -294,14 +301,13 @@ class PipelineRun {
   // (issue 21); otherwise its best schedule joins the warm starts.
   BetweenPhasesFn tree_next_fn() {
     return [this](const WarmStarts& so_far) {
-      // Not with offload: there the tree is weak at this depth (offload-slow-pcie-4x8: 20k nodes,
-      // 0.46 s, no proof), and the relaxation is what proves those.
-      if (compute_ops(inst_) > kTreeFirstMaxOps || o_.node_limit >= 0 || can_offload(inst_)) return false;
+      // With offload only a glimpse (kTreeFirstOffloadNodes): the relaxation is what proves most of those.
+      if (compute_ops(inst_) > kTreeFirstMaxOps || o_.node_limit >= 0) return false;
       std::vector<Schedule> starts = so_far.schedules;
       if (cached_.hit.schedule) starts.push_back(*cached_.hit.schedule);
       starts.insert(starts.end(), o_.warm_starts.begin(), o_.warm_starts.end());
       SolveOptions quick = search_options(o_, std::min(kTreeFirstShare * o_.time_limit, kTreeFirstSeconds));
-      quick.node_limit = kTreeFirstNodes;
+      quick.node_limit = can_offload(inst_) ? kTreeFirstOffloadNodes : kTreeFirstNodes;
       quick.stage_relaxation = false;  // the relaxation comes next if this does not prove it
       quick.gap = 0.0;
       if (cached_.exact()) quick.known_bound = cached_.hit.bound;
@@ -351,6 +357,8 @@ class PipelineRun {
   void polish_tree_best() {
     const std::int64_t evaluations = per_start_evaluations();
     if (!tree_first_->schedule || evaluations <= 0) return;
+    // Not when the tree's best is a warm start's (or as good): the full phase improves those.
+    if (!(tree_first_->makespan < tree_first_->warm_start_makespan - kTimeEps)) return;
     const auto t0 = Clock::now();
     LocalSearchOptions lo;
     lo.max_evaluations = evaluations;

@@ -8,13 +8,13 @@
 //   2. warm starts: every heuristic, and the best few improved by local search, which stops at
 //      the root's bounds -- the cheap ones first, the single-stage relaxation (and a start from
 //      its order) only if a quick local search does not reach them (heuristics/warm_starts.h);
-//      between the two, on small instances without offload (up to 256 compute ops), a tree search from
-//      every schedule so far (200k nodes, 5% of the time limit, at most 0.5 s), which proves most
-//      of them in milliseconds and then is the answer (issue 21); with two threads, when the quick
+//      between the two, on small instances (up to 256 compute ops), a tree search from every
+//      schedule so far (200k nodes, 1000 with offload, 5% of the time limit, at most 0.5 s), which
+//      proves most of them in milliseconds and then is the answer (issue 21); with two threads, when the quick
 //      phase had the device relaxation's order as a guide, one thread runs the local search from
 //      that guided start beside the tree and hands it every better schedule (SolveOptions::beside),
-//      then joins the tree; when the tree does not prove it, a local search
-//      from its best schedule (the full phase's budget per start) adds one more warm start;
+//      then joins the tree; when the tree does not prove it but found a better schedule than
+//      its warm starts, a local search from it (the full phase's budget per start) adds one more warm start;
 //      that bound goes to the search as a known bound;
 //   3. the branch-and-bound (search/solver.h), with the warm starts, the known bound and the
 //      root relaxation computed in phase 2, for what is left of the time limit;

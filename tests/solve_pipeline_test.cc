@@ -147,21 +147,33 @@ TEST(SolvePipeline, TheTreeFirstRunsTheGuidedLocalSearchBesideIt) {
   EXPECT_EQ(one.result.stats.beside_seconds, 0.0);
 }
 
-// Offload instances skip it (the relaxation proves those); so do those past 256 compute ops.
-TEST(SolvePipeline, NoTreeBetweenPhasesWithOffload) {
+// Offload instances get a short tree first (1000 nodes): offload-slow-pcie-4x8 is not proven by
+// it (the relaxation proves it), offload-random-16 (bench/solvers/random_offload.py), whose best
+// heuristic is optimal above the root's cheap bounds, is.
+TEST(SolvePipeline, AShortTreeFirstWithOffload) {
   SKIP_UNDER_SANITIZERS("it needs the root relaxation to finish within its wall-time budget (at most 2 s), which the sanitizers' slowdown exceeds");
   struct Seen : SolveObserver {
-    bool tree = false, reported = false;
+    const SolveResult* tree = nullptr;
+    std::int64_t nodes = -1;
     void on_warm_starts(const WarmStartReport& r) override {
-      reported = true;
-      tree = r.tree_first != nullptr;
+      tree = r.tree_first;
+      if (tree) nodes = tree->stats.nodes;
     }
-  } seen;
-  const PipelineResult p = solve_pipeline(shipped("offload-slow-pcie-4x8"), quick(10), seen);
+  } slow, random16;
+  const PipelineResult p = solve_pipeline(shipped("offload-slow-pcie-4x8"), quick(10), slow);
   EXPECT_EQ(p.result.status, SolveResult::Status::kOptimal);
-  EXPECT_TRUE(seen.reported);
-  EXPECT_FALSE(seen.tree);
+  ASSERT_TRUE(slow.tree);
+  EXPECT_GT(slow.nodes, 0);
+  EXPECT_LE(slow.nodes, 1000);
   EXPECT_FALSE(p.tree_first);
+
+  const Instance inst = load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/offload-random-16.json");
+  ASSERT_TRUE(inst.can_offload());
+  const PipelineResult q = solve_pipeline(inst, quick(10), random16);
+  ASSERT_EQ(q.result.status, SolveResult::Status::kOptimal);
+  EXPECT_NEAR(q.result.makespan, 39.30, 1e-6);
+  EXPECT_TRUE(q.tree_first);
+  EXPECT_LE(random16.nodes, 1000);
 }
 
 // Past 256 compute ops the tree does not run between the phases.
