@@ -29,10 +29,13 @@ constexpr double kHeuristicsShare = 0.25;
 // and loop instances of bench/solvers/random_small.py that it proves, the proof takes 25k-94k
 // nodes (0.2-0.4 s); with 20k it stopped short and the tree had to start again after the local
 // search and the relaxation, 0.3-0.5 s later (bench/README.md, "Small instances against CP-SAT").
+// 2 s and 20%: with 0.5 s and 5% the time bound first, at about 70k nodes, on the five of seeds
+// 11, 13 and 17 whose proofs take 123k-162k nodes (1.05-1.5 s), and starting again made them
+// 1.5-1.9 s.
 constexpr int kTreeFirstMaxOps = 256;
 constexpr std::int64_t kTreeFirstNodes = 200000;
-constexpr double kTreeFirstShare = 0.05;
-constexpr double kTreeFirstSeconds = 0.5;
+constexpr double kTreeFirstShare = 0.2;
+constexpr double kTreeFirstSeconds = 2.0;
 // ... and with offload at most this many nodes: there the tree is weak at this depth
 // (offload-slow-pcie-4x8: 20k nodes, 0.46 s, no proof) and the relaxation proves most of them,
 // but where the heuristics' schedule is optimal and the root's cheap bounds are not, a few dozen

@@ -9,7 +9,7 @@
 //      the root's bounds -- the cheap ones first, the single-stage relaxation (and a start from
 //      its order) only if a quick local search does not reach them (heuristics/warm_starts.h);
 //      between the two, on small instances (up to 256 compute ops), a tree search from every
-//      schedule so far (200k nodes, 1000 with offload, 5% of the time limit, at most 0.5 s), which
+//      schedule so far (200k nodes, 1000 with offload, 20% of the time limit, at most 2 s), which
 //      proves most of them in milliseconds and then is the answer (issue 21); with two threads, when the quick
 //      phase had the device relaxation's order as a guide, one thread runs the local search from
 //      that guided start beside the tree and hands it every better schedule (SolveOptions::beside),
