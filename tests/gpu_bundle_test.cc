@@ -92,5 +92,20 @@ TEST(GpuBundle, RefusesAMissingBuildAndLeavesNothing) {
   EXPECT_FALSE(stray) << "a half-made bundle was left behind";
 }
 
+// OPTPIPE_BUNDLE_PYTHON that is not a Python with pip: refused before anything is made (where
+// the build has the CUDA plugin; without it the missing plugin is the refusal).
+TEST(GpuBundle, RefusesABundlePythonWithoutPip) {
+  OPTPIPE_REQUIRE_CLI();
+  const std::string out = test_support::temp_file("bundle", "nopython");
+  const auto r = run_shell("OPTPIPE_BUNDLE_PYTHON=/nonexistent/python3 OPTPIPE_BUILD_DIR=" + shell_quote(build_dir()) +
+                           " " + shell_quote(script()) + " " + shell_quote(out));
+  EXPECT_EQ(r.status, 2) << r.output;
+  if (fs::exists(fs::path(build_dir()) / "liboptpipe_cuda.so")) {
+    EXPECT_NE(r.output.find("OPTPIPE_BUNDLE_PYTHON=/nonexistent/python3 is not a Python with pip"), std::string::npos)
+        << r.output;
+  }
+  EXPECT_FALSE(fs::exists(out));
+}
+
 }  // namespace
 }  // namespace optpipe
