@@ -8,7 +8,8 @@
 #   scripts/gpu_check.sh [OUT_DIR]      (default: gpu-check/; needs build/ made with nvcc found)
 #
 # On a GPU machine without OptPipe's build dependencies, scripts/gpu_bundle.sh packs the binaries
-# this runs and their libraries (its header says how to run it there).
+# this runs and their libraries, and with OPTPIPE_BUNDLE_PYTHON the Python package (its header
+# says how to run it there).
 #
 # Every step's output goes to OUT_DIR/NAME.log and a one-line verdict to stdout (a step is stopped
 # after $STEP_TIMEOUT seconds, default 150, and counts as failed); the exit status
