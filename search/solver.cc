@@ -330,7 +330,12 @@ class BranchAndBound {
       ++out.improvements;
     };
     const auto t0 = std::chrono::steady_clock::now();
-    opt_.beside(b);
+    try {
+      opt_.beside(b);
+    } catch (...) {  // an error beside the tree ends the search too, and reaches the caller
+      shared_.request_stop(kInterrupted);
+      throw;
+    }
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;
   }

@@ -385,6 +385,22 @@ TEST(Solver, ASearchBesideTheTreeGivesItsSchedules) {
   EXPECT_GT(taken, 0);
 }
 
+// An exception in the search beside the tree stops the tree and reaches the caller at once, not
+// at the time limit (gpt-8x24-tight is not proven in 600 s).
+TEST(Solver, AnErrorBesideTheTreeStopsTheSearchAndReachesTheCaller) {
+  const Instance inst = load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "gpt-8x24-tight.json").string());
+  SolveOptions so = options(2);
+  so.time_limit = 600;
+  so.stage_relaxation = false;  // straight to the tree
+  so.beside = [](const BesideTree&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    throw std::runtime_error("beside failed");
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_THROW(solve(inst, {}, so), std::runtime_error);
+  EXPECT_LT(seconds_since(t0), 30.0);
+}
+
 TEST(Solver, NodeAndTimeLimitsReturnTheWarmStartAtOnce) {
   for (const Optimum& o : conformance_optima()) {
     Schedule warm;
