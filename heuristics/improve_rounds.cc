@@ -86,7 +86,10 @@ Schedule improve_in_rounds(const Instance& inst, const std::vector<Schedule>& st
       add_to_pool(pool, std::move(found[t]), size);
     }
     ++st.rounds;
-    if (pool.front().makespan < before - kTimeEps && opt.on_improve) opt.on_improve(elapsed(), pool.front().makespan);
+    if (pool.front().makespan < before - kTimeEps) {
+      if (opt.on_improve) opt.on_improve(elapsed(), pool.front().makespan);
+      if (opt.on_new_best) opt.on_new_best(pool.front().schedule, pool.front().makespan);
+    }
   }
   st.final_makespan = pool.front().makespan;
   st.seconds = elapsed();

@@ -38,6 +38,8 @@ struct RoundsOptions {
   // Called after each round that improved the best (from the calling thread): seconds since the
   // start and the new best makespan.
   std::function<void(double, double)> on_improve;
+  // ... and with the new best schedule itself (e.g. SolveOptions::beside's offer).
+  std::function<void(const Schedule&, double makespan)> on_new_best;
 };
 
 struct RoundsStats {

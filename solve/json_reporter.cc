@@ -144,6 +144,7 @@ void JsonSolveReporter::done(const Instance&, const PipelineResult& r, const Sim
   nlohmann::json counters = nlohmann::json::object();
   s.for_each_counter([&](const char* name, std::int64_t value, const char*) { counters[name] = value; });
   out["stats"] = counters;
+  if (s.beside_seconds > 0) out["beside"] = {{"improvements", s.beside_improvements}, {"seconds", s.beside_seconds}};
   if (res.schedule) out["peak_memory"] = sim.peak_memory, out["bubble"] = sim.bubble;
   if (opt_.verbose) out["nodes_by_depth"] = s.nodes_by_depth;
   if (!files.schedule.empty()) out["output"] = files.schedule;

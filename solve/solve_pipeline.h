@@ -17,7 +17,9 @@
 //      its warm starts, a local search from it (the full phase's budget per start) adds one more warm start;
 //      that bound goes to the search as a known bound;
 //   3. the branch-and-bound (search/solver.h), with the warm starts, the known bound and the
-//      root relaxation computed in phase 2, for what is left of the time limit;
+//      root relaxation computed in phase 2, for what is left of the time limit; from 257 to 2047
+//      compute ops under a time limit with two threads, the local search in rounds beside it
+//      (improve_rounds.h, one thread), every better schedule becoming the tree's incumbent;
 //   4. the cache keeps the result (better-only).
 //
 // The time limit covers all of it: the heuristics and the local search count against it (the

@@ -175,6 +175,10 @@ void TextSolveReporter::search_statistics(const SolveStats& s) {
   const double thread_seconds = s.seconds * s.threads;
   out_ << "  bounds: " << num(s.bound_seconds, 2) << " thread-s on " << to_string(s.bounds_backend) << " ("
        << num(thread_seconds > 0 ? 100 * s.bound_seconds / thread_seconds : 0, 0) << "% of the search's thread-time)\n";
+  if (s.beside_seconds > 0) {
+    out_ << "  beside the tree, the local search in rounds: " << s.beside_improvements << " better schedule(s) in "
+         << num(s.beside_seconds, 2) << " s\n";
+  }
   if (s.lns_repairs > 0) {
     out_ << "  large neighbourhood search: " << s.lns_repairs << " repairs, " << s.lns_improvements
          << " improvements, " << s.lns_nodes << " nodes, " << num(s.lns_seconds, 2) << " s\n";

@@ -63,6 +63,30 @@ TEST(ImproveRounds, NeverWorseThanItsStartsAndTheSameOnAnyThreadCount) {
   EXPECT_EQ(results[0], results[2]);
 }
 
+// on_new_best gets each round's new best schedule with its makespan, strictly shorter each time,
+// and the last is the result; on_improve sees the same makespans.
+TEST(ImproveRounds, ReportsEachNewBestSchedule) {
+  const Instance inst = tight();
+  RoundsOptions ro;
+  ro.tasks = 2;
+  ro.threads = 1;
+  ro.evaluations_per_task = 300;
+  ro.max_evaluations = 3000;
+  std::vector<double> reported, improved;
+  ro.on_new_best = [&](const Schedule& s, double makespan) {
+    EXPECT_NEAR(simulate(inst, s, SimOptions::quiet()).makespan, makespan, 1e-9);
+    if (!reported.empty()) EXPECT_LT(makespan, reported.back());
+    reported.push_back(makespan);
+  };
+  ro.on_improve = [&](double, double makespan) { improved.push_back(makespan); };
+  RoundsStats st;
+  const Schedule r = improve_in_rounds(inst, {start(inst, "pipe-offload")}, ro, &st);
+  ASSERT_FALSE(reported.empty()) << "pipe-offload is far from the best on gpt-8x24-tight";
+  EXPECT_EQ(reported, improved);
+  EXPECT_NEAR(reported.back(), st.final_makespan, 1e-9);
+  EXPECT_NEAR(simulate(inst, r, SimOptions::quiet()).makespan, st.final_makespan, 1e-9);
+}
+
 TEST(ImproveRounds, NoUsableStartGivesAnEmptySchedule) {
   const Instance inst = tight();
   Schedule broken;

@@ -362,17 +362,24 @@ TEST(LocalSearch, NeverWorseThanTheStartOnRandomInstances) {
   EXPECT_GE(improved_random * 2, from_random);
 }
 
+// GPipe's lists on 3 uniform stages and 6 microbatches without memory pressure: far from optimal.
+Instance uniform_3x6() { return test_support::uniform_instance(3, 6, 1.0, 1.2, 0.8, 0.05); }
+Schedule gpipe_lists(const Instance& inst) {
+  Built b = GPipe().build(inst);
+  EXPECT_TRUE(b.schedule) << b.reason;
+  return b.schedule ? *b.schedule : Schedule{};
+}
+
 TEST(LocalSearch, ImprovesGPipeWithoutMemoryPressure) {
   // GPipe leaves a bubble of (p-1)(F+B+W)-ish that 1F1B-like orders with W filling the gaps
   // remove; from GPipe's lists the search must find a strictly shorter schedule.
-  const Instance inst = test_support::uniform_instance(3, 6, 1.0, 1.2, 0.8, 0.05);
-  Built b = GPipe().build(inst);
-  ASSERT_TRUE(b.schedule) << b.reason;
+  const Instance inst = uniform_3x6();
+  const Schedule start = gpipe_lists(inst);
   LocalSearchOptions o;
   o.max_evaluations = 3000;
   LocalSearchStats st;
-  const Schedule out = improve_schedule(inst, *b.schedule, o, &st);
-  const double ms = check_result(inst, *b.schedule, out, o, st);
+  const Schedule out = improve_schedule(inst, start, o, &st);
+  const double ms = check_result(inst, start, out, o, st);
   EXPECT_LT(ms, st.start_makespan - 0.5);
   EXPECT_GT(st.improvements, 0);
   EXPECT_GT(st.improvements_by_move[static_cast<int>(MoveKind::kShift)], 0);
@@ -382,9 +389,8 @@ TEST(LocalSearch, ImprovesGPipeWithoutMemoryPressure) {
 // on_new_best reports strictly shorter schedules, each with the makespan the simulator gives
 // it, the last one the result; without a callback the result is the same (it only observes).
 TEST(LocalSearch, ReportsEachNewBestWithItsMakespan) {
-  const Instance inst = test_support::uniform_instance(3, 6, 1.0, 1.2, 0.8, 0.05);
-  Built b = GPipe().build(inst);
-  ASSERT_TRUE(b.schedule) << b.reason;
+  const Instance inst = uniform_3x6();
+  const Schedule start = gpipe_lists(inst);
   LocalSearchOptions o;
   o.max_evaluations = 3000;
   std::vector<double> reported;
@@ -395,14 +401,14 @@ TEST(LocalSearch, ReportsEachNewBestWithItsMakespan) {
     reported.push_back(makespan);
   };
   LocalSearchStats st;
-  const Schedule out = improve_schedule(inst, *b.schedule, o, &st);
+  improve_schedule(inst, start, o, &st);
   ASSERT_FALSE(reported.empty());
   EXPECT_LT(reported.front(), st.start_makespan - kTimeEps);
   EXPECT_NEAR(reported.back(), st.final_makespan, 1e-9);
   LocalSearchOptions quiet = o;
   quiet.on_new_best = nullptr;
   LocalSearchStats st2;
-  improve_schedule(inst, *b.schedule, quiet, &st2);
+  improve_schedule(inst, start, quiet, &st2);
   EXPECT_EQ(st2.final_makespan, st.final_makespan);
   EXPECT_EQ(st2.evaluations, st.evaluations);
 }

@@ -194,6 +194,35 @@ TEST(SolvePipeline, NoTreeFirstOnLargerInstances) {
   EXPECT_FALSE(p.tree_first);
 }
 
+// From 257 to 2047 compute ops, under a time limit with two threads, the local search in rounds
+// runs beside the tree (SolveOptions::beside): never worse than the best heuristic; not with one
+// thread, nor with a node limit (then the tree has both threads and the result the same on both
+// thread counts).
+TEST(SolvePipeline, MidSizeRunsTheRoundsBesideTheTree) {
+  const Instance inst = shipped("gpt-8x24-tight");  // 576 compute ops
+  PipelineOptions two = quick(3);
+  two.threads = 2;
+  const PipelineResult p = solve_pipeline(inst, two);
+  ASSERT_TRUE(p.result.schedule);
+  EXPECT_GT(p.result.stats.beside_seconds, 0.0);
+  EXPECT_LE(p.result.makespan, p.best_heuristic_makespan + 1e-9);
+  EXPECT_NEAR(simulate(inst, *p.result.schedule).makespan, p.result.makespan, 1e-9);
+  std::printf("[ beside   ] gpt-8x24-tight, 3 s: %lld better schedule(s) from the rounds beside the tree, %.2f ms\n",
+              static_cast<long long>(p.result.stats.beside_improvements), p.result.makespan);
+
+  const PipelineResult one = solve_pipeline(inst, quick(3));
+  EXPECT_EQ(one.result.stats.beside_seconds, 0.0);
+
+  PipelineOptions nodes = quick(60);
+  nodes.node_limit = 200;
+  nodes.local_search = 500;
+  const PipelineResult n1 = solve_pipeline(inst, nodes);
+  nodes.threads = 2;
+  const PipelineResult n2 = solve_pipeline(inst, nodes);
+  EXPECT_EQ(n2.result.stats.beside_seconds, 0.0);
+  EXPECT_NEAR(n1.result.makespan, n2.result.makespan, 1e-9);
+}
+
 // At scale (PipelineOptions::scale_ops) no node is expanded; the local search runs in rounds,
 // is never worse than the heuristics, and on a fixed budget gives the same schedule with 1 and 2
 // threads.
