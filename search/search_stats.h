@@ -74,6 +74,8 @@ struct SolveStats {
   std::int64_t single_stage_root_nodes = 0;
   // The PCIe group energy bound at the root (bounds/group_energy_bound.h; 0: none applies).
   double group_energy_bound = 0;
+  // The byte-time energy bound at the root (bounds/byte_energy_bound.h; 0: no memory binds).
+  double byte_energy_bound = 0;
   // The device relaxation at the root (bounds/device_relaxation.h): the largest finished one (0:
   // none applies or none finished), its device, and the search nodes of all of them.
   double device_relaxation_bound = 0;

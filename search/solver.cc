@@ -13,6 +13,7 @@
 
 #include "bounds/bound_problem.h"
 #include "bounds/device_relaxation.h"
+#include "bounds/byte_energy_bound.h"
 #include "bounds/group_energy_bound.h"
 #include "kernels/cuda_devices.h"
 #include "model/error.h"
@@ -99,7 +100,7 @@ class BranchAndBound {
     double relaxation = 0;         // the single-stage relaxation's
   };
   RootValues root_values(SearchWorker& w, double t, double cutoff) {
-    double b = std::max(expander().bound(w, w.sim.snapshot(), t), group_bound(w.bound.head));
+    double b = std::max({expander().bound(w, w.sim.snapshot(), t), group_bound(w.bound.head), byte_bound(w.bound.head)});
     b = std::max(b, device_bound(w.bound.head, cutoff, std::max(b, shared_.proven_bound())));
     return {b, relaxations_.at_root(w.bound.head, cutoff, std::max(b, shared_.proven_bound()), stats_)};
   }
@@ -245,6 +246,14 @@ class BranchAndBound {
     if (opt_.neighbourhood) return 0;
     stats_.group_energy_bound = group_energy_bound(problem_, head);
     return stats_.group_energy_bound;
+  }
+
+  // The byte-time energy bound at the root (bounds/byte_energy_bound.h), recorded in the
+  // statistics; valid for the whole tree.
+  double byte_bound(const std::vector<double>& head) {
+    if (opt_.neighbourhood) return 0;
+    stats_.byte_energy_bound = byte_energy_bound(inst_, problem_, head);
+    return stats_.byte_energy_bound;
   }
 
   // The device relaxations at the root (bounds/device_relaxation.h), the largest recorded in the

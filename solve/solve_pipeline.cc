@@ -173,6 +173,7 @@ std::string PipelineResult::bound_from() const {
     return result.status == SolveResult::Status::kOptimal && st.nodes > 0 ? "proof" : "tree";
   }
   if (st.group_energy_bound > 0 && st.group_energy_bound >= result.bound - tol) return "PCIe group energy";
+  if (st.byte_energy_bound > 0 && st.byte_energy_bound >= result.bound - tol) return "byte-time energy";
   if (st.device_relaxation_bound > 0 && st.device_relaxation_bound >= result.bound - tol) return "device relaxation";
   if (st.single_stage_bound > 0 && st.single_stage_bound >= result.bound - tol) return "single-stage relaxation";
   return "node bounds";
