@@ -188,4 +188,14 @@ BoundProblem::BoundProblem(const Instance& inst)
   fill_op_tails(*this);
 }
 
+double first_forward_head(const BoundProblem& p, const std::vector<double>& head, int s) {
+  if (!head.empty()) {
+    const double h = head[static_cast<std::size_t>(p.op(0, s, 0))];
+    if (h == h) return h;
+  }
+  double t = 0;
+  for (int u = 0; u < s; ++u) t += p.dur[0 * p.S + u] + p.comm_after[u];
+  return t;
+}
+
 }  // namespace optpipe

@@ -66,4 +66,8 @@ struct NodeTimes {
   double makespan_so_far = 0;        // latest end among the ops that started
 };
 
+// The head of F(s, 0) in `head` [op] (the root's heads, as the search computes them), or, where
+// `head` is empty or NaN there, the static chain of the forwards before it with their comms.
+double first_forward_head(const BoundProblem& p, const std::vector<double>& head, int s);
+
 }  // namespace optpipe

@@ -31,16 +31,6 @@ struct ByteDevice {
   int m = 0;
 };
 
-double first_forward_head(const BoundProblem& p, const std::vector<double>& head, int s) {
-  if (!head.empty()) {
-    const double h = head[static_cast<std::size_t>(p.op(0, s, 0))];
-    if (h == h) return h;
-  }
-  double t = 0;
-  for (int u = 0; u < s; ++u) t += p.dur[0 * p.S + u] + p.comm_after[u];
-  return t;
-}
-
 // The upper concave hull from (0, 0) of a stage's level points (cost, save), as segments.
 void add_hull(std::vector<std::pair<double, double>> points, int device, std::vector<Segment>& out) {
   std::sort(points.begin(), points.end());

@@ -158,16 +158,6 @@ struct EnergyGroup {
   }
 };
 
-double head_of_first_forward(const BoundProblem& p, const std::vector<double>& head, int s) {
-  if (!head.empty()) {
-    const double h = head[static_cast<std::size_t>(p.op(0, s, 0))];
-    if (h == h) return h;
-  }
-  double t = 0;
-  for (int u = 0; u < s; ++u) t += p.dur[0 * p.S + u] + p.comm_after[u];
-  return t;
-}
-
 std::vector<EnergyGroup> energy_groups(const BoundProblem& p, const std::vector<double>& head, bool misplaced,
                                        bool reload_lag) {
   std::vector<EnergyGroup> groups(static_cast<std::size_t>(std::max(p.G, 0)));
@@ -179,7 +169,7 @@ std::vector<EnergyGroup> energy_groups(const BoundProblem& p, const std::vector<
     e.s = s;
     e.m = p.m;
     e.c = p.tokens[s];
-    e.h = head_of_first_forward(p, head, s);
+    e.h = first_forward_head(p, head, s);
     const double F = p.dur[0 * S + s], B = p.dur[1 * S + s], W = p.types == 3 ? p.dur[2 * S + s] : 0.0;
     e.occ0 = F + p.latency[s] + B;
     e.occ1 = F + p.offload_time[s] + p.reload_time[s] + B;

@@ -100,7 +100,8 @@ class BranchAndBound {
     double relaxation = 0;         // the single-stage relaxation's
   };
   RootValues root_values(SearchWorker& w, double t, double cutoff) {
-    double b = std::max({expander().bound(w, w.sim.snapshot(), t), group_bound(w.bound.head), byte_bound(w.bound.head)});
+    double b = std::max({expander().bound(w, w.sim.snapshot(), t), group_bound(w.bound.head),
+                         byte_bound(w.bound.head)});
     b = std::max(b, device_bound(w.bound.head, cutoff, std::max(b, shared_.proven_bound())));
     return {b, relaxations_.at_root(w.bound.head, cutoff, std::max(b, shared_.proven_bound()), stats_)};
   }

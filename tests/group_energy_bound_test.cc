@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -109,10 +110,40 @@ Instance steady_instance(std::mt19937& rng) {
   return inst;
 }
 
+// Schedules to hold a bound against: 10 random valid ones, every heuristic's, and the best
+// heuristic's improved by a short local search (not all feasible).
+std::vector<Schedule> candidate_schedules(const Instance& inst, std::mt19937& rng);
+
+// Expects `bound` at most the makespan of each feasible one of them; returns how many were.
+int expect_at_most_every_makespan(const Instance& inst, double bound, std::mt19937& rng, int case_index) {
+  int feasible = 0;
+  for (const Schedule& sch : candidate_schedules(inst, rng)) {
+    const SimResult r = simulate(inst, sch, SimOptions::quiet());
+    if (!r.feasible) continue;
+    ++feasible;
+    EXPECT_LE(bound, r.makespan + 1e-9) << "case " << case_index << schedule_text(sch);
+  }
+  return feasible;
+}
+
+std::vector<Schedule> candidate_schedules(const Instance& inst, std::mt19937& rng) {
+  std::vector<Schedule> candidates;
+  for (int k = 0; k < 10; ++k) candidates.push_back(test_support::random_valid_schedule(inst, rng, 0.5));
+  const BestResult heur = run_all_heuristics(inst);
+  for (const HeuristicResult& h : heur.results) {
+    if (h.ok()) candidates.push_back(*h.schedule);
+  }
+  if (const HeuristicResult* best = heur.best_result()) {
+    LocalSearchOptions lo;
+    lo.max_evaluations = 800;
+    candidates.push_back(improve_schedule(inst, *best->schedule, lo));
+  }
+  return candidates;
+}
+
 TEST(GroupEnergyBound, NeverAboveAFeasibleSchedule) {
   std::mt19937 rng(4242);
   int schedules = 0, above_node_bound = 0, instances = 0, misplaced_raises = 0, lag_raises = 0;
-  const SimOptions quiet = SimOptions::quiet();
   for (int i = 0; i < 180; ++i) {
     const Instance inst = i % 3 == 0 ? grouped_instance(rng, i, 6, 12) : steady_instance(rng);
     const BoundProblem p(inst);
@@ -128,23 +159,7 @@ TEST(GroupEnergyBound, NeverAboveAFeasibleSchedule) {
     EXPECT_GE(std::min(misplaced, lag), plain - 1e-9) << "case " << i;
     misplaced_raises += misplaced > plain + 1e-9;
     lag_raises += lag > plain + 1e-9;
-    std::vector<Schedule> candidates;
-    for (int k = 0; k < 10; ++k) candidates.push_back(test_support::random_valid_schedule(inst, rng, 0.5));
-    const BestResult heur = run_all_heuristics(inst);
-    for (const HeuristicResult& h : heur.results) {
-      if (h.ok()) candidates.push_back(*h.schedule);
-    }
-    if (const HeuristicResult* best = heur.best_result()) {
-      LocalSearchOptions lo;
-      lo.max_evaluations = 800;
-      candidates.push_back(improve_schedule(inst, *best->schedule, lo));
-    }
-    for (const Schedule& sch : candidates) {
-      const SimResult r = simulate(inst, sch, quiet);
-      if (!r.feasible) continue;
-      ++schedules;
-      EXPECT_LE(bound, r.makespan + 1e-9) << "case " << i << schedule_text(sch);
-    }
+    schedules += expect_at_most_every_makespan(inst, bound, rng, i);
   }
   std::printf("[ group    ] %d instances, %d feasible schedules, above the root's node bound on %d, raised by the "
               "misplaced transfers on %d, by the reloads' lag on %d\n",
@@ -155,24 +170,36 @@ TEST(GroupEnergyBound, NeverAboveAFeasibleSchedule) {
   EXPECT_GT(lag_raises, 5);         // nor the reloads' lag
 }
 
-TEST(GroupEnergyBound, NeverAboveTheBruteForceOptimum) {
-  std::mt19937 rng(9);
+// Brute-force optima of tiny grouped instances (with a level of 0.5 on every other one when
+// `half_levels`): `bound` at the root never above them.
+using RootBoundOf = std::function<double(const Instance&, const BoundProblem&, const std::vector<double>&)>;
+void expect_at_most_the_brute_force_optima(std::uint32_t seed, bool half_levels, const RootBoundOf& bound,
+                                           const char* tag) {
+  std::mt19937 rng(seed);
   int proven = 0, tight = 0;
   for (int i = 0; proven < 40 && i < 3000; ++i) {
     Instance inst = grouped_instance(rng, i, 3, 4);
+    if (half_levels && i % 2 == 0) inst.offload_levels = {0.0, 0.5, 1.0};
     if (test_support::count_schedules(inst, 20000) > 20000) continue;
     const BoundProblem p(inst);
     double node = 0;
-    const double bound = group_energy_bound(p, root_heads(inst, p, &node));
-    if (bound <= 0) continue;
+    const double b = bound(inst, p, root_heads(inst, p, &node));
+    if (b <= 0) continue;
     const test_support::BruteForceResult bf = test_support::brute_force_optimum(inst, 20000);
     if (bf.aborted || !bf.feasible) continue;
     ++proven;
-    tight += bound > node + 1e-9;
-    EXPECT_LE(bound, bf.optimum + 1e-9) << "case " << i << schedule_text(bf.best);
+    tight += b > node + 1e-9;
+    EXPECT_LE(b, bf.optimum + 1e-9) << "case " << i << schedule_text(bf.best);
   }
-  std::printf("[ group    ] %d brute-force optima, the bound above the node bound on %d\n", proven, tight);
+  std::printf("[ %-8s ] %d brute-force optima, the bound above the node bound on %d\n", tag, proven, tight);
   EXPECT_GE(proven, 40);
+}
+
+TEST(GroupEnergyBound, NeverAboveTheBruteForceOptimum) {
+  const RootBoundOf group = [](const Instance&, const BoundProblem& p, const std::vector<double>& head) {
+    return group_energy_bound(p, head);
+  };
+  expect_at_most_the_brute_force_optima(9, false, group, "group");
 }
 
 // One device, one stage, no offload: lat = 0 and nothing to save, so the bound is the byte-time
@@ -197,7 +224,6 @@ TEST(ByteEnergyBound, ClosedFormOnOneDevice) {
 TEST(ByteEnergyBound, NeverAboveAFeasibleSchedule) {
   std::mt19937 rng(5151);
   int schedules = 0, instances = 0, above_node = 0, above_group = 0;
-  const SimOptions quiet = SimOptions::quiet();
   for (int i = 0; i < 160; ++i) {
     Instance inst = grouped_instance(rng, i, 6, 10);
     if (i % 2 == 0) inst.offload_levels = {0.0, 0.5, 1.0};
@@ -209,23 +235,7 @@ TEST(ByteEnergyBound, NeverAboveAFeasibleSchedule) {
     ++instances;
     above_node += bound > node + 1e-9;
     above_group += bound > group_energy_bound(p, head) + 1e-9;
-    std::vector<Schedule> candidates;
-    for (int k = 0; k < 10; ++k) candidates.push_back(test_support::random_valid_schedule(inst, rng, 0.5));
-    const BestResult heur = run_all_heuristics(inst);
-    for (const HeuristicResult& h : heur.results) {
-      if (h.ok()) candidates.push_back(*h.schedule);
-    }
-    if (const HeuristicResult* best = heur.best_result()) {
-      LocalSearchOptions lo;
-      lo.max_evaluations = 800;
-      candidates.push_back(improve_schedule(inst, *best->schedule, lo));
-    }
-    for (const Schedule& sch : candidates) {
-      const SimResult r = simulate(inst, sch, quiet);
-      if (!r.feasible) continue;
-      ++schedules;
-      EXPECT_LE(bound, r.makespan + 1e-9) << "case " << i << schedule_text(sch);
-    }
+    schedules += expect_at_most_every_makespan(inst, bound, rng, i);
   }
   std::printf("[ bytes    ] %d instances, %d feasible schedules, above the root's node bound on %d, above the "
               "group energy bound on %d\n",
@@ -241,7 +251,8 @@ TEST(ByteEnergyBound, NeverAboveAFeasibleSchedule) {
 // makespan; on the V instance with a level of 0.5, above the group energy bound.
 TEST(ByteEnergyBound, BelowTheHeuristicsOnGeneratedInstances) {
   const std::string dir = std::string(OPTPIPE_SOURCE_DIR) + "/instances/generated/";
-  for (const char* name : {"bench-llama2-7b-32x128-2act", "bench-gpt3-28.3b-32x128-2act", "paper-gpt3-6.2b-v-8x24-2act"}) {
+  for (const char* name :
+       {"bench-llama2-7b-32x128-2act", "bench-gpt3-28.3b-32x128-2act", "paper-gpt3-6.2b-v-8x24-2act"}) {
     const Instance inst = load_instance(dir + name + ".json");
     const BoundProblem p(inst);
     const double bound = byte_energy_bound(inst, p, {});
@@ -258,24 +269,7 @@ TEST(ByteEnergyBound, BelowTheHeuristicsOnGeneratedInstances) {
 }
 
 TEST(ByteEnergyBound, NeverAboveTheBruteForceOptimum) {
-  std::mt19937 rng(19);
-  int proven = 0, tight = 0;
-  for (int i = 0; proven < 40 && i < 3000; ++i) {
-    Instance inst = grouped_instance(rng, i, 3, 4);
-    if (i % 2 == 0) inst.offload_levels = {0.0, 0.5, 1.0};
-    if (test_support::count_schedules(inst, 20000) > 20000) continue;
-    const BoundProblem p(inst);
-    double node = 0;
-    const double bound = byte_energy_bound(inst, p, root_heads(inst, p, &node));
-    if (bound <= 0) continue;
-    const test_support::BruteForceResult bf = test_support::brute_force_optimum(inst, 20000);
-    if (bf.aborted || !bf.feasible) continue;
-    ++proven;
-    tight += bound > node + 1e-9;
-    EXPECT_LE(bound, bf.optimum + 1e-9) << "case " << i << schedule_text(bf.best);
-  }
-  std::printf("[ bytes    ] %d brute-force optima, the bound above the node bound on %d\n", proven, tight);
-  EXPECT_GE(proven, 40);
+  expect_at_most_the_brute_force_optima(19, true, byte_energy_bound, "bytes");
 }
 
 }  // namespace

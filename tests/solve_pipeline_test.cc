@@ -167,7 +167,8 @@ TEST(SolvePipeline, AShortTreeFirstWithOffload) {
   EXPECT_LE(slow.nodes, 1000);
   EXPECT_FALSE(p.tree_first);
 
-  const Instance inst = load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/offload-random-16.json");
+  const Instance inst =
+      load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/offload-random-16.json");
   ASSERT_TRUE(inst.can_offload());
   const PipelineResult q = solve_pipeline(inst, quick(10), random16);
   ASSERT_EQ(q.result.status, SolveResult::Status::kOptimal);
