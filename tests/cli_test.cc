@@ -493,6 +493,21 @@ TEST(Cli, SolveProvesOffloadSlowBeforeTheSearch) {
   EXPECT_FALSE(contains(fast.output, "single-stage relaxation")) << fast.output;
 }
 
+// paper-gpt3-6.2b-v-8x24-2act (V placement, offload levels 0, 0.5 and 1): its bound comes from
+// the byte-time energy bound, which -v prints and the JSON log names.
+TEST(Cli, SolveSaysTheByteTimeEnergyBoundGaveTheBound) {
+  const std::string v =
+      quote(std::string(OPTPIPE_SOURCE_DIR) + "/instances/generated/paper-gpt3-6.2b-v-8x24-2act.json");
+  const CliRun text = run_cli("solve " + v + " --no-cache --time-limit 1 -v");
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_CONTAINS(text.output, "byte-time energy bound at the root: 899.119");
+  EXPECT_CONTAINS(text.output, "root bound 899.119 ms");
+  const CliRun json = run_cli("solve " + v + " --no-cache --time-limit 1 --log-format json");
+  ASSERT_EQ(json.status, 0) << json.output;
+  EXPECT_CONTAINS(json.output, "\"bound_from\":\"byte-time energy\"");
+  EXPECT_CONTAINS(json.output, "\"byte_energy_bound\":899.119");
+}
+
 // small-v-04 (tests/data/relaxation): its root bound is its optimum only with the device
 // relaxation; -v and the JSON log say where the bound came from, --no-device-relaxation turns it off.
 TEST(Cli, SolveSaysTheDeviceRelaxationGaveTheBound) {
