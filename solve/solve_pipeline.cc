@@ -53,6 +53,9 @@ constexpr std::int64_t kTreeFirstOffloadNodes = 1000;
 constexpr int kScaleOps = 2048;
 // At scale, what the rounds leave of the time limit for the root bound and the result.
 constexpr double kScaleReserve = 0.02;
+// The tree first's local search beside it only from a guided start within this share of the
+// cheap bound (local_search_beside).
+constexpr double kBesideNearBound = 0.03;
 // What the local search from a heuristic with the root relaxation's order in it is called.
 constexpr const char* kGuideName = "relaxed order";
 
@@ -334,7 +337,10 @@ class PipelineRun {
   // (bench/solvers/random_small.py; its root bound is the optimum, so finding it is the proof) in
   // 9.8k simulations, 0.07 s from process start, where the tree on both threads took 0.25 s.
   // Where the tree finds the optimum itself, the second thread was the tree's for that time
-  // instead: small-loop-07 0.15-0.18 s -> 0.19-0.22 s (bench/README.md). Without a guide: none.
+  // instead: small-loop-07 0.15-0.18 s -> 0.19-0.22 s (bench/README.md). So only where the guided
+  // start's quick result is within kBesideNearBound of the cheap bound (v-04: 33.81 against 33.23;
+  // loop-07: 34.00 against 30.85, and seed-13 v-00 0.07 -> 0.05 s, seed-17 loop-06 0.11 -> 0.09 s
+  // without it). Without a guide: none.
   std::function<void(const BesideTree&)> local_search_beside(const WarmStarts& so_far) const {
     const std::int64_t evaluations = per_start_evaluations();
     const std::string suffix = " + " + std::string(kGuideName);
@@ -343,6 +349,7 @@ class PipelineRun {
     // The quick phase's improved schedules close the list, in the order of its runs (the guide's first).
     const std::string& first = so_far.improved.front().heuristic;
     if (!first.ends_with(suffix)) return {};
+    if (so_far.improved.front().after > (1 + kBesideNearBound) * cheap_.bound) return {};
     Schedule start = so_far.schedules[so_far.schedules.size() - runs];
     return [this, start = std::move(start), evaluations](const BesideTree& b) {
       LocalSearchOptions lo;
