@@ -28,7 +28,6 @@ struct ByteDevice {
   double base = 0;  // byte-time with nothing offloaded
   double cap = 0;   // bytes
   double h = kInf;  // the least head of a first forward of its stages
-  int m = 0;
 };
 
 // The upper concave hull from (0, 0) of a stage's level points (cost, save), as segments.
@@ -58,16 +57,15 @@ bool by_efficiency(const Segment& a, const Segment& b) {
   return a.save * b.cost > b.save * a.cost;
 }
 
-// The least channel time with which every device of the group saves its need (LP relaxation);
-// infinity when some device cannot.
-double least_channel_time(const std::vector<Segment>& segments, const std::vector<double>& need,
-                          const std::vector<ByteDevice>& dev) {
+// The least channel time with which every device of the group saves its need, each segment
+// used at most m times (LP relaxation); infinity when some device cannot.
+double least_channel_time(const std::vector<Segment>& segments, const std::vector<double>& need, int m) {
   std::vector<double> left = need;
   double time = 0;
   for (const Segment& g : segments) {
     double& l = left[static_cast<std::size_t>(g.device)];
     if (l <= 0 || !(g.save > 0)) continue;
-    const double uses = std::min(static_cast<double>(dev[static_cast<std::size_t>(g.device)].m), l / g.save);
+    const double uses = std::min(static_cast<double>(m), l / g.save);
     time += uses * g.cost;
     l -= uses * g.save;
   }
@@ -78,7 +76,7 @@ double least_channel_time(const std::vector<Segment>& segments, const std::vecto
   return time;
 }
 
-bool feasible(const ByteGroup& g, const std::vector<ByteDevice>& dev, double T) {
+bool feasible(const ByteGroup& g, const std::vector<ByteDevice>& dev, int m, double T) {
   std::vector<double> need(dev.size(), 0.0);
   bool any = false;
   for (int d : g.devices) {
@@ -88,9 +86,9 @@ bool feasible(const ByteGroup& g, const std::vector<ByteDevice>& dev, double T) 
     if (n > 1e-12 * std::max(1.0, v.base)) need[static_cast<std::size_t>(d)] = n, any = true;
   }
   if (!any) return true;
-  const double d2h = least_channel_time(g.d2h, need, dev);
+  const double d2h = least_channel_time(g.d2h, need, m);
   if (!(d2h <= std::max(0.0, T - g.lead_d2h - g.lag_d2h) + 1e-12 * std::max(1.0, T))) return false;
-  const double h2d = least_channel_time(g.h2d, need, dev);
+  const double h2d = least_channel_time(g.h2d, need, m);
   return h2d <= std::max(0.0, T - g.lead_h2d - g.lag_h2d) + 1e-12 * std::max(1.0, T);
 }
 
@@ -107,7 +105,6 @@ double byte_energy_bound(const Instance& inst, const BoundProblem& p, const std:
   for (int d = 0; d < p.D; ++d) {
     const Device& device = inst.devices[static_cast<std::size_t>(d)];
     dev[static_cast<std::size_t>(d)].cap = device.memory_limit + kMemoryTolerance - device.static_memory;
-    dev[static_cast<std::size_t>(d)].m = p.m;
     groups[static_cast<std::size_t>(p.group_of_device[static_cast<std::size_t>(d)])].devices.push_back(d);
   }
   for (int s = 0; s < S; ++s) {
@@ -146,12 +143,12 @@ double byte_energy_bound(const Instance& inst, const BoundProblem& p, const std:
     std::stable_sort(g.h2d.begin(), g.h2d.end(), by_efficiency);
     double lo = 0;
     for (int d : g.devices) lo = std::max(lo, dev[static_cast<std::size_t>(d)].h);
-    if (feasible(g, dev, lo)) continue;  // nothing beyond the heads
+    if (feasible(g, dev, p.m, lo)) continue;  // nothing beyond the heads
     double hi = std::max(1.0, 2 * lo);
-    for (int k = 0; k < 200 && !feasible(g, dev, hi); ++k) hi *= 2;
+    for (int k = 0; k < 200 && !feasible(g, dev, p.m, hi); ++k) hi *= 2;
     for (int it = 0; it < 200 && hi - lo > 1e-9 * std::max(1.0, hi); ++it) {
       const double mid = 0.5 * (lo + hi);
-      (feasible(g, dev, mid) ? hi : lo) = mid;
+      (feasible(g, dev, p.m, mid) ? hi : lo) = mid;
     }
     best = std::max(best, lo);  // the largest T shown infeasible
   }

@@ -40,7 +40,8 @@
 // every group; the LP's least channel time is at most the schedule's. So T is feasible, and the
 // bound is at most T.
 //
-// Complexity: O(log(1/eps)) bisection steps of O(S·L log(S·L)), L the offload levels.
+// Complexity: O(S·L²) for the hulls and O(S·L log(S·L)) to order their segments (L the offload
+// levels), then O(log(1/eps)) bisection steps of O(D + S·L) each.
 #pragma once
 
 #include <vector>

@@ -150,8 +150,7 @@ struct SolveOptions {
   // before the tree is over, its thread joins the tree. The small instances' first tree
   // (solve/solve_pipeline.cc) runs the local search from the device relaxation's guided start this
   // way, and the mid-size instances' tree the local search in rounds. Null: every thread runs the
-  // tree. Like a time limit, it makes which schedule is found when
-  // depend on timing.
+  // tree. Like a time limit, it makes which schedule is found when depend on timing.
   std::function<void(const BesideTree&)> beside;
 };
 

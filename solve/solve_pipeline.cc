@@ -134,13 +134,6 @@ int compute_ops(const Instance& inst) {
   return ops;
 }
 
-bool can_offload(const Instance& inst) {
-  for (const Stage& st : inst.stages) {
-    if (st.offloadable()) return true;
-  }
-  return false;
-}
-
 // The search's options from the pipeline's, with `left` seconds of the time limit.
 SolveOptions search_options(const PipelineOptions& o, double left) {
   SolveOptions opt;
@@ -315,7 +308,7 @@ class PipelineRun {
       if (cached_.hit.schedule) starts.push_back(*cached_.hit.schedule);
       starts.insert(starts.end(), o_.warm_starts.begin(), o_.warm_starts.end());
       SolveOptions quick = search_options(o_, std::min(kTreeFirstShare * o_.time_limit, kTreeFirstSeconds));
-      quick.node_limit = can_offload(inst_) ? kTreeFirstOffloadNodes : kTreeFirstNodes;
+      quick.node_limit = inst_.can_offload() ? kTreeFirstOffloadNodes : kTreeFirstNodes;
       quick.stage_relaxation = false;  // the relaxation comes next if this does not prove it
       quick.gap = 0.0;
       if (cached_.exact()) quick.known_bound = cached_.hit.bound;
