@@ -9,6 +9,7 @@
 
 #include "bounds/node_times.h"
 #include "bounds/one_machine_bound.h"
+#include "bounds/pair_tails.h"
 #include "model/simulator.h"
 
 namespace optpipe {
@@ -71,6 +72,8 @@ class DeviceSearch {
     }
     end_.assign(3 * n, kInf);
     cnt_.assign(3 * k_, 0);
+    tails_.resize(static_cast<std::size_t>(k_));
+    for (int i = 0; i < k_; ++i) tails_[static_cast<std::size_t>(i)] = pair_tail_choices(p, stages_[i]);
   }
 
   // Whether the relaxed optimum reaches the cutoff, and nothing more: the search stops at the
@@ -92,7 +95,7 @@ class DeviceSearch {
           ++placed_;
           left_ -= dur(ty, s);
           t = std::max(t, e);
-          cur = std::max(cur, e + tail_[at(ty, i, j)]);
+          cur = std::max(cur, end_tail(ty, i, j, e));
           mem0_ += mem_change_[ty * k_ + i];
         }
       }
@@ -119,6 +122,13 @@ class DeviceSearch {
  private:
   double dur(int t, int s) const { return p_.dur[t * p_.S + s]; }
   int at(int t, int i, int j) const { return (t * k_ + i) * m_ + j; }
+  // The makespan's bound from op (t, i, j) ending at e: its static tail, and for the last B of
+  // a stage the pair tail of its last two B's through the stages below (pair_tails.h).
+  double end_tail(int t, int i, int j, double e) const {
+    double v = e + tail_[at(t, i, j)];
+    if (t == kB && j == m_ - 1 && j >= 1) v = std::max(v, pair_tail(tails_[static_cast<std::size_t>(i)], end_[at(kB, i, j - 1)], e));
+    return v;
+  }
   int& cnt(int t, int i) { return cnt_[t * k_ + i]; }
 
   // The release of the next op of type t on local stage i, microbatch j (its FIFO predecessors
@@ -163,6 +173,8 @@ class DeviceSearch {
       if (i > 0) {
         for (int j = cnt_[kB * k_ + i - 1]; j < nb; ++j) sig.push_back(std::max(t, end_[at(kB, i, j)] + bgap_[i]));
       }
+      // The last pair's tail reads B(m-2)'s end when B(m-1) is placed.
+      if (nb == m_ - 1 && nb >= 1 && !tails_[static_cast<std::size_t>(i)].empty()) sig.push_back(end_[at(kB, i, nb - 1)]);
     }
   }
   // Whether a stored state with the same counters is no worse everywhere; else stores this one.
@@ -246,7 +258,7 @@ class DeviceSearch {
       ++cnt(x.t, x.i);
       ++placed_;
       path_.push_back(x.t == kF ? make_f(s, x.j) : x.t == kB ? make_b(s, x.j) : make_w(s, x.j));
-      const bool ok = dfs(e, mem2, std::max(cur, e + tail_[at(x.t, x.i, x.j)]), left - d);
+      const bool ok = dfs(e, mem2, std::max(cur, end_tail(x.t, x.i, x.j, e)), left - d);
       --cnt(x.t, x.i);
       --placed_;
       path_.pop_back();
@@ -269,6 +281,7 @@ class DeviceSearch {
   std::vector<double> fgap_, bgap_;   // [i]: chains from local stage i - 1 to i (F) and back (B)
   std::vector<double> mem_change_;    // [t * k + i]: bytes an op of type t of local stage i adds
   std::vector<double> head_, tail_;   // [at(t, i, j)]
+  std::vector<std::vector<PairTailChoice>> tails_;  // [i]: the last pair's tails (pair_tails.h)
   std::vector<double> end_;           // [at(t, i, j)]: ends of placed ops
   std::vector<int> cnt_;              // [t * k + i]: ops of each type placed per local stage
   std::unordered_map<std::string, std::vector<std::vector<double>>> memo_;

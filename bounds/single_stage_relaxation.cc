@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <deque>
 #include <functional>
@@ -11,6 +13,7 @@
 #include "model/action.h"
 #include "bounds/node_transfers.h"
 #include "bounds/pair_releases.h"
+#include "bounds/pair_tails.h"
 
 namespace optpipe {
 namespace {
@@ -122,6 +125,9 @@ struct Params {
   std::vector<double> head_f, head_b;
   std::vector<PairOrder> pairs;  // the pair releases' orders (pair_releases.h); empty: off
   double comm = 0;               // after the stage
+  std::vector<PairTailChoice> tails;  // the last pair's tails through the stages below (pair_tails.h)
+  // The makespan's bound from the ends of B(m-2) and B(m-1) (-inf without pair tails).
+  double last_pair_tail(double x, double y) const { return pair_tail(tails, x, y); }
 };
 
 // The children of one search node, kept per depth so that their buffers are reused: a state
@@ -302,6 +308,8 @@ class RelaxationSearch {
     // The remaining B's run in order after `free`, and so do the W's, after those whose B ended;
     // the offloads of the microbatches not started, one at a time on the D2H channel from s.d2h.
     double b_last = s.free, w_last = s.free + (s.nb - s.nw) * p_.w, d2h_last = s.d2h;
+    // The last pair's B ends (lower bounds), for its tail (pair_tails.h).
+    double last_two[2] = {s.nb >= p_.m - 1 && p_.m >= 2 ? s.b_end(p_.m - 2) : kInf, kInf};
     for (int j = s.nb; j < p_.m; ++j) {
       double release;
       if (j < s.nf) {
@@ -323,6 +331,7 @@ class RelaxationSearch {
                                                          : s.offload_end(j) + p_.rel);
       }
       b_last = std::max(b_last, eb) + p_.b;
+      if (j >= p_.m - 2) last_two[j - (p_.m - 2)] = b_last;
       w_last = std::max(w_last, b_last) + p_.w;
       if (memory && j >= s.nf) {
         d2h_last = std::max(d2h_last, f_end) + p_.off;
@@ -331,6 +340,7 @@ class RelaxationSearch {
       const int rest = p_.m - j;
       lb = std::max({lb, eb + rest * (p_.b + p_.w) + tail, eb + rest * p_.b + p_.tail_b});
     }
+    if (s.nb < p_.m && p_.m >= 2 && !p_.tails.empty()) lb = std::max(lb, p_.last_pair_tail(last_two[0], last_two[1]));
     return lb;
   }
 
@@ -432,6 +442,8 @@ class RelaxationSearch {
       times.push_back(s.forced(j) ? s.forced_from(j) : 0.0);
     }
     for (int j = s.nw; j < s.nb; ++j) times.push_back(s.b_end(j));
+    // The last pair's tail reads B(m-2)'s end when B(m-1) is placed.
+    if (!p_.tails.empty() && s.nb == p_.m - 1 && s.nw == s.nb) times.push_back(s.b_end(p_.m - 2));
     // Placed reloads that a later one could still pull back (earliest_chain), and how far.
     double reach = kInf;
     {
@@ -548,6 +560,7 @@ class RelaxationSearch {
       c.block_w = 0;
       c.free = end;
       c.makespan = std::max(c.makespan, end + p_.tail_b);
+      if (c.nb == p_.m && p_.m >= 2) c.makespan = std::max(c.makespan, p_.last_pair_tail(c.b_end(p_.m - 2), end));
     } else {
       --children.size;  // no room for its reload, ever
     }
@@ -669,6 +682,7 @@ class RelaxationSearch {
     remove_event(c.memory, t, -(p_.act - p_.mw));
     add_event(c.memory, t + delta, -(p_.act - p_.mw));
     c.makespan = std::max(c.makespan, t + delta + p_.tail_b);
+    if (jb == p_.m - 1 && jb >= 1) c.makespan = std::max(c.makespan, p_.last_pair_tail(s.b_end(jb - 1), t + delta));
     for (int i = 0; i < s.block_w; ++i) {
       t = t + p_.w;
       remove_event(c.memory, t, -p_.mw);
@@ -855,7 +869,7 @@ void stage_heads(const BoundProblem& p, int s, const std::vector<double>& head, 
 
 // The model's data for stage s, with the node's heads [op] (empty: none), under `rules`.
 Params params(const Instance& inst, const BoundProblem& p, int s, const std::vector<double>& head,
-              StartRules rules = StartRules::kFree, bool pairs = false) {
+              StartRules rules = StartRules::kFree, bool pairs = false, bool tails = false) {
   Params q;
   q.m = p.m;
   q.f = p.dur[0 * p.S + s];
@@ -874,6 +888,7 @@ Params params(const Instance& inst, const BoundProblem& p, int s, const std::vec
   q.spec_first = rules == StartRules::kSpecFirstStage;
   if (pairs) q.pairs = pair_release_orders(p, s);
   q.comm = s + 1 < p.S ? p.comm_after[s] : 0.0;
+  if (tails) q.tails = pair_tail_choices(p, s);
   return q;
 }
 
@@ -923,6 +938,7 @@ SingleStageRelaxation run_search(const Params& q, const PartialSchedule& start, 
   out.applicable = true;
   RelaxationSearch search(q, cutoff, node_limit, seconds, prune, s >= 0, floor, stop);
   out.finished = search.run(start);
+  if (getenv("SSR_DEBUG")) fprintf(stderr, "ssr best %.4f nodes %lld\n", search.best(), (long long)search.nodes());
   out.nodes = search.nodes();
   if (search.below_floor()) {
     out.below_floor = true;
@@ -950,9 +966,9 @@ StartRules strongest_start_rules(const Instance& inst, const BoundProblem& p, in
 SingleStageRelaxation single_stage_relaxation(const Instance& inst, const BoundProblem& p, int s,
                                               const std::vector<double>& head, double cutoff, std::int64_t node_limit,
                                               double seconds, bool prune, StartRules rules, bool pairs, double floor,
-                                              const std::atomic<bool>* stop) {
+                                              const std::atomic<bool>* stop, bool tails) {
   if (!single_stage_relaxation_applies(inst, p, s, rules)) return {};
-  const Params q = params(inst, p, s, head, rules, pairs);
+  const Params q = params(inst, p, s, head, rules, pairs, tails);
   return run_search(q, PartialSchedule(p.m), cutoff, node_limit, seconds, prune, s, floor, stop);
 }
 
@@ -1003,6 +1019,7 @@ PartialSchedule node_state(const BoundProblem& p, const Params& q, int s, const 
     st.free = std::max(st.free, be);
     st.makespan = std::max(st.makespan, be + q.tail_b);
     ++st.nb;
+    if (st.nb == m && m >= 2) st.makespan = std::max(st.makespan, q.last_pair_tail(st.b_end(m - 2), be));
   }
   while (st.nw < st.nb && known(end_of(2, st.nw))) {
     const double we = end_of(2, st.nw);
@@ -1020,9 +1037,9 @@ PartialSchedule node_state(const BoundProblem& p, const Params& q, int s, const 
 SingleStageRelaxation single_stage_relaxation_at_node(const Instance& inst, const BoundProblem& p, int s,
                                                       const NodeTimes& node, const NodeTransfers& nt,
                                                       const std::vector<double>& head, double cutoff,
-                                                      std::int64_t node_limit, bool pairs) {
+                                                      std::int64_t node_limit, bool pairs, bool tails) {
   if (!applies(inst, p, s)) return {};
-  const Params q = params(inst, p, s, head, StartRules::kFree, pairs);
+  const Params q = params(inst, p, s, head, StartRules::kFree, pairs, tails);
   return run_search(q, node_state(p, q, s, node, nt, false), cutoff, node_limit, 0, true);
 }
 
@@ -1067,9 +1084,10 @@ std::vector<double> single_stage_node_params(const Instance& /*inst*/, const Bou
 
 SingleStageRelaxation single_stage_relaxation_of_history(const Instance& inst, const BoundProblem& p, int s,
                                                          const NodeTimes& node, const NodeTransfers& nt, double cutoff,
-                                                         std::int64_t node_limit, StartRules rules, bool pairs) {
+                                                         std::int64_t node_limit, StartRules rules, bool pairs,
+                                                         bool tails) {
   if (!single_stage_relaxation_applies(inst, p, s, rules)) return {};
-  const Params q = params(inst, p, s, {}, rules, pairs);
+  const Params q = params(inst, p, s, {}, rules, pairs, tails);
   return run_search(q, node_state(p, q, s, node, nt, true), cutoff, node_limit, 0, true);
 }
 

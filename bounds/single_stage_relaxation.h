@@ -12,7 +12,9 @@
 //     after its F, offloads one at a time in microbatch order, and removes the activation at its
 //     end; its reload adds the activation back at its start, starts after its offload ended,
 //     runs on the H2D channel one at a time in microbatch order, and ends before its B starts;
-//   - the makespan is at least every end plus the op's static tail (bound_problem.h, `tail`).
+//   - the makespan is at least every end plus the op's static tail (bound_problem.h, `tail`),
+//     and, with `tails`, the pair tail of the last two B's (pair_tails.h: the stages below run
+//     B(m-2), W(m-2), B(m-1), W(m-1) on one machine each).
 // Timing is free (ops may start later than they could), so the relaxed optimum is no larger than
 // the makespan of any schedule of the spec: every spec schedule's timeline, restricted to the
 // stage, is a point of this model (spec §4: a reload in the spec starts no later than its B
@@ -144,12 +146,18 @@ struct SingleStageRelaxation {
 // raise the bound. On offload-fast-pcie-4x8 the root's bounds already reach the optimum and the
 // four stages' searches took 0.33 s to show nothing more (one never finished in 200k nodes).
 // `stop` (null: none): once set, the search stops unfinished (polled every 1024 nodes).
+// `tails`: with the pair tails (pair_tails.h: the last two B's through the stages below as
+// machines, not the last B's static tail alone). A higher optimum, but a harder search: the
+// search's own bound sees the tail only once the last B's are near, so on `optpipe generate
+// --model gpt3-14.6b --devices 6 --microbatches 10 --memory-limit 4act` stages 1 and 2 no longer
+// finish in 2M nodes (608k and 80k without); at 8 microbatches they finish and rise by up to
+// 7.7 ms (stage 4: 310.91 -> 318.64). Callers run it after the plain search, with a budget.
 SingleStageRelaxation single_stage_relaxation(const Instance& instance, const BoundProblem& problem, int s,
                                               const std::vector<double>& head, double cutoff,
                                               std::int64_t node_limit, double seconds = 0, bool prune = true,
                                               StartRules rules = StartRules::kFree, bool pairs = true,
                                               double floor = -std::numeric_limits<double>::infinity(),
-                                              const std::atomic<bool>* stop = nullptr);
+                                              const std::atomic<bool>* stop = nullptr, bool tails = false);
 
 // Whether stage s fits the model (the conditions above; kSpecFirstStage: and s = 0).
 bool single_stage_relaxation_applies(const Instance& instance, const BoundProblem& problem, int s,
@@ -165,7 +173,8 @@ StartRules strongest_start_rules(const Instance& instance, const BoundProblem& p
 SingleStageRelaxation single_stage_relaxation_at_node(const Instance& instance, const BoundProblem& problem, int s,
                                                       const NodeTimes& node, const NodeTransfers& transfers,
                                                       const std::vector<double>& head, double cutoff,
-                                                      std::int64_t node_limit, bool pairs = false);
+                                                      std::int64_t node_limit, bool pairs = false,
+                                                      bool tails = false);
 
 // The same from stage s's own history only (its ops that started, their times and transfers),
 // without the node's time, heads or other free times: weaker, but the same for every node with
@@ -175,7 +184,8 @@ SingleStageRelaxation single_stage_relaxation_at_node(const Instance& instance, 
 SingleStageRelaxation single_stage_relaxation_of_history(const Instance& instance, const BoundProblem& problem, int s,
                                                          const NodeTimes& node, const NodeTransfers& transfers,
                                                          double cutoff, std::int64_t node_limit,
-                                                         StartRules rules = StartRules::kFree, bool pairs = false);
+                                                         StartRules rules = StartRules::kFree, bool pairs = false,
+                                                         bool tails = false);
 std::vector<double> single_stage_history_key(const Instance& instance, const BoundProblem& problem, int s,
                                              const NodeTimes& node, const NodeTransfers& transfers);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "bounds/pair_tails.h"
 #include "model/simulator.h"
 
 namespace optpipe {
@@ -28,6 +29,8 @@ constexpr std::size_t kNodeMemoBytes = std::size_t{128} << 20;
 // The searches' budget at the nodes (stage_relaxations.h).
 constexpr std::int64_t kNodeBudgetBase = 1'000'000;
 constexpr std::int64_t kNodeBudgetPerNode = 100;
+// The root's search with the pair tails gets this many times the plain search's nodes.
+constexpr std::int64_t kTailSearchFactor = 4;
 
 }  // namespace
 
@@ -59,8 +62,11 @@ double StageRelaxations::at_root(const std::vector<double>& head, double cutoff,
     // Computed before (root_lower_bound): valid for any cutoff, and its finished stages are the
     // ones that finish here.
     stages_ = given->relaxed_stages;
+    tail_stages_ = given->relaxed_tail_stages;
     stats.single_stage_seconds = given->relaxation_seconds;
     stats.single_stage_root_nodes = given->relaxation_nodes;
+    stats.pair_tail_searches = given->relaxation_tail_searches;
+    stats.pair_tail_raised = given->relaxation_tail_raised;
     stats.single_stage_bound = lift_to_cutoff(given->relaxation, cutoff);
     return stats.single_stage_bound;
   }
@@ -73,12 +79,30 @@ double StageRelaxations::at_root(const std::vector<double>& head, double cutoff,
     // The first stage under the spec's start rules where they apply (stronger, and its search
     // is no larger on offload-slow-pcie-4x8: 68k nodes against 99k).
     // Each stops at its first relaxed schedule at or below what the other bounds know.
-    const SingleStageRelaxation r = single_stage_relaxation(inst_, problem_, s, head, cutoff, kSingleStageNodes,
-                                                            budget - elapsed(), true, rules_for(s), opt_.pair_releases,
-                                                            known, opt_.stop);
+    SingleStageRelaxation r = single_stage_relaxation(inst_, problem_, s, head, cutoff, kSingleStageNodes,
+                                                      budget - elapsed(), true, rules_for(s), opt_.pair_releases,
+                                                      known, opt_.stop);
     stats.single_stage_nodes += r.nodes;
     stats.single_stage_root_nodes += r.nodes;
     if (!r.finished) continue;
+    // Then with the pair tails (pair_tails.h), whose search is harder: at most kTailSearchFactor
+    // times the plain one's nodes (and 10k more), stopping where it meets the plain value.
+    if ((r.exact || r.below_floor) && !pair_tail_choices(problem_, s).empty()) {
+      const double plain = r.below_floor ? known : r.bound;
+      const std::int64_t limit = std::min(kSingleStageNodes, kTailSearchFactor * r.nodes + 10'000);
+      const SingleStageRelaxation t =
+          single_stage_relaxation(inst_, problem_, s, head, cutoff, limit, budget - elapsed(), true, rules_for(s),
+                                  opt_.pair_releases, std::max(known, plain), opt_.stop, true);
+      stats.single_stage_nodes += t.nodes;
+      stats.single_stage_root_nodes += t.nodes;
+      ++stats.pair_tail_searches;
+      const bool affordable = t.finished;
+      if (t.finished && !t.below_floor && t.bound > plain + kTimeEps) {
+        ++stats.pair_tail_raised;
+        r = t;
+      }
+      if (affordable && inst_.can_offload()) tail_stages_.push_back(s);
+    }
     // A stage stopped below the floor (bound 0) goes on like any finished one: the floor at the
     // root says nothing of the nodes, where the history can raise the stage's value
     // (offload-random-02 of bench/solvers/random_offload.py, one thread, 5 s: bound 55.85 asking
@@ -115,7 +139,8 @@ double StageRelaxations::of_history(const NodeTimes& times, const NodeTransfers&
     // node with the history (single_stage_relaxation.h).
     const StartRules rules = rules_for(s);
     const SingleStageRelaxation r =
-        single_stage_relaxation_of_history(inst_, problem_, s, times, transfers, ask, kRelaxationNodes, rules);
+        single_stage_relaxation_of_history(inst_, problem_, s, times, transfers, ask, kRelaxationNodes, rules, false,
+                                           tails_for(s));
     spend(r.nodes, stats);
     ++stats.relaxation_calls;
     if (rules == StartRules::kSpecFirstStage) ++stats.spec_rule_calls;
@@ -146,7 +171,8 @@ double StageRelaxations::at_node(const NodeTimes& times, const NodeTransfers& tr
     }
     if (!within_budget(tree_nodes, stats)) continue;
     const SingleStageRelaxation r =
-        single_stage_relaxation_at_node(inst_, problem_, s, times, transfers, head, ask, kNodeRelaxationNodes);
+        single_stage_relaxation_at_node(inst_, problem_, s, times, transfers, head, ask, kNodeRelaxationNodes, false,
+                                        tails_for(s));
     spend(r.nodes, stats);
     ++stats.node_relaxation_calls;
     if (!r.finished) {

@@ -33,6 +33,7 @@
 // read-only then).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <vector>
@@ -64,6 +65,9 @@ class StageRelaxations {
   double at_root(const std::vector<double>& head, double cutoff, double known, SolveStats& stats);
   bool ran() const { return ran_; }  // at_root got past its early return
   const std::vector<int>& stages() const { return stages_; }
+  // Of those, the stages whose root search with the pair tails finished within its budget: the
+  // nodes ask them with the pair tails too.
+  const std::vector<int>& tail_stages() const { return tail_stages_; }
   bool active() const { return !stages_.empty(); }
   // The order of the largest exact root relaxation's optimum, and its stage (-1: none).
   const std::vector<Action>& root_order() const { return root_order_; }
@@ -82,6 +86,7 @@ class StageRelaxations {
 
  private:
   StartRules rules_for(int s) const;
+  bool tails_for(int s) const { return std::find(tail_stages_.begin(), tail_stages_.end(), s) != tail_stages_.end(); }
   // Whether the searches at the nodes are within their budget (above), counting when not.
   bool within_budget(std::int64_t tree_nodes, SolveStats& stats) const;
   // Counts a search at a node: its nodes against the budget and in the statistics.
@@ -95,7 +100,7 @@ class StageRelaxations {
   const BoundProblem& problem_;
   const SolveOptions& opt_;
   bool ran_ = false;
-  std::vector<int> stages_;
+  std::vector<int> stages_, tail_stages_;
   std::vector<Action> root_order_;
   int root_order_stage_ = -1;
   HistoryMemo history_memo_;

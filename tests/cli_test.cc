@@ -508,6 +508,21 @@ TEST(Cli, SolveSaysTheByteTimeEnergyBoundGaveTheBound) {
   EXPECT_CONTAINS(json.output, "\"byte_energy_bound\":899.119");
 }
 
+// offload-random-18 (tests/data/relaxation; random_offload.py, seed 11): the root's single-stage
+// relaxation is 41.90 ms with the last B's static tail, 42.17 when a stage is searched again with
+// the pair tails (bounds/pair_tails.h); -v and the JSON log count those searches.
+TEST(Cli, SolveSaysThePairTailsRaisedTheRelaxation) {
+  const std::string f = quote(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/offload-random-18.json");
+  const CliRun text = run_cli("solve " + f + " --no-cache --time-limit 1 -v");
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_CONTAINS(text.output, "single-stage relaxation at the root: bound 42.170");
+  EXPECT_CONTAINS(text.output, "searched again, 1 raised)");
+  EXPECT_CONTAINS(text.output, "root bound 42.170 ms");
+  const CliRun json = run_cli("solve " + f + " --no-cache --time-limit 1 --log-format json");
+  ASSERT_EQ(json.status, 0) << json.output;
+  EXPECT_CONTAINS(json.output, "\"pair_tail_raised\":1");
+}
+
 // small-v-04 (tests/data/relaxation): its root bound is its optimum only with the device
 // relaxation; -v and the JSON log say where the bound came from, --no-device-relaxation turns it off.
 TEST(Cli, SolveSaysTheDeviceRelaxationGaveTheBound) {
