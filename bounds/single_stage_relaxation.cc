@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <cmath>
 #include <deque>
 #include <functional>
@@ -938,7 +936,6 @@ SingleStageRelaxation run_search(const Params& q, const PartialSchedule& start, 
   out.applicable = true;
   RelaxationSearch search(q, cutoff, node_limit, seconds, prune, s >= 0, floor, stop);
   out.finished = search.run(start);
-  if (getenv("SSR_DEBUG")) fprintf(stderr, "ssr best %.4f nodes %lld\n", search.best(), (long long)search.nodes());
   out.nodes = search.nodes();
   if (search.below_floor()) {
     out.below_floor = true;
