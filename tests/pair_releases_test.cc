@@ -15,6 +15,7 @@
 #include "model/simulator.h"
 #include "heuristics/registry.h"
 #include "tests/test_util.h"
+#include "tests/timed_schedules.h"
 
 namespace optpipe {
 namespace {
@@ -175,29 +176,13 @@ TEST(PairReleases, EverySimulatedScheduleMeetsOneOrdersReleases) {
     o.tight_memory = i % 2 == 0;
     const Instance inst = test_support::random_instance(rng, o);
     const BoundProblem p(inst);
-    std::vector<Schedule> candidates;
-    for (int k = 0; k < 4; ++k) candidates.push_back(test_support::random_valid_schedule(inst, rng, 0.5));
-    for (const HeuristicResult& r : run_all_heuristics(inst).results) {
-      if (r.ok()) candidates.push_back(*r.schedule);
-    }
-    for (const Schedule& sch : candidates) {
-      const SimResult sim = simulate(inst, sch);
-      if (!sim.feasible) continue;
+    for (const test_support::TimedSchedule& t : test_support::timed_schedules(inst, p, rng)) {
       ++schedules;
-      // start[type][s][j]
-      std::vector<double> start(static_cast<std::size_t>(3 * p.S * p.m), std::nan("")), end = start;
-      for (int d = 0; d < inst.num_devices(); ++d) {
-        for (std::size_t q = 0; q < sch.devices[d].size(); ++q) {
-          const Action& a = sch.devices[d][q];
-          if (!a.is_compute()) continue;
-          const int op = p.op(static_cast<int>(a.type), a.stage, a.mb);
-          start[static_cast<std::size_t>(op)] = sim.timeline[d][q].start;
-          end[static_cast<std::size_t>(op)] = sim.timeline[d][q].end;
-        }
-      }
       auto at = [&](const std::vector<double>& v, int type, int s, int j) {
         return v[static_cast<std::size_t>(p.op(type, s, j))];
       };
+      const std::vector<double>& start = t.start;
+      const std::vector<double>& end = t.end;
       for (int s = 0; s + 1 < p.S; ++s) {
         const std::vector<PairOrder> orders = pair_release_orders(p, s);
         for (int j = 0; j + 1 < p.m; ++j) {

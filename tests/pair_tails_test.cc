@@ -20,6 +20,7 @@
 #include "tests/root_heads.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
+#include "tests/timed_schedules.h"
 
 namespace optpipe {
 namespace {
@@ -56,6 +57,17 @@ double simulate_tail(const BoundProblem& p, int s, const std::vector<char>& w_fi
   return makespan;
 }
 
+// The least makespan over every choice of order on every stage below s.
+double brute_force_tail(const BoundProblem& p, int s, double x, double y) {
+  double best = std::numeric_limits<double>::infinity();
+  for (int mask = 0; mask < (1 << s); ++mask) {
+    std::vector<char> w_first(static_cast<std::size_t>(s), 0);
+    for (int t = 0; t < s; ++t) w_first[static_cast<std::size_t>(t)] = (mask >> t) & 1;
+    best = std::min(best, simulate_tail(p, s, w_first, x, y));
+  }
+  return best;
+}
+
 Instance random_chain(std::mt19937& rng, int max_devices) {
   test_support::RandomInstanceOptions o;
   o.min_devices = 2;
@@ -81,12 +93,7 @@ TEST(PairTails, EqualTheBruteForceOverEveryOrderOfTheStagesBelow) {
       ASSERT_FALSE(choices.empty());
       std::uniform_real_distribution<double> start(0.0, 30.0), gap(0.0, 10.0);
       const double x = start(rng), y = x + p.dur[1 * p.S + s] + (i % 3 == 0 ? 0.0 : gap(rng));
-      double want = std::numeric_limits<double>::infinity();
-      for (int mask = 0; mask < (1 << s); ++mask) {
-        std::vector<char> w_first(static_cast<std::size_t>(s), 0);
-        for (int t = 0; t < s; ++t) w_first[static_cast<std::size_t>(t)] = (mask >> t) & 1;
-        want = std::min(want, simulate_tail(p, s, w_first, x, y));
-      }
+      const double want = brute_force_tail(p, s, x, y);
       const double got = pair_tail(choices, x, y);
       EXPECT_NEAR(got, want, 1e-9) << "instance " << i << ", stage " << s << ", x " << x << ", y " << y;
       // More than the static tail of the last B alone somewhere.
@@ -111,12 +118,7 @@ TEST(PairTails, StayBelowTheBruteForceWhenChoicesMerge) {
     const std::vector<PairTailChoice> all = pair_tail_choices(p, s), few = pair_tail_choices(p, s, 1);
     std::uniform_real_distribution<double> gap(0.0, 10.0);
     const double x = 5.0, y = x + p.dur[1 * p.S + s] + gap(rng);
-    double want = std::numeric_limits<double>::infinity();
-    for (int mask = 0; mask < (1 << s); ++mask) {
-      std::vector<char> w_first(static_cast<std::size_t>(s), 0);
-      for (int t = 0; t < s; ++t) w_first[static_cast<std::size_t>(t)] = (mask >> t) & 1;
-      want = std::min(want, simulate_tail(p, s, w_first, x, y));
-    }
+    const double want = brute_force_tail(p, s, x, y);
     EXPECT_NEAR(pair_tail(all, x, y), want, 1e-9) << "instance " << i;
     EXPECT_EQ(few.size(), 1u);
     EXPECT_LE(pair_tail(few, x, y), want + 1e-9) << "instance " << i;
@@ -154,27 +156,12 @@ TEST(PairTails, EverySimulatedScheduleEndsAfterTheTail) {
     o.tight_memory = i % 2 == 0;
     const Instance inst = test_support::random_instance(rng, o);
     const BoundProblem p(inst);
-    std::vector<Schedule> candidates;
-    for (int k = 0; k < 4; ++k) candidates.push_back(test_support::random_valid_schedule(inst, rng, 0.5));
-    for (const HeuristicResult& r : run_all_heuristics(inst).results) {
-      if (r.ok()) candidates.push_back(*r.schedule);
-    }
-    for (const Schedule& sch : candidates) {
-      const SimResult sim = simulate(inst, sch);
-      if (!sim.feasible) continue;
+    for (const test_support::TimedSchedule& t : test_support::timed_schedules(inst, p, rng)) {
       ++schedules;
-      std::vector<double> end(static_cast<std::size_t>(3 * p.S * p.m), std::nan(""));
-      for (int d = 0; d < inst.num_devices(); ++d) {
-        for (std::size_t q = 0; q < sch.devices[d].size(); ++q) {
-          const Action& a = sch.devices[d][q];
-          if (a.is_compute()) end[static_cast<std::size_t>(p.op(static_cast<int>(a.type), a.stage, a.mb))] = sim.timeline[d][q].end;
-        }
-      }
       for (int s = 1; s < p.S; ++s) {
-        const double x = end[static_cast<std::size_t>(p.op(1, s, p.m - 2))];
-        const double y = end[static_cast<std::size_t>(p.op(1, s, p.m - 1))];
+        const double x = t.end_of(p, 1, s, p.m - 2), y = t.end_of(p, 1, s, p.m - 1);
         const double tail = pair_tail(pair_tail_choices(p, s), x, y);
-        EXPECT_LE(tail, sim.makespan + 1e-6) << "instance " << i << ", stage " << s;
+        EXPECT_LE(tail, t.makespan + 1e-6) << "instance " << i << ", stage " << s;
         tight += tail > y + p.tail[1 * p.S + s] + 1e-6 ? 1 : 0;
         ++checks;
       }
