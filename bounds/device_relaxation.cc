@@ -9,7 +9,7 @@
 
 #include "bounds/node_times.h"
 #include "bounds/one_machine_bound.h"
-#include "bounds/pair_tails.h"
+#include "bounds/last_tails.h"
 #include "model/simulator.h"
 
 namespace optpipe {
@@ -73,7 +73,7 @@ class DeviceSearch {
     end_.assign(3 * n, kInf);
     cnt_.assign(3 * k_, 0);
     tails_.resize(static_cast<std::size_t>(k_));
-    for (int i = 0; i < k_; ++i) tails_[static_cast<std::size_t>(i)] = pair_tail_choices(p, stages_[i]);
+    for (int i = 0; i < k_; ++i) tails_[static_cast<std::size_t>(i)] = last_tail_choices(p, stages_[i]);
   }
 
   // Whether the relaxed optimum reaches the cutoff, and nothing more: the search stops at the
@@ -123,10 +123,16 @@ class DeviceSearch {
   double dur(int t, int s) const { return p_.dur[t * p_.S + s]; }
   int at(int t, int i, int j) const { return (t * k_ + i) * m_ + j; }
   // The makespan's bound from op (t, i, j) ending at e: its static tail, and for the last B of
-  // a stage the pair tail of its last two B's through the stages below (pair_tails.h).
+  // a stage the tail of its last B's through the stages below (last_tails.h).
   double end_tail(int t, int i, int j, double e) const {
     double v = e + tail_[at(t, i, j)];
-    if (t == kB && j == m_ - 1 && j >= 1) v = std::max(v, pair_tail(tails_[static_cast<std::size_t>(i)], end_[at(kB, i, j - 1)], e));
+    const LastTails& tails = tails_[static_cast<std::size_t>(i)];
+    if (t == kB && j == m_ - 1 && !tails.empty()) {
+      std::array<double, kMaxLastTailMicrobatches> x{};
+      for (int q = 0; q + 1 < tails.k; ++q) x[static_cast<std::size_t>(q)] = end_[at(kB, i, m_ - tails.k + q)];
+      x[static_cast<std::size_t>(tails.k - 1)] = e;
+      v = std::max(v, last_tail(tails, x.data()));
+    }
     return v;
   }
   int& cnt(int t, int i) { return cnt_[t * k_ + i]; }
@@ -173,8 +179,10 @@ class DeviceSearch {
       if (i > 0) {
         for (int j = cnt_[kB * k_ + i - 1]; j < nb; ++j) sig.push_back(std::max(t, end_[at(kB, i, j)] + bgap_[i]));
       }
-      // The last pair's tail reads B(m-2)'s end when B(m-1) is placed.
-      if (nb == m_ - 1 && nb >= 1 && !tails_[static_cast<std::size_t>(i)].empty()) sig.push_back(end_[at(kB, i, nb - 1)]);
+      // The last k microbatches' tail reads their B ends when B(m-1) is placed.
+      if (const int k = tails_[static_cast<std::size_t>(i)].k; k > 0 && nb < m_) {
+        for (int j = std::max(m_ - k, 0); j < nb; ++j) sig.push_back(end_[at(kB, i, j)]);
+      }
     }
   }
   // Whether a stored state with the same counters is no worse everywhere; else stores this one.
@@ -281,7 +289,7 @@ class DeviceSearch {
   std::vector<double> fgap_, bgap_;   // [i]: chains from local stage i - 1 to i (F) and back (B)
   std::vector<double> mem_change_;    // [t * k + i]: bytes an op of type t of local stage i adds
   std::vector<double> head_, tail_;   // [at(t, i, j)]
-  std::vector<std::vector<PairTailChoice>> tails_;  // [i]: the last pair's tails (pair_tails.h)
+  std::vector<LastTails> tails_;      // [i]: the last microbatches' tails (last_tails.h)
   std::vector<double> end_;           // [at(t, i, j)]: ends of placed ops
   std::vector<int> cnt_;              // [t * k + i]: ops of each type placed per local stage
   std::unordered_map<std::string, std::vector<std::vector<double>>> memo_;

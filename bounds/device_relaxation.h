@@ -14,9 +14,9 @@
 //   - memory: cap = limit - static (+ the simulator's tolerance); an F's start adds its
 //     activation, a B's end removes activation - M_W (all of it unsplit), a W's end M_W;
 //   - the makespan is at least every op's end plus its static tail (BoundProblem::op_tail), and
-//     the last two B's of each stage's pair tail (pair_tails.h; here always: these searches are
-//     small, and on the V and loop instances of bench/solvers/random_small.py it changed no
-//     proof's time beyond noise).
+//     the tail of each stage's last three B's through the stages below (last_tails.h; here
+//     always: these searches are small, and on the V and loop instances of
+//     bench/solvers/random_small.py it changed no proof's time beyond noise).
 // Every stage of the device must be unable to offload (then nothing but its own B and W frees
 // its memory). Every spec schedule's timeline, restricted to d, satisfies all of this, so the
 // relaxed optimum is no larger than any feasible makespan. The other devices are only latencies

@@ -1,6 +1,7 @@
 #include "bounds/single_stage_relaxation.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <deque>
@@ -11,7 +12,7 @@
 #include "model/action.h"
 #include "bounds/node_transfers.h"
 #include "bounds/pair_releases.h"
-#include "bounds/pair_tails.h"
+#include "bounds/last_tails.h"
 
 namespace optpipe {
 namespace {
@@ -123,9 +124,17 @@ struct Params {
   std::vector<double> head_f, head_b;
   std::vector<PairOrder> pairs;  // the pair releases' orders (pair_releases.h); empty: off
   double comm = 0;               // after the stage
-  std::vector<PairTailChoice> tails;  // the last pair's tails through the stages below (pair_tails.h)
-  // The makespan's bound from the ends of B(m-2) and B(m-1) (-inf without pair tails).
-  double last_pair_tail(double x, double y) const { return pair_tail(tails, x, y); }
+  LastTails tails;  // the last k microbatches' tails through the stages below (last_tails.h)
+  // The makespan's bound when B(m-1) ends at `last` and the B's before it end as in `s` (-inf
+  // without the tails).
+  template <class State>
+  double last_tail_of(const State& s, double last) const {
+    if (tails.empty()) return -kInf;
+    std::array<double, kMaxLastTailMicrobatches> x{};
+    for (int i = 0; i + 1 < tails.k; ++i) x[static_cast<std::size_t>(i)] = s.b_end(m - tails.k + i);
+    x[static_cast<std::size_t>(tails.k - 1)] = last;
+    return last_tail(tails, x.data());
+  }
 };
 
 // The children of one search node, kept per depth so that their buffers are reused: a state
@@ -306,8 +315,10 @@ class RelaxationSearch {
     // The remaining B's run in order after `free`, and so do the W's, after those whose B ended;
     // the offloads of the microbatches not started, one at a time on the D2H channel from s.d2h.
     double b_last = s.free, w_last = s.free + (s.nb - s.nw) * p_.w, d2h_last = s.d2h;
-    // The last pair's B ends (lower bounds), for its tail (pair_tails.h).
-    double last_two[2] = {s.nb >= p_.m - 1 && p_.m >= 2 ? s.b_end(p_.m - 2) : kInf, kInf};
+    // The last k B ends (lower bounds; the placed ones as they are), for their tails (last_tails.h).
+    std::array<double, kMaxLastTailMicrobatches> last_k{};
+    const int k = p_.tails.k, first_k = p_.m - k;
+    for (int j = std::max(first_k, 0); j < s.nb && k > 0; ++j) last_k[static_cast<std::size_t>(j - first_k)] = s.b_end(j);
     for (int j = s.nb; j < p_.m; ++j) {
       double release;
       if (j < s.nf) {
@@ -329,7 +340,7 @@ class RelaxationSearch {
                                                          : s.offload_end(j) + p_.rel);
       }
       b_last = std::max(b_last, eb) + p_.b;
-      if (j >= p_.m - 2) last_two[j - (p_.m - 2)] = b_last;
+      if (k > 0 && j >= first_k) last_k[static_cast<std::size_t>(j - first_k)] = b_last;
       w_last = std::max(w_last, b_last) + p_.w;
       if (memory && j >= s.nf) {
         d2h_last = std::max(d2h_last, f_end) + p_.off;
@@ -338,7 +349,7 @@ class RelaxationSearch {
       const int rest = p_.m - j;
       lb = std::max({lb, eb + rest * (p_.b + p_.w) + tail, eb + rest * p_.b + p_.tail_b});
     }
-    if (s.nb < p_.m && p_.m >= 2 && !p_.tails.empty()) lb = std::max(lb, p_.last_pair_tail(last_two[0], last_two[1]));
+    if (s.nb < p_.m && k > 0) lb = std::max(lb, last_tail(p_.tails, last_k.data()));
     return lb;
   }
 
@@ -440,8 +451,10 @@ class RelaxationSearch {
       times.push_back(s.forced(j) ? s.forced_from(j) : 0.0);
     }
     for (int j = s.nw; j < s.nb; ++j) times.push_back(s.b_end(j));
-    // The last pair's tail reads B(m-2)'s end when B(m-1) is placed.
-    if (!p_.tails.empty() && s.nb == p_.m - 1 && s.nw == s.nb) times.push_back(s.b_end(p_.m - 2));
+    // The last k microbatches' tail reads their B ends when B(m-1) is placed (those before nw).
+    if (const int k = p_.tails.k; k > 0 && s.nb < p_.m) {
+      for (int j = std::max(p_.m - k, 0); j < std::min(s.nw, s.nb); ++j) times.push_back(s.b_end(j));
+    }
     // Placed reloads that a later one could still pull back (earliest_chain), and how far.
     double reach = kInf;
     {
@@ -558,7 +571,7 @@ class RelaxationSearch {
       c.block_w = 0;
       c.free = end;
       c.makespan = std::max(c.makespan, end + p_.tail_b);
-      if (c.nb == p_.m && p_.m >= 2) c.makespan = std::max(c.makespan, p_.last_pair_tail(c.b_end(p_.m - 2), end));
+      if (c.nb == p_.m) c.makespan = std::max(c.makespan, p_.last_tail_of(c, end));
     } else {
       --children.size;  // no room for its reload, ever
     }
@@ -680,7 +693,7 @@ class RelaxationSearch {
     remove_event(c.memory, t, -(p_.act - p_.mw));
     add_event(c.memory, t + delta, -(p_.act - p_.mw));
     c.makespan = std::max(c.makespan, t + delta + p_.tail_b);
-    if (jb == p_.m - 1 && jb >= 1) c.makespan = std::max(c.makespan, p_.last_pair_tail(s.b_end(jb - 1), t + delta));
+    if (jb == p_.m - 1) c.makespan = std::max(c.makespan, p_.last_tail_of(s, t + delta));
     for (int i = 0; i < s.block_w; ++i) {
       t = t + p_.w;
       remove_event(c.memory, t, -p_.mw);
@@ -886,7 +899,7 @@ Params params(const Instance& inst, const BoundProblem& p, int s, const std::vec
   q.spec_first = rules == StartRules::kSpecFirstStage;
   if (pairs) q.pairs = pair_release_orders(p, s);
   q.comm = s + 1 < p.S ? p.comm_after[s] : 0.0;
-  if (tails) q.tails = pair_tail_choices(p, s);
+  if (tails) q.tails = last_tail_choices(p, s);
   return q;
 }
 
@@ -1016,7 +1029,7 @@ PartialSchedule node_state(const BoundProblem& p, const Params& q, int s, const 
     st.free = std::max(st.free, be);
     st.makespan = std::max(st.makespan, be + q.tail_b);
     ++st.nb;
-    if (st.nb == m && m >= 2) st.makespan = std::max(st.makespan, q.last_pair_tail(st.b_end(m - 2), be));
+    if (st.nb == m) st.makespan = std::max(st.makespan, q.last_tail_of(st, be));
   }
   while (st.nw < st.nb && known(end_of(2, st.nw))) {
     const double we = end_of(2, st.nw);

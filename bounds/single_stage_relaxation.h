@@ -13,8 +13,8 @@
 //     end; its reload adds the activation back at its start, starts after its offload ended,
 //     runs on the H2D channel one at a time in microbatch order, and ends before its B starts;
 //   - the makespan is at least every end plus the op's static tail (bound_problem.h, `tail`),
-//     and, with `tails`, the pair tail of the last two B's (pair_tails.h: the stages below run
-//     B(m-2), W(m-2), B(m-1), W(m-1) on one machine each).
+//     and, with `tails`, the tail of the last three B's (last_tails.h: the stages below run
+//     those microbatches' B's and W's on one machine each, in some interleaving).
 // Timing is free (ops may start later than they could), so the relaxed optimum is no larger than
 // the makespan of any schedule of the spec: every spec schedule's timeline, restricted to the
 // stage, is a point of this model (spec §4: a reload in the spec starts no later than its B
@@ -146,12 +146,13 @@ struct SingleStageRelaxation {
 // raise the bound. On offload-fast-pcie-4x8 the root's bounds already reach the optimum and the
 // four stages' searches took 0.33 s to show nothing more (one never finished in 200k nodes).
 // `stop` (null: none): once set, the search stops unfinished (polled every 1024 nodes).
-// `tails`: with the pair tails (pair_tails.h: the last two B's through the stages below as
+// `tails`: with the last tails (last_tails.h: the last three B's through the stages below as
 // machines, not the last B's static tail alone). A higher optimum, but a harder search: the
 // search's own bound sees the tail only once the last B's are near, so on `optpipe generate
 // --model gpt3-14.6b --devices 6 --microbatches 10 --memory-limit 4act` stages 1 and 2 no longer
 // finish in 2M nodes (608k and 80k without); at 8 microbatches they finish and rise by up to
-// 7.7 ms (stage 4: 310.91 -> 318.64). Callers run it after the plain search, with a budget.
+// 7.7 ms (stage 4: 310.91 -> 318.64; measured with the last two B's). Callers run it after the
+// plain search, with a budget.
 SingleStageRelaxation single_stage_relaxation(const Instance& instance, const BoundProblem& problem, int s,
                                               const std::vector<double>& head, double cutoff,
                                               std::int64_t node_limit, double seconds = 0, bool prune = true,

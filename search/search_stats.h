@@ -31,8 +31,8 @@ namespace optpipe {
   X(batches, "batch modes: batches evaluated")                                                           \
   X(batched_nodes, "batch modes: children bounded in them")                                              \
   X(single_stage_nodes, "search nodes of the single-stage relaxations (root and nodes; not in nodes)")   \
-  X(pair_tail_searches, "root: single-stage relaxations searched again with the pair tails")             \
-  X(pair_tail_raised, "... where that raised the stage's value")                                         \
+  X(last_tail_searches, "root: single-stage relaxations searched again with the last tails")             \
+  X(last_tail_raised, "... where that raised the stage's value")                                         \
   X(relaxation_calls, "history relaxations searched at the nodes")                                       \
   X(relaxation_unfinished, "relaxation searches that hit their node limit (worth 0)")                    \
   X(relaxation_over_budget, "relaxation searches skipped at the nodes: over their budget")             \

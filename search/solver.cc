@@ -126,8 +126,8 @@ class BranchAndBound {
     out.relaxed_tail_stages = relaxations_.tail_stages();
     out.relaxation_seconds = stats_.single_stage_seconds;
     out.relaxation_nodes = stats_.single_stage_root_nodes;
-    out.relaxation_tail_searches = stats_.pair_tail_searches;
-    out.relaxation_tail_raised = stats_.pair_tail_raised;
+    out.relaxation_tail_searches = stats_.last_tail_searches;
+    out.relaxation_tail_raised = stats_.last_tail_raised;
     out.bound = std::max(v.before_relaxation, out.relaxation);
     if (relaxations_.root_order_stage() >= 0) {
       out.device = inst_.stages[static_cast<std::size_t>(relaxations_.root_order_stage())].device;

@@ -191,8 +191,8 @@ struct RootBound {
   std::vector<int> relaxed_stages;
   double relaxation_seconds = 0;           // what it took
   std::int64_t relaxation_nodes = 0;
-  std::int64_t relaxation_tail_searches = 0, relaxation_tail_raised = 0;  // SolveStats::pair_tail_*
-  std::vector<int> relaxed_tail_stages;    // of relaxed_stages, those asked with the pair tails
+  std::int64_t relaxation_tail_searches = 0, relaxation_tail_raised = 0;  // SolveStats::last_tail_*
+  std::vector<int> relaxed_tail_stages;    // of relaxed_stages, those asked with the last tails
   // The list of the device of the stage whose single-stage relaxation gave the largest value,
   // in the order of that relaxation's optimum (SingleStageRelaxation::order); device -1 and
   // empty when none gave one below the incumbent.

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "bounds/pair_tails.h"
+#include "bounds/last_tails.h"
 #include "model/simulator.h"
 
 namespace optpipe {
@@ -29,7 +29,7 @@ constexpr std::size_t kNodeMemoBytes = std::size_t{128} << 20;
 // The searches' budget at the nodes (stage_relaxations.h).
 constexpr std::int64_t kNodeBudgetBase = 1'000'000;
 constexpr std::int64_t kNodeBudgetPerNode = 100;
-// The root's search with the pair tails gets this many times the plain search's nodes.
+// The root's search with the last tails gets this many times the plain search's nodes.
 constexpr std::int64_t kTailSearchFactor = 4;
 
 }  // namespace
@@ -65,8 +65,8 @@ double StageRelaxations::at_root(const std::vector<double>& head, double cutoff,
     tail_stages_ = given->relaxed_tail_stages;
     stats.single_stage_seconds = given->relaxation_seconds;
     stats.single_stage_root_nodes = given->relaxation_nodes;
-    stats.pair_tail_searches = given->relaxation_tail_searches;
-    stats.pair_tail_raised = given->relaxation_tail_raised;
+    stats.last_tail_searches = given->relaxation_tail_searches;
+    stats.last_tail_raised = given->relaxation_tail_raised;
     stats.single_stage_bound = lift_to_cutoff(given->relaxation, cutoff);
     return stats.single_stage_bound;
   }
@@ -85,9 +85,9 @@ double StageRelaxations::at_root(const std::vector<double>& head, double cutoff,
     stats.single_stage_nodes += r.nodes;
     stats.single_stage_root_nodes += r.nodes;
     if (!r.finished) continue;
-    // Then with the pair tails (pair_tails.h), whose search is harder: at most kTailSearchFactor
+    // Then with the last tails (last_tails.h), whose search is harder: at most kTailSearchFactor
     // times the plain one's nodes (and 10k more), stopping where it meets the plain value.
-    if ((r.exact || r.below_floor) && !pair_tail_choices(problem_, s).empty()) {
+    if ((r.exact || r.below_floor) && !last_tail_choices(problem_, s).empty()) {
       const double plain = r.below_floor ? known : r.bound;
       const std::int64_t limit = std::min(kSingleStageNodes, kTailSearchFactor * r.nodes + 10'000);
       const SingleStageRelaxation t =
@@ -95,10 +95,10 @@ double StageRelaxations::at_root(const std::vector<double>& head, double cutoff,
                                   opt_.pair_releases, std::max(known, plain), opt_.stop, true);
       stats.single_stage_nodes += t.nodes;
       stats.single_stage_root_nodes += t.nodes;
-      ++stats.pair_tail_searches;
+      ++stats.last_tail_searches;
       const bool affordable = t.finished;
       if (t.finished && !t.below_floor && t.bound > plain + kTimeEps) {
-        ++stats.pair_tail_raised;
+        ++stats.last_tail_raised;
         r = t;
       }
       if (affordable && inst_.can_offload()) tail_stages_.push_back(s);

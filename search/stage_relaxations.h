@@ -11,13 +11,14 @@
 // stages whose search finished there are the ones the nodes ask (a stage too big at the root
 // would cost every node its whole node limit), and only where offloads make the tree hard. The
 // first stage follows the spec's start rules where they apply (SolveOptions::spec_start_rules).
-// Each stage whose search finished is searched again with the pair tails
-// (bounds/pair_tails.h), with at most kTailSearchFactor = 4 times its nodes (and 10k more),
+// Each stage whose search finished is searched again with the last three microbatches' tails
+// (bounds/last_tails.h), with at most kTailSearchFactor = 4 times its nodes (and 10k more),
 // stopping at a relaxed schedule no higher than the plain value; the larger value counts, and
-// the nodes ask with the pair tails exactly the stages where that search finished (with them
+// the nodes ask with the last tails exactly the stages where that search finished (with them
 // the search gets harder where the value rises: with 10 microbatches on the 6-GPU instance
-// below, stages 1 and 2 did not finish in 2M nodes, 608k and 80k without). offload-random-10 of
-// bench/solvers/random_offload.py is proven at the root by it (bench/README.md, "Pair tails").
+// below, stages 1 and 2 did not finish in 2M nodes, 608k and 80k without). offload-random-10
+// and offload-random-18 of bench/solvers/random_offload.py are proven at the root by it
+// (bench/README.md, "Last tails").
 //
 // A single-stage relaxation is exact only up to its search's time tolerances (1e-9 ms a step, at
 // most a few 1e-7 ms in all), so it returns its value less 1e-7 ms. A value within
@@ -72,8 +73,8 @@ class StageRelaxations {
   double at_root(const std::vector<double>& head, double cutoff, double known, SolveStats& stats);
   bool ran() const { return ran_; }  // at_root got past its early return
   const std::vector<int>& stages() const { return stages_; }
-  // Of those, the stages whose root search with the pair tails finished within its budget: the
-  // nodes ask them with the pair tails too.
+  // Of those, the stages whose root search with the last tails finished within its budget: the
+  // nodes ask them with the last tails too.
   const std::vector<int>& tail_stages() const { return tail_stages_; }
   bool active() const { return !stages_.empty(); }
   // The order of the largest exact root relaxation's optimum, and its stage (-1: none).

@@ -162,8 +162,8 @@ void TextSolveReporter::search_statistics(const SolveStats& s) {
     out_ << "  single-stage relaxation at the root: bound "
          << (s.single_stage_bound > 0 ? num(s.single_stage_bound) : std::string("none")) << " ("
          << s.single_stage_root_nodes << " nodes, " << num(s.single_stage_seconds, 3) << " s"
-         << (s.pair_tail_searches > 0 ? "; with the pair tails: " + std::to_string(s.pair_tail_searches) +
-                                            " searched again, " + std::to_string(s.pair_tail_raised) + " raised"
+         << (s.last_tail_searches > 0 ? "; with the last tails: " + std::to_string(s.last_tail_searches) +
+                                            " searched again, " + std::to_string(s.last_tail_raised) + " raised"
                                       : std::string())
          << ")\n";
     out_ << "  relaxation at nodes: " << s.relaxation_calls << " calls (" << s.spec_rule_calls

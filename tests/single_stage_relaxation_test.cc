@@ -463,7 +463,7 @@ TEST(SingleStageRelaxation, AtTheRootItProvesWhatTheOtherBoundsLeaveOpen) {
 // relaxation 30.32) is proven when each child also takes its stages' relaxations (from their
 // histories, and deeper with the node's own heads, answered mostly by the memo), and not
 // without them within the same node limit. (offload-random-02 of seed 8 was this test's
-// instance until the pair tails, bounds/pair_tails.h, made its root relaxation its optimum.)
+// instance until the last tails, bounds/last_tails.h, made its root relaxation its optimum.)
 TEST(SingleStageRelaxation, AtTheNodesItProvesWhatTheOtherBoundsLeaveOpen) {
   const Instance inst = relaxation_data("offload-random-s5-23");
   SolveOptions opt = one_thread(150'000);
