@@ -1,6 +1,6 @@
 // Last tails (bounds/last_tails.h): the choices against a brute force over every order of the
-// last two microbatches' B and W on every stage below, and the tail against the makespans of
-// simulated schedules of the spec; then what it adds to the single-stage relaxation.
+// last two and three microbatches' B's and W's on every stage below, and the tail against the
+// makespans of simulated schedules of the spec; then what it adds to the single-stage relaxation.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -181,7 +181,7 @@ TEST(LastTails, NoChoicesWhereThereIsNothingBelow) {
 }
 
 // Every simulated schedule of the spec (random ones and the heuristics', with memory, offloads and
-// shared devices) ends no earlier than the last tail of its last two B's at every stage.
+// shared devices) ends no earlier than the tail of its last three B's at every stage.
 TEST(LastTails, EverySimulatedScheduleEndsAfterTheTail) {
   std::mt19937 rng(19);
   int checks = 0, tight = 0, schedules = 0;
@@ -214,8 +214,8 @@ TEST(LastTails, EverySimulatedScheduleEndsAfterTheTail) {
 }
 
 // offload-random-10 (random_offload.py, seed 11), whose optimum 51.18 ms CP-SAT proves: stage 1's
-// relaxation ends at 51.11 with the last B's static tail alone, and at the optimum with the pair
-// tails; and the solver, which searches the root's stages again with them, proves it at the root.
+// relaxation ends at 51.11 with the last B's static tail alone, and at the optimum with the last
+// microbatches' tails; and the solver, which searches the root's stages again with them, proves it at the root.
 TEST(LastTails, RaiseOffloadRandom10sStageOneRelaxationToTheOptimum) {
   const Instance inst = load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/offload-random-10.json");
   const BoundProblem p(inst);
