@@ -103,6 +103,18 @@ void SharedSearchState::count_node() {
   if (node_limit_ >= 0 && k >= node_limit_) request_stop(kNodeLimit);
 }
 
+void SharedSearchState::begin_resume(double gap, std::int64_t node_limit) {
+  start_ = Clock::now();
+  gap_ = gap;
+  node_limit_ = node_limit < 0 ? -1 : nodes_.load() + node_limit;
+  {
+    std::lock_guard<std::mutex> lock(best_mu_);
+    seconds_to_best_ = 0;
+  }
+  stop_code_.store(kNotStopped);
+  stop_.store(false);
+}
+
 double SharedSearchState::seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
 }  // namespace optpipe

@@ -10,7 +10,8 @@
 //   gap_cut_bound_    atomic, only lowered (note_cut)
 //   stop_, stop_code_ atomics; the first reason to stop wins (request_stop)
 //   nodes_            atomic count of expanded nodes, for the node limit
-//   start_, gap_, node_limit_   set at construction, read-only
+//   start_, gap_, node_limit_   set at construction and by begin_resume, read-only while the
+//                     workers run (begin_resume is called between searches, never during one)
 #pragma once
 
 #include <atomic>
@@ -71,11 +72,16 @@ class SharedSearchState {
   double seconds() const;
   double gap() const { return gap_; }
 
+  // Between two parts of one search (TreeSearch::resume in solver.h), with no worker running:
+  // clears the stop request, counts time from now and `node_limit` nodes (< 0: none) from the
+  // nodes expanded so far, and takes `gap`. The incumbent and the proven bound stay.
+  void begin_resume(double gap, std::int64_t node_limit);
+
  private:
   using Clock = std::chrono::steady_clock;
-  const Clock::time_point start_;
-  const double gap_;
-  const std::int64_t node_limit_;
+  Clock::time_point start_;
+  double gap_;
+  std::int64_t node_limit_;
 
   // A new incumbent that meets the proven bound (within kRelaxationTolerance, and then the bound
   // is lifted to it) ends the search at once; the monitor would see it within 100 ms, and small

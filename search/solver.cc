@@ -162,6 +162,42 @@ class BranchAndBound {
       shared_.request_stop(kProven);
     }
     if (!opt_.tree) shared_.request_stop(kNoTree);
+    root_stats_ = stats_;
+    searched_ = true;
+    search_tree();
+    finish(res, true);
+    return res;
+  }
+
+  // TreeSearch::resumable.
+  bool resumable() const {
+    const int code = shared_.stop_code();
+    return searched_ && (code == kTimeLimit || code == kNodeLimit) && pool_.size() > 0 &&
+           shared_.proven_bound() < shared_.incumbent() - kTimeEps;
+  }
+
+  // TreeSearch::resume: the open nodes left in the pool, the transposition table and the memos
+  // are as the last part left them; each part's statistics start from the root's.
+  SolveResult resume(const std::vector<Schedule>& warm_starts, const ResumeOptions& limits) {
+    if (!resumable()) throw std::logic_error("TreeSearch::resume: the last part did not stop at a limit with open nodes");
+    opt_.time_limit = limits.time_limit;
+    opt_.node_limit = limits.node_limit;
+    opt_.gap = limits.gap;
+    opt_.on_progress = limits.on_progress;
+    opt_.beside = {};
+    shared_.begin_resume(limits.gap, limits.node_limit);
+    stats_ = root_stats_;
+    SolveResult res;
+    take_warm_starts(warm_starts, res);
+    if (!opt_.neighbourhood && limits.known_bound > 0 && limits.known_bound < kInf) {
+      shared_.raise_proven(limits.known_bound);
+    }
+    if (shared_.proven_bound() > 0) shared_.raise_proven(lift_to_cutoff(shared_.proven_bound(), shared_.incumbent()));
+    if (opt_.time_limit <= 0) shared_.request_stop(kTimeLimit);
+    if (opt_.stop && opt_.stop->load()) shared_.request_stop(kInterrupted);
+    if (shared_.incumbent() < kInf && shared_.proven_bound() >= shared_.incumbent() - kTimeEps) {
+      shared_.request_stop(kProven);
+    }
     search_tree();
     finish(res, true);
     return res;
@@ -447,6 +483,8 @@ class BranchAndBound {
   } device_root_;
   MonotoneMemo device_memo_{std::size_t{1} << 20, std::size_t{64} << 20};  // the nodes' device relaxations
   SolveStats stats_;  // the root's, then the workers' merged in
+  SolveStats root_stats_;  // the root's alone: where each part's statistics start
+  bool searched_ = false;  // run() got to the tree (the root was bounded and pushed)
 };
 
 }  // namespace
@@ -454,6 +492,20 @@ class BranchAndBound {
 SolveResult solve(const Instance& instance, const std::vector<Schedule>& warm_starts, const SolveOptions& options) {
   BranchAndBound search(instance, options);
   return search.run(warm_starts);
+}
+
+class TreeSearch::Impl : public BranchAndBound {
+ public:
+  using BranchAndBound::BranchAndBound;
+};
+
+TreeSearch::TreeSearch(const Instance& instance, const SolveOptions& options)
+    : impl_(std::make_unique<Impl>(instance, options)) {}
+TreeSearch::~TreeSearch() = default;
+SolveResult TreeSearch::run(const std::vector<Schedule>& warm_starts) { return impl_->run(warm_starts); }
+bool TreeSearch::resumable() const { return impl_->resumable(); }
+SolveResult TreeSearch::resume(const std::vector<Schedule>& warm_starts, const ResumeOptions& limits) {
+  return impl_->resume(warm_starts, limits);
 }
 
 RootBound root_lower_bound(const Instance& instance, double incumbent, const SolveOptions& options) {

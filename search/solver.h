@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -174,6 +175,44 @@ const char* to_string(SolveResult::Status status);
 // ignored) give the first incumbent. Thread-safe for distinct calls.
 SolveResult solve(const Instance& instance, const std::vector<Schedule>& warm_starts = {},
                   const SolveOptions& options = {});
+
+// solve() in parts: a search that stopped at its time or node limit can go on later from where
+// it stopped, with its open nodes, transposition table and relaxation memos, instead of starting
+// again from the root. `optpipe solve` runs a short tree first on small instances, then a local
+// search, then the tree again (solve/solve_pipeline.cc): the second part no longer expands again
+// what the first did (bench/README.md, "Small instances against CP-SAT").
+struct ResumeOptions {
+  double time_limit = std::numeric_limits<double>::infinity();  // seconds, from the resume on
+  std::int64_t node_limit = -1;  // nodes expanded in this part (< 0: none)
+  double gap = 0.0;              // as SolveOptions::gap
+  double known_bound = 0.0;      // as SolveOptions::known_bound (a bound proven meanwhile)
+  std::function<void(const SolveProgress&)> on_progress;
+};
+
+class TreeSearch {
+ public:
+  TreeSearch(const Instance& instance, const SolveOptions& options);
+  ~TreeSearch();
+  TreeSearch(const TreeSearch&) = delete;
+  TreeSearch& operator=(const TreeSearch&) = delete;
+
+  // The first part: solve(instance, warm_starts, options).
+  SolveResult run(const std::vector<Schedule>& warm_starts = {});
+  // Whether the last part stopped at its time or node limit with open nodes left (not proven,
+  // not infeasible, not interrupted, not at its gap): then resume() can go on.
+  bool resumable() const;
+  // The next part, from the open nodes left: `warm_starts` are offered first (a better one cuts
+  // open nodes, as the monitor drops them), then the search runs under `limits` instead of the
+  // first part's limits; with the first part's options otherwise, but nothing beside the tree
+  // (SolveOptions::beside) and no large neighbourhood search. The result's statistics, seconds and
+  // warm start are this part's (its root bound the first part's); status, schedule and bound the
+  // whole search's. Only when resumable() (else std::logic_error).
+  SolveResult resume(const std::vector<Schedule>& warm_starts, const ResumeOptions& limits);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // The root bound solve() would report with an incumbent of makespan `incumbent` and these
 // options (the node bounds at the root and the single-stage relaxation with that cutoff, within

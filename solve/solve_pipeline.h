@@ -17,7 +17,9 @@
 //      its warm starts, a local search from it (the full phase's budget per start) adds one more warm start;
 //      that bound goes to the search as a known bound;
 //   3. the branch-and-bound (search/solver.h), with the warm starts, the known bound and the
-//      root relaxation computed in phase 2, for what is left of the time limit; from 257 to 2047
+//      root relaxation computed in phase 2, for what is left of the time limit; where the tree
+//      of phase 2 stopped at its limit on an instance without offload, it goes on from that
+//      tree's open nodes (TreeSearch::resume) instead of starting again at the root; from 257 to 2047
 //      compute ops under a time limit with two threads, the local search in rounds beside it
 //      (improve_rounds.h, one thread), every better schedule becoming the tree's incumbent;
 //   4. the cache keeps the result (better-only).
@@ -74,6 +76,7 @@ struct PipelineResult {
   SolveResult result;             // status, schedule, makespan, bound, gap, the search's statistics
   bool from_cache = false;        // an exact cache hit proven optimal answered it (no search)
   bool tree_first = false;        // the short tree search before the local search proved it
+  bool tree_resumed = false;      // the search went on from the tree first's open nodes
   std::string cache_key;          // that hit's entry
   std::string best_heuristic;     // the best heuristic's name ("" : none fits, or not run)
   double best_heuristic_makespan = std::numeric_limits<double>::infinity();

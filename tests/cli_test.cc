@@ -595,6 +595,21 @@ TEST(Cli, SolveImprovesTheTreeFirstsBestWhenItDoesNotProve) {
   if (contains(r.output, "status optimal (proven optimal)")) EXPECT_NEAR(makespan, 43.77, 1e-6);
 }
 
+// The search after the local search goes on from the tree first's open nodes, and says so (text
+// and JSON); small-v-02 with 1.5 s on one thread (tests/solve_pipeline_test.cc has the details).
+TEST(Cli, SolveSaysTheSearchWentOnFromTheTreeFirst) {
+  const std::string v02 = quote(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/small-v-02.json");
+  const CliRun text = run_cli("solve " + v02 + " --no-cache --threads 1 --time-limit 1.5");
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_CONTAINS(text.output, "s into the solve, going on from the tree first's open nodes");
+  const CliRun json = run_cli("solve " + v02 + " --no-cache --threads 1 --time-limit 1.5 --log-format json");
+  ASSERT_EQ(json.status, 0) << json.output;
+  EXPECT_CONTAINS(json.output, "\"tree_resumed\":true");
+  const CliRun proven = run_cli("solve " + quote(instance_path("tiny-2x3")) + " --no-cache --log-format json");
+  ASSERT_EQ(proven.status, 0) << proven.output;
+  EXPECT_CONTAINS(proven.output, "\"tree_resumed\":false");
+}
+
 TEST(Cli, SolveBoundsBackends) {
   const CliRun tbb = run_cli("solve " + quote(instance_path("tiny-2x3")) + " --bounds tbb --local-search 0 --time-limit 5");
   EXPECT_EQ(tbb.status, 0) << tbb.output;
