@@ -78,6 +78,9 @@ struct SolveStats {
   double group_energy_bound = 0;
   // The byte-time energy bound at the root (bounds/byte_energy_bound.h; 0: no memory binds).
   double byte_energy_bound = 0;
+  // The PCIe group forward bound at the root (bounds/group_forward_bound.h; 0: no group has two
+  // stages under memory pressure).
+  double group_forward_bound = 0;
   // The device relaxation at the root (bounds/device_relaxation.h): the largest finished one (0:
   // none applies or none finished), its device, and the search nodes of all of them.
   double device_relaxation_bound = 0;

@@ -15,6 +15,7 @@
 #include "bounds/device_relaxation.h"
 #include "bounds/byte_energy_bound.h"
 #include "bounds/group_energy_bound.h"
+#include "bounds/group_forward_bound.h"
 #include "kernels/cuda_devices.h"
 #include "model/error.h"
 #include "model/simulator.h"
@@ -101,7 +102,7 @@ class BranchAndBound {
   };
   RootValues root_values(SearchWorker& w, double t, double cutoff) {
     double b = std::max({expander().bound(w, w.sim.snapshot(), t), group_bound(w.bound.head),
-                         byte_bound(w.bound.head)});
+                         byte_bound(w.bound.head), group_forward(w.bound.head)});
     b = std::max(b, device_bound(w.bound.head, cutoff, std::max(b, shared_.proven_bound())));
     return {b, relaxations_.at_root(w.bound.head, cutoff, std::max(b, shared_.proven_bound()), stats_)};
   }
@@ -286,6 +287,14 @@ class BranchAndBound {
     if (opt_.neighbourhood) return 0;
     stats_.group_energy_bound = group_energy_bound(problem_, head);
     return stats_.group_energy_bound;
+  }
+
+  // The PCIe group forward bound at the root (bounds/group_forward_bound.h), recorded in the
+  // statistics; valid for the whole tree.
+  double group_forward(const std::vector<double>& head) {
+    if (opt_.neighbourhood) return 0;
+    stats_.group_forward_bound = group_forward_bound(problem_, head).bound;
+    return stats_.group_forward_bound;
   }
 
   // The byte-time energy bound at the root (bounds/byte_energy_bound.h), recorded in the

@@ -133,6 +133,7 @@ void JsonSolveReporter::done(const Instance&, const PipelineResult& r, const Sim
                      {"bound_from", r.bound_from()},
                      {"device_relaxation_bound", s.device_relaxation_bound},
                      {"group_energy_bound", s.group_energy_bound},
+                     {"group_forward_bound", s.group_forward_bound},
                      {"byte_energy_bound", s.byte_energy_bound},
                      {"seconds_to_best_total", r.seconds_to_best()},  // on the solve's clock
                      {"nodes", s.nodes},

@@ -169,6 +169,7 @@ std::string PipelineResult::bound_from() const {
     return result.status == SolveResult::Status::kOptimal && st.nodes > 0 ? "proof" : "tree";
   }
   if (st.group_energy_bound > 0 && st.group_energy_bound >= result.bound - tol) return "PCIe group energy";
+  if (st.group_forward_bound > 0 && st.group_forward_bound >= result.bound - tol) return "PCIe group forward";
   if (st.byte_energy_bound > 0 && st.byte_energy_bound >= result.bound - tol) return "byte-time energy";
   if (st.device_relaxation_bound > 0 && st.device_relaxation_bound >= result.bound - tol) return "device relaxation";
   if (st.single_stage_bound > 0 && st.single_stage_bound >= result.bound - tol) return "single-stage relaxation";

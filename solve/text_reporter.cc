@@ -146,6 +146,7 @@ void TextSolveReporter::search_statistics(const SolveStats& s) {
        << ", memory energy best " << s.memory_best << "); incumbent updates " << s.incumbent_updates << "\n";
   out_ << "  nodes by depth (decisions from the root): " << depth_histogram(s.nodes_by_depth) << "\n";
   if (s.group_energy_bound > 0) out_ << "  PCIe group energy bound at the root: " << num(s.group_energy_bound) << "\n";
+  if (s.group_forward_bound > 0) out_ << "  PCIe group forward bound at the root: " << num(s.group_forward_bound) << "\n";
   if (s.byte_energy_bound > 0) out_ << "  byte-time energy bound at the root: " << num(s.byte_energy_bound) << "\n";
   if (s.device_relaxation_nodes > 0 || s.device_relaxation_bound > 0) {
     out_ << "  device relaxation at the root: " << num(s.device_relaxation_bound);

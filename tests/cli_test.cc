@@ -512,6 +512,19 @@ TEST(Cli, SolveSaysTheByteTimeEnergyBoundGaveTheBound) {
 // single-stage relaxation searched again with the last microbatches' tails (bounds/last_tails.h)
 // proves 18 optimal at the root (42.73 ms; 41.90 with the static tails alone) and raises 02's
 // from 55.39 to 55.93; -v and the JSON log count those searches.
+// The PCIe group forward bound (bounds/group_forward_bound.h) in -v and the JSON log, on the
+// 16-GPU, 8-microbatch instance where it raises the root bound from 197.52 to 217.74 ms.
+TEST(Cli, SolveSaysThePcieGroupForwardBound) {
+  const std::string f = quote(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/group_forward/gpt3-14.6b-16x8-4act.json");
+  const CliRun text = run_cli("solve " + f + " --no-cache --time-limit 2 --local-search 0 -v");
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_CONTAINS(text.output, "PCIe group forward bound at the root: 217.742");
+  EXPECT_CONTAINS(text.output, "root bound 217.742 ms");
+  const CliRun json = run_cli("solve " + f + " --no-cache --time-limit 2 --local-search 0 --log-format json");
+  ASSERT_EQ(json.status, 0) << json.output;
+  EXPECT_CONTAINS(json.output, "\"group_forward_bound\":217.74");
+}
+
 TEST(Cli, SolveSaysTheLastTailsRaisedTheRelaxation) {
   const std::string dir = std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/";
   const CliRun proven = run_cli("solve " + quote(dir + "offload-random-18.json") + " --no-cache --time-limit 1 -v");
