@@ -89,8 +89,7 @@ class BranchAndBound {
     }
     backend_ = resolve_backend(opt.bounds, problem_, opt.batch_size);
     if (opt.transposition) tt_ = std::make_unique<TranspositionTable>(can_offload_, opt.transposition_memory_bytes);
-    // A bound proven elsewhere: global_bound() never reports less (capped by the incumbent).
-    if (!opt.neighbourhood && opt.known_bound > 0 && opt.known_bound < kInf) shared_.raise_proven(opt.known_bound);
+    raise_known_bound(opt.known_bound);
   }
 
   // The root's bounds, in order: the node bound and the PCIe group energy bound, then the device
@@ -145,9 +144,7 @@ class BranchAndBound {
   SolveResult run(const std::vector<Schedule>& warm_starts) {
     SolveResult res;
     take_warm_starts(warm_starts, res);
-    // A bound proven elsewhere within the relaxations' tolerance of the incumbent proves it (a
-    // single-stage relaxation returns its value less a hair; root_lower_bound's is one).
-    if (shared_.proven_bound() > 0) shared_.raise_proven(lift_to_cutoff(shared_.proven_bound(), shared_.incumbent()));
+    lift_proven_to_incumbent();
     if (auto why = obviously_infeasible(inst_)) return stop_before_search(res, *why);
     NodePtr root = bound_root();
     // Only possible for an instance without ops, which the file format excludes.
@@ -156,12 +153,7 @@ class BranchAndBound {
     improve_incumbent_by_lns();
     pool_.push(std::move(root));
 
-    if (opt_.time_limit <= 0) shared_.request_stop(kTimeLimit);
-    if (opt_.stop && opt_.stop->load()) shared_.request_stop(kInterrupted);  // before the monitor's first look
-    // Proven before the search (a known bound that meets the incumbent): nothing to expand.
-    if (shared_.incumbent() < kInf && shared_.proven_bound() >= shared_.incumbent() - kTimeEps) {
-      shared_.request_stop(kProven);
-    }
+    stop_before_expanding();
     if (!opt_.tree) shared_.request_stop(kNoTree);
     root_stats_ = stats_;
     searched_ = true;
@@ -190,21 +182,37 @@ class BranchAndBound {
     stats_ = root_stats_;
     SolveResult res;
     take_warm_starts(warm_starts, res);
-    if (!opt_.neighbourhood && limits.known_bound > 0 && limits.known_bound < kInf) {
-      shared_.raise_proven(limits.known_bound);
-    }
-    if (shared_.proven_bound() > 0) shared_.raise_proven(lift_to_cutoff(shared_.proven_bound(), shared_.incumbent()));
-    if (opt_.time_limit <= 0) shared_.request_stop(kTimeLimit);
-    if (opt_.stop && opt_.stop->load()) shared_.request_stop(kInterrupted);
-    if (shared_.incumbent() < kInf && shared_.proven_bound() >= shared_.incumbent() - kTimeEps) {
-      shared_.request_stop(kProven);
-    }
+    raise_known_bound(limits.known_bound);
+    lift_proven_to_incumbent();
+    stop_before_expanding();
     search_tree();
     finish(res, true);
     return res;
   }
 
  private:
+  // A bound proven elsewhere (SolveOptions::known_bound): global_bound() never reports less
+  // (capped by the incumbent).
+  void raise_known_bound(double b) {
+    if (!opt_.neighbourhood && b > 0 && b < kInf) shared_.raise_proven(b);
+  }
+
+  // A bound proven elsewhere within the relaxations' tolerance of the incumbent proves it (a
+  // single-stage relaxation returns its value less a hair; root_lower_bound's is one).
+  void lift_proven_to_incumbent() {
+    if (shared_.proven_bound() > 0) shared_.raise_proven(lift_to_cutoff(shared_.proven_bound(), shared_.incumbent()));
+  }
+
+  // The reasons to stop that hold before a node is expanded: no time, the caller's stop (before
+  // the monitor's first look), or proven already (a known bound that meets the incumbent).
+  void stop_before_expanding() {
+    if (opt_.time_limit <= 0) shared_.request_stop(kTimeLimit);
+    if (opt_.stop && opt_.stop->load()) shared_.request_stop(kInterrupted);
+    if (shared_.incumbent() < kInf && shared_.proven_bound() >= shared_.incumbent() - kTimeEps) {
+      shared_.request_stop(kProven);
+    }
+  }
+
   static const Instance& check_limits(const Instance& inst) {
     if (inst.num_stages() > ActionCodec::kMaxStages || inst.microbatches > ActionCodec::kMaxMicrobatches ||
         static_cast<int>(inst.offload_levels.size()) > ActionCodec::kMaxLevels) {

@@ -91,11 +91,12 @@ TEST(GroupEnergyBound, BisectionEqualsEnumeration) {
   EXPECT_GT(positive, 300);
 }
 
-// Pipelines in the family's shape, small: 4-6 equal-ish stages, 12-24 microbatches, room for 2-4
-// activations, PCIe about as slow as a forward, two devices per group. Here the steady state
-// binds, where the root's node bound does not see the shared channel.
-Instance steady_instance(std::mt19937& rng) {
-  std::uniform_int_distribution<int> dev(6, 8), mbs(12, 20), tok(1, 2);
+// Pipelines in the family's shape, small: 6-8 equal-ish stages, room for 1 to `max_tokens`
+// activations, two devices per PCIe group; `microbatches` and the offload and reload times (in
+// forwards, before the jitter: `slow`, or 2.5 where it is null) pick the regime.
+Instance paired_instance(std::mt19937& rng, int min_microbatches, int max_microbatches, int max_tokens,
+                         std::uniform_real_distribution<double>* slow) {
+  std::uniform_int_distribution<int> dev(6, 8), mbs(min_microbatches, max_microbatches), tok(1, max_tokens);
   std::uniform_real_distribution<double> u(0.8, 1.25);
   const double gib = test_support::GiB;
   Instance inst = test_support::uniform_instance(dev(rng), mbs(rng), 1.0, 1.0, 1.0, 0.05, gib, 0.9 * gib);
@@ -109,11 +110,15 @@ Instance steady_instance(std::mt19937& rng) {
     st.forward *= u(rng);
     st.backward *= u(rng);
     st.weight *= u(rng);
-    st.offload = 2.5 * u(rng);
-    st.reload = 2.5 * u(rng);
+    st.offload = (slow ? (*slow)(rng) : 2.5) * u(rng);
+    st.reload = (slow ? (*slow)(rng) : 2.5) * u(rng);
   }
   return inst;
 }
+
+// 12-20 microbatches, room for 1-2 activations, PCIe about as slow as a forward. Here the steady
+// state binds, where the root's node bound does not see the shared channel.
+Instance steady_instance(std::mt19937& rng) { return paired_instance(rng, 12, 20, 2, nullptr); }
 
 // Schedules to hold a bound against: 10 random valid ones, every heuristic's, and the best
 // heuristic's improved by a short local search (not all feasible).
@@ -282,28 +287,12 @@ TEST(ByteEnergyBound, NeverAboveTheBruteForceOptimum) {
 
 // ---- the PCIe group forward bound ------------------------------------------------------------
 
-// Long pipelines in their fill: 6-8 equal-ish stages, 4-8 microbatches, room for 1-3
-// activations, offloads two to three forwards long, two devices per PCIe group: the first
-// microbatches' B's come back late, so the fill's forwards wait for offloads on shared channels.
+// Long pipelines in their fill: 4-8 microbatches, room for 1-3 activations, offloads two to
+// three forwards long: the first microbatches' B's come back late, so the fill's forwards wait
+// for offloads on shared channels.
 Instance fill_instance(std::mt19937& rng) {
-  std::uniform_int_distribution<int> dev(6, 8), mbs(4, 8), tok(1, 3);
-  std::uniform_real_distribution<double> u(0.8, 1.25), slow(2.0, 3.0);
-  const double gib = test_support::GiB;
-  Instance inst = test_support::uniform_instance(dev(rng), mbs(rng), 1.0, 1.0, 1.0, 0.05, gib, 0.9 * gib);
-  const double room = tok(rng) * gib + 0.3 * gib * u(rng);
-  for (int d = 0; d < inst.num_devices(); ++d) {
-    inst.devices[d].static_memory = 10 * gib;
-    inst.devices[d].memory_limit = 10 * gib + room;
-    inst.devices[d].pcie_group = d / 2;
-  }
-  for (Stage& st : inst.stages) {
-    st.forward *= u(rng);
-    st.backward *= u(rng);
-    st.weight *= u(rng);
-    st.offload = slow(rng) * u(rng);
-    st.reload = slow(rng) * u(rng);
-  }
-  return inst;
+  std::uniform_real_distribution<double> slow(2.0, 3.0);
+  return paired_instance(rng, 4, 8, 3, &slow);
 }
 
 // The plain version of group_forward_head: bisection over time (the offloads a stage needs only
