@@ -47,12 +47,16 @@ const char* to_string(SolveResult::Status status) {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// The device relaxations at the root: nodes per device, and time for all of them (the time is
-// what binds: small-loop-03 of bench/solvers/random_small.py needs 1.4M nodes, 0.2 s, on device
-// 0 for 41.72 ms, where 200k gave nothing there and the root bound was 38.98).
+// The device relaxations at the root: nodes per device and for all of them, so that the bound
+// does not depend on the machine's speed (small-loop-03 of bench/solvers/random_small.py needs
+// 1.4M nodes on device 0 for 41.72 ms, where 200k gave nothing and the root bound was 38.98; a
+// budget of 0.5 s gave it 41.72 on one 2-core VM and 38.98 on one 2.5 times slower); time only
+// as a safety net (a share of the limit, at most kDeviceRelaxationSeconds), which binds where
+// the limit is short or the machine far slower.
 constexpr std::int64_t kDeviceRelaxationNodes = 2'000'000;
-constexpr double kDeviceRelaxationShare = 0.05;
-constexpr double kDeviceRelaxationSeconds = 0.5;
+constexpr std::int64_t kDeviceRelaxationTotalNodes = 4'000'000;
+constexpr double kDeviceRelaxationShare = 0.2;
+constexpr double kDeviceRelaxationSeconds = 2.0;
 
 // The backend a mode resolves to (kAuto: the GPU when one is present, else TBB); throws
 // InputError, with the reason, when a batch backend is not there.
@@ -314,7 +318,8 @@ class BranchAndBound {
   }
 
   // The device relaxations at the root (bounds/device_relaxation.h), the largest recorded in the
-  // statistics; valid for the whole tree. Each gets kDeviceRelaxationNodes and the time that
+  // statistics; valid for the whole tree. Each gets kDeviceRelaxationNodes of the
+  // kDeviceRelaxationTotalNodes that the devices before it left, and the time that
   // kDeviceRelaxationShare of the limit leaves (at most kDeviceRelaxationSeconds in all).
   // Skipped where the bounds known so far meet the cutoff, and taken from
   // SolveOptions::root_relaxation where it ran there.
@@ -331,8 +336,9 @@ class BranchAndBound {
         if (opt_.stop && opt_.stop->load()) break;  // Ctrl-C: what finished so far
         if (!device_relaxation_applies(inst_, problem_, d)) continue;
         const double left = budget - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (!(left > 0)) break;
-        DeviceRelaxation r = device_relaxation(inst_, problem_, d, head, cutoff, kDeviceRelaxationNodes, left);
+        const std::int64_t nodes = std::min(kDeviceRelaxationNodes, kDeviceRelaxationTotalNodes - stats_.device_relaxation_nodes);
+        if (!(left > 0) || nodes <= 0) break;
+        DeviceRelaxation r = device_relaxation(inst_, problem_, d, head, cutoff, nodes, left);
         stats_.device_relaxation_nodes += r.nodes;
         if (r.finished && r.bound > device_root_.bound) device_root_ = {true, r.bound, d, std::move(r.order)};
       }

@@ -361,6 +361,27 @@ TEST(DeviceRelaxation, TheSearchReusesTheRootBoundsRelaxation) {
   EXPECT_GT(r.stats.device_node_calls, 0);  // the nodes ask the same device
 }
 
+// At the root each device's relaxation has a node budget, not a time budget: small-loop-03
+// (bench/solvers/random_small.py, seed 1) needs about 1.4M nodes on device 0 for 41.72 ms, which
+// 0.5 s reached on one 2-core VM and not on one 2.5 times slower (38.98 ms, the other devices'
+// relaxations). With 10 s of limit the time only guards (2 s), so every machine gets 41.72.
+TEST(DeviceRelaxation, TheRootBudgetIsNodesSoTheBoundIsTheSameOnEveryMachine) {
+  const Instance inst =
+      load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "tests" / "data" / "relaxation" / "small-loop-03.json").string());
+  SolveOptions opt = without_it(-1);
+  opt.device_relaxation = true;
+  const RootBound root = root_lower_bound(inst, 42.50, opt);
+  ASSERT_TRUE(root.device_relaxation_ran);
+  EXPECT_EQ(root.relaxed_device, 0);
+  EXPECT_NEAR(root.device_relaxation, 41.72, 1e-6);
+  EXPECT_NEAR(root.bound, 41.72, 1e-6);
+  // The same from device 0's relaxation alone, searched to its end.
+  const DeviceRelaxation d0 = relax(inst, 0, 42.50, 20'000'000);
+  ASSERT_TRUE(d0.finished);
+  EXPECT_GT(d0.nodes, 1'000'000);  // more than 0.2 s on a slow machine: a time budget would bind
+  EXPECT_NEAR(d0.bound, 41.72, 1e-6);
+}
+
 TEST(DeviceRelaxation, StopsAtItsNodeLimitClaimingNothing) {
   const Instance inst = small_v04();
   const DeviceRelaxation r = relax(inst, 3, kInf, 10);
