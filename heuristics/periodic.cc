@@ -16,10 +16,12 @@ namespace optpipe {
 namespace {
 
 constexpr int kCycles = 60;
-constexpr int kVariants = 48;
-// Tried on every cycle: the four plans at a quarter margin, the chains-only one at 0 and 1/4, and
-// the four plans with staggered transfers.
-constexpr std::array<int, 10> kCoarseVariants = {1, 4, 7, 10, 12, 13, 25, 28, 31, 34};
+constexpr int kPlainVariants = 48;
+constexpr int kVariants = 72;  // and 24 with each W right after its B
+// Tried on every cycle: the four plans at a quarter margin, the chains-only one at 0 and 1/4, the
+// four plans with staggered transfers, and with each W right after its B the unbooked plan and
+// the two spread ones (each the best somewhere: bench-gpt3-28.3b-32x128-2act, 14.6b 16 x 64 8act).
+constexpr std::array<int, 13> kCoarseVariants = {1, 4, 7, 10, 12, 13, 25, 28, 31, 34, 48, 55, 58};
 constexpr std::size_t kFineCycles = 6;  // cycles tried with every variant
 constexpr double kCycleSpan = 3.0;  // the largest cycle tried, in units of the smallest
 constexpr int kRefineSteps = 8;     // the refinement's steps per grid step on each side of the best
@@ -31,6 +33,11 @@ double smallest_cycle(const Instance& inst) {
   return c;
 }
 
+bool same_offsets(const std::vector<StageOffsets>& a, const std::vector<StageOffsets>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const StageOffsets& x, const StageOffsets& y) { return x.f == y.f && x.b == y.b && x.w == y.w; });
+}
+
 // Plans and simulates templates, keeping the best (variants: see periodic.h).
 struct TemplateSearch {
   TemplateSearch(const Instance& i, double off, double rel)
@@ -38,8 +45,15 @@ struct TemplateSearch {
 
   // The simulated makespan of the template for cycle c and `variant` (infinity: none fits).
   double try_variant(double c, int variant) {
-    const double margin = 0.25 * (variant % 3);
     PeriodicPlanOptions po;
+    // 48-71: the variants that place B's off the forwards' residues (0-11, 24-35) with each W
+    // right after its B.
+    if (variant >= kPlainVariants) {
+      po.w_after_b = true;
+      variant -= kPlainVariants;
+      if (variant >= 12) variant += 12;
+    }
+    const double margin = 0.25 * (variant % 3);
     po.stagger = variant >= 24;
     const int plan = variant % 24;
     po.book_channels = plan / 3 % 4 == 1;
@@ -51,6 +65,12 @@ struct TemplateSearch {
     po.cycle = c;
     po.offload_margin = margin * offload_ms;
     po.reload_margin = margin * reload_ms;
+    // Where every W fits between its B and the next forward anyway, the template is the plain
+    // variant's: not simulated twice.
+    if (po.w_after_b && same_offsets(periodic_offsets(inst, c, false, po.stagger, true),
+                                     periodic_offsets(inst, c, false, po.stagger, false))) {
+      return std::numeric_limits<double>::infinity();
+    }
     std::optional<Schedule> sch = periodic_schedule(inst, po);
     if (!sch) return std::numeric_limits<double>::infinity();
     ++tried;
@@ -64,7 +84,7 @@ struct TemplateSearch {
       std::ostringstream d;
       d << "cycle " << c << " ms, margin " << margin << (po.book_channels ? ", channels booked" : "")
         << (po.spread > 0 ? ", offloads spread" : "") << (po.chains_only ? ", chains only" : "")
-        << (po.stagger ? ", transfers staggered" : "");
+        << (po.stagger ? ", transfers staggered" : "") << (po.w_after_b ? ", W right after B" : "");
       detail = d.str();
     }
     return r.makespan;

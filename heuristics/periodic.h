@@ -1,10 +1,11 @@
 // Periodic offload: the cyclic template of periodic_template.h (every device repeats one
 // pattern per cycle, offloads where the planned memory would overflow), tried over a grid of
-// cycles and 48 variants (offload/reload margins 0, 1/4 and 1/2 of a transfer; the plan's
+// cycles and 72 variants (offload/reload margins 0, 1/4 and 1/2 of a transfer; the plan's
 // transfers booked on the shared channels, or not, or the steady state's share of offloads
-// spread evenly first at 1 or 1.15 times; B's placed off the forward's residues, or at their
-// chain's times; the two GPUs of a PCIe group taking turns on its channels, or not); keeps the
-// fastest simulated schedule that fits. On the family of bench/README.md each of these choices
+// spread evenly first at 1 or 1.15 times; B's placed off the forward's residues, with each W
+// after the next forward where it does not fit before it or always right after its B, or B's at
+// their chain's times; the two GPUs of a PCIe group taking turns on its channels, or not); keeps
+// the fastest simulated schedule that fits. On the family of bench/README.md each of these choices
 // is the best one somewhere. Any placement: with several stages per device (V, loop) each device
 // fits all its stages' ops into the cycle and plans its memory over them (periodic_template.h);
 // there only where something can offload (without, the V and interleaved schedules cover it).
@@ -18,13 +19,13 @@
 // stops being the bottleneck sooner (bench/README.md, "The solver at scale").
 // Source: modulo scheduling (Rau, MICRO-27 1994), see periodic_template.h.
 //
-// The grid in three passes: every cycle with 10 of the variants, then the 6 best cycles with the
-// other 38, then the best template's variant at 7 cycles between its cycle and each grid
+// The grid in three passes: every cycle with 13 of the variants, then the 6 best cycles with the
+// other 59, then the best template's variant at 7 cycles between its cycle and each grid
 // neighbour (the makespan is not monotone in the cycle, and the grid's steps are 1.9% apart:
 // Llama-2 7B, 16 x 64 at 4 activations 2308.54 -> 2298.09 ms, GPT-3 14.6B at 8 activations
 // 979.47 -> 975.22; no other row of bench/README.md's family changes).
 //
-// Complexity: 10G + 242 templates, each O(S·m·K) to plan and one simulation O(N log N); G = 60
+// Complexity: 13G + 368 templates, each O(S·m·K) to plan and one simulation O(N log N); G = 60
 // cycles (from the largest per-device F + B + W up to 3 times it, 1.9% apart): 0.1-0.35 s at
 // 16 x 64, 1.1-2.1 s at 32 x 128 on the development machine.
 #pragma once

@@ -46,14 +46,16 @@ double earliest_free(double lo, double len, const std::vector<std::pair<double, 
   return std::numeric_limits<double>::quiet_NaN();
 }
 
-// One stage's B and W offsets, B no earlier than lo (see the header).
-void place_backward(double lo, double f, double fd, double bd, double wd, double c, StageOffsets& o) {
+// One stage's B and W offsets, B no earlier than lo (see the header). w_after_b: the W only
+// right after its B (periodic_offsets).
+void place_backward(double lo, double f, double fd, double bd, double wd, double c, bool w_after_b,
+                    StageOffsets& o) {
   double x = earliest_beside_forward(lo, bd, f, fd, c);
   const double ub = residue(x - f, c);
   if (wd <= kEps || c - ub - bd >= wd - kEps) {
     o.b = x;
     o.w = x + bd;
-  } else if (ub - fd >= wd - kEps) {
+  } else if (!w_after_b && ub - fd >= wd - kEps) {
     o.b = x;
     o.w = x + (c - ub) + fd;  // the gap between the next forward and this B's residue
   } else {
@@ -119,7 +121,8 @@ bool overlaps_modulo(double x, double lx, double y, double ly, double c) {
   return u < ly - kEps || u + lx > c + kEps;
 }
 
-std::vector<StageOffsets> periodic_offsets(const Instance& inst, double c, bool chains_only, bool stagger) {
+std::vector<StageOffsets> periodic_offsets(const Instance& inst, double c, bool chains_only, bool stagger,
+                                           bool w_after_b) {
   const int S = inst.num_stages();
   if (!(c > 0)) return {};
   for (int d = 0; d < inst.num_devices(); ++d) {
@@ -163,7 +166,7 @@ std::vector<StageOffsets> periodic_offsets(const Instance& inst, double c, bool 
       o[s].b = lo;
       o[s].w = lo + bd;
     } else if (!shared_device(s)) {
-      place_backward(lo, o[s].f, st.forward, bd, wd, c, o[s]);
+      place_backward(lo, o[s].f, st.forward, bd, wd, c, w_after_b, o[s]);
     } else {  // B, then W, each at the first residue free of the device's ops placed so far
       auto& taken = busy[st.device];
       o[s].b = earliest_free(lo, bd, taken, c);
@@ -181,7 +184,7 @@ std::vector<StageOffsets> periodic_offsets(const Instance& inst, double c, bool 
 }
 
 std::optional<PeriodicPlan> periodic_plan(const Instance& inst, const PeriodicPlanOptions& opt) {
-  const std::vector<StageOffsets> o = periodic_offsets(inst, opt.cycle, opt.chains_only, opt.stagger);
+  const std::vector<StageOffsets> o = periodic_offsets(inst, opt.cycle, opt.chains_only, opt.stagger, opt.w_after_b);
   if (o.empty()) return std::nullopt;
   const int m = inst.microbatches, S = inst.num_stages();
   PeriodicPlan out;
