@@ -167,6 +167,12 @@ std::vector<StageOffsets> periodic_offsets(const Instance& inst, double c, bool 
       o[s].w = lo + bd;
     } else if (!shared_device(s)) {
       place_backward(lo, o[s].f, st.forward, bd, wd, c, w_after_b, o[s]);
+    } else if (w_after_b) {  // B and W together at the first residue free for both
+      auto& taken = busy[st.device];
+      o[s].b = earliest_free(lo, bd + wd, taken, c);
+      if (!(o[s].b == o[s].b)) return {};
+      taken.emplace_back(o[s].b, bd + wd);
+      o[s].w = o[s].b + bd;
     } else {  // B, then W, each at the first residue free of the device's ops placed so far
       auto& taken = busy[st.device];
       o[s].b = earliest_free(lo, bd, taken, c);

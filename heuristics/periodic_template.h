@@ -58,11 +58,12 @@ struct StageOffsets {
 // B(s) + reload_{s-1}). Where (nearly) every microbatch of both stages is offloaded, each
 // transfer then finds its channel free instead of queueing behind the neighbour's while its
 // activation waits in memory (bench/README.md, "The solver at scale").
-// w_after_b (one stage per device): each W right after its B. Where it does not fit between the
-// B and the next forward, the B moves past that forward (later B's, a longer round trip) instead
-// of the W going after the forward: the W's activation is then not held across the forward, which
-// at 2 activations is what stops the memory plan from fitting at short cycles (on
-// bench-gpt3-28.3b-32x128-2act no plan fits below 19.5 ms without it; bench/README.md).
+// w_after_b: each W right after its B. Where it does not fit between the B and the next forward,
+// the B moves past that forward (later B's, a longer round trip) instead of the W going after the
+// forward: the W's activation is then not held across the forward, which at 2 activations is
+// what stops the memory plan from fitting at short cycles (on bench-gpt3-28.3b-32x128-2act no
+// plan fits below 19.5 ms without it; bench/README.md). On a device with several stages the B
+// and its W take the first free residue long enough for both.
 std::vector<StageOffsets> periodic_offsets(const Instance& instance, double c, bool chains_only = false,
                                            bool stagger = false, bool w_after_b = false);
 

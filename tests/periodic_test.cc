@@ -314,7 +314,8 @@ TEST(PeriodicTemplate, SeveralStagesOnADeviceShareItsCycleWithoutCollisions) {
     const double c0 = busiest_device_work(inst);
     const double c = c0 * (1 + 0.5 * (i % 7) / 7.0);
     EXPECT_TRUE(periodic_offsets(inst, c0 * 0.99).empty());
-    const std::vector<StageOffsets> o = periodic_offsets(inst, c, false, i % 2 == 1);
+    const bool w_after_b = i % 3 == 2;  // each W right after its B: B and W take one free residue
+    const std::vector<StageOffsets> o = periodic_offsets(inst, c, false, i % 2 == 1, w_after_b);
     if (o.empty()) {  // a device's free residues in pieces too short for an op
       ++fragmented;
       continue;
@@ -322,6 +323,7 @@ TEST(PeriodicTemplate, SeveralStagesOnADeviceShareItsCycleWithoutCollisions) {
     ASSERT_EQ(static_cast<int>(o.size()), inst.num_stages()) << "case " << i;
     for (int s = 0; s < inst.num_stages(); ++s) {
       const Stage& st = inst.stages[s];
+      if (w_after_b) EXPECT_NEAR(o[s].w, o[s].b + inst.duration(OpType::B, s), 1e-9) << "case " << i;
       if (s > 0) EXPECT_GE(o[s].f, o[s - 1].f + inst.stages[s - 1].forward + inst.comm_after(s - 1) - 1e-9);
       EXPECT_GE(o[s].b, o[s].f + st.forward - 1e-9);
       if (s + 1 < inst.num_stages()) {
