@@ -25,6 +25,7 @@ constexpr std::array<int, 13> kCoarseVariants = {1, 4, 7, 10, 12, 13, 25, 28, 31
 constexpr std::size_t kFineCycles = 6;  // cycles tried with every variant
 constexpr double kCycleSpan = 3.0;  // the largest cycle tried, in units of the smallest
 constexpr int kRefineSteps = 8;     // the refinement's steps per grid step on each side of the best
+constexpr int kRefined = 3;         // refined: the best template of each of this many variants
 
 // The smallest cycle: the busiest device's work per microbatch (all its stages').
 double smallest_cycle(const Instance& inst) {
@@ -45,6 +46,7 @@ struct TemplateSearch {
 
   // The simulated makespan of the template for cycle c and `variant` (infinity: none fits).
   double try_variant(double c, int variant) {
+    const int variant_id = variant;
     PeriodicPlanOptions po;
     // 48-71: the variants that place B's off the forwards' residues (0-11, 24-35) with each W
     // right after its B.
@@ -76,10 +78,11 @@ struct TemplateSearch {
     ++tried;
     const SimResult r = sim.run(*sch, SimOptions::quiet());
     if (!r.feasible) return std::numeric_limits<double>::infinity();
+    results.push_back({r.makespan, c, variant_id});
     if (r.makespan < best_makespan - kTimeEps) {
       best_makespan = r.makespan;
       best_cycle = c;
-      best_variant = variant;
+      best_variant = variant_id;
       best = std::move(sch);
       std::ostringstream d;
       d << "cycle " << c << " ms, margin " << margin << (po.book_channels ? ", channels booked" : "")
@@ -100,6 +103,11 @@ struct TemplateSearch {
   int best_variant = -1;
   std::string detail;
   int tried = 0;
+  struct Tried {
+    double makespan, cycle;
+    int variant;
+  };
+  std::vector<Tried> results;  // every template that fit
 };
 
 }  // namespace
@@ -137,11 +145,17 @@ Built PeriodicOffload::build(const Instance& inst, const RunLimits& limits) cons
     }
   }
   // Refine: the best variant at cycles between the best one's grid neighbours.
-  if (search.best_variant >= 0) {
-    const double c_best = search.best_cycle;
-    const int v_best = search.best_variant;
-    for (int k = -kRefineSteps + 1; k < kRefineSteps && !limits.expired(); ++k) {
-      if (k != 0) search.try_variant(c_best * std::pow(growth, static_cast<double>(k) / kRefineSteps), v_best);
+  {
+    std::vector<TemplateSearch::Tried> top = search.results;
+    std::stable_sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.makespan < b.makespan; });
+    std::vector<int> refined;
+    for (const auto& t : top) {
+      if (static_cast<int>(refined.size()) >= kRefined) break;
+      if (std::find(refined.begin(), refined.end(), t.variant) != refined.end()) continue;
+      refined.push_back(t.variant);
+      for (int k = -kRefineSteps + 1; k < kRefineSteps && !limits.expired(); ++k) {
+        if (k != 0) search.try_variant(t.cycle * std::pow(growth, static_cast<double>(k) / kRefineSteps), t.variant);
+      }
     }
   }
   std::optional<Schedule>& best = search.best;

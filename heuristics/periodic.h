@@ -20,12 +20,12 @@
 // Source: modulo scheduling (Rau, MICRO-27 1994), see periodic_template.h.
 //
 // The grid in three passes: every cycle with 13 of the variants, then the 6 best cycles with the
-// other 59, then the best template's variant at 7 cycles between its cycle and each grid
-// neighbour (the makespan is not monotone in the cycle, and the grid's steps are 1.9% apart:
-// Llama-2 7B, 16 x 64 at 4 activations 2308.54 -> 2298.09 ms, GPT-3 14.6B at 8 activations
-// 979.47 -> 975.22; no other row of bench/README.md's family changes).
+// other 59, then the best template of each of the 3 best variants at 7 cycles between its cycle
+// and each grid neighbour (the makespan is not monotone in the cycle, and the grid's steps are
+// 1.9% apart: Llama-2 7B, 16 x 64 at 4 activations 2308.54 -> 2298.09 ms, GPT-3 14.6B at 8
+// activations 979.47 -> 975.22 with the best variant alone, and 967.29 -> 958.15 with three).
 //
-// Complexity: 13G + 368 templates, each O(S·m·K) to plan and one simulation O(N log N); G = 60
+// Complexity: 13G + 396 templates, each O(S·m·K) to plan and one simulation O(N log N); G = 60
 // cycles (from the largest per-device F + B + W up to 3 times it, 1.9% apart): 0.1-0.35 s at
 // 16 x 64, 1.1-2.1 s at 32 x 128 on the development machine.
 #pragma once
