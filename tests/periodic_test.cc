@@ -416,20 +416,23 @@ Instance generated(const std::string& name) {
   return load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/generated/" + name + ".json");
 }
 
+// `optpipe generate --model M --devices D --microbatches N --memory-limit L --placement P`.
+Instance generate_instance(const std::string& model, int devices, int microbatches, const std::string& memory_limit,
+                           const std::string& placement = "one") {
+  gen::GenerateRequest r;
+  r.model = model;
+  r.devices = devices;
+  r.microbatches = microbatches;
+  r.placement = placement;
+  r.memory_limit = memory_limit;
+  return gen::generate(gen::resolve(r)).instance;
+}
+
 // On Llama-2 7B, 16 GPUs x 64 microbatches in a loop (32 stages, one layer each) at 13.6 GiB,
 // where the interleaved bases that PipeOffload and AdaOffload edit end at 3251.9 ms, the
 // template ends below 2300 ms (2174.0 when it was added; bench/README.md, "Stage partitioning").
 TEST(Periodic, LoopPlacementUnderTightMemory) {
-  const gen::GenerateOptions g = gen::resolve([] {
-    gen::GenerateRequest r;
-    r.model = "llama2-7b";
-    r.devices = 16;
-    r.microbatches = 64;
-    r.placement = "loop";
-    r.memory_limit = "14582546432B";
-    return r;
-  }());
-  const HeuristicResult r = periodic_checked(gen::generate(g).instance);
+  const HeuristicResult r = periodic_checked(generate_instance("llama2-7b", 16, 64, "14582546432B", "loop"));
   ASSERT_TRUE(r.ok()) << r.reason;
   EXPECT_TRUE(r.sim.feasible);
   EXPECT_LT(r.sim.makespan, 2300.0) << r.detail;
@@ -450,15 +453,7 @@ TEST(Periodic, StaggeredTransfersBeatTheQueueOnGpt3TwoActivations) {
 // plain template: 2719.47 ms); with each W right after its B the memory plan holds less, and the
 // template ends at 2606.09 ms (cycle 32.9 ms; bench/README.md, "The solver at scale").
 TEST(Periodic, WRightAfterBFitsShorterCyclesAtTwoActivations) {
-  const gen::GenerateOptions g = gen::resolve([] {
-    gen::GenerateRequest r;
-    r.model = "gpt3-28.3b";
-    r.devices = 16;
-    r.microbatches = 64;
-    r.memory_limit = "2act";
-    return r;
-  }());
-  const HeuristicResult r = periodic_checked(gen::generate(g).instance);
+  const HeuristicResult r = periodic_checked(generate_instance("gpt3-28.3b", 16, 64, "2act"));
   ASSERT_TRUE(r.ok()) << r.reason;
   EXPECT_LT(r.sim.makespan, 2650.0) << r.detail;
   EXPECT_NE(r.detail.find("W right after B"), std::string::npos) << r.detail;
