@@ -12,6 +12,19 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// The stages up to s_prime, s_prime included, of s_prime's PCIe group that are under memory
+// pressure (a room): those whose offloads share its D2H channel.
+std::vector<int> pressured_group_stages(const BoundProblem& p, int s_prime) {
+  auto group_of = [&p](int s) {
+    return p.group_of_device[static_cast<std::size_t>(p.device_of[static_cast<std::size_t>(s)])];
+  };
+  std::vector<int> stages;
+  for (int s = 0; s <= s_prime; ++s) {
+    if (group_of(s) == group_of(s_prime) && !std::isnan(p.room[static_cast<std::size_t>(s)])) stages.push_back(s);
+  }
+  return stages;
+}
+
 double finish_of(const BoundProblem& p, const std::vector<double>& head, int type, int s, int j) {
   const double h = head[static_cast<std::size_t>(p.op(type, s, j))];
   return (std::isnan(h) ? 0.0 : h) + p.dur[static_cast<std::size_t>(type * p.S + s)];
@@ -51,13 +64,7 @@ double group_forward_head(const BoundProblem& p, const std::vector<double>& head
   const double own = head[static_cast<std::size_t>(p.op(0, s_prime, j))];
   const double lo = std::isnan(own) ? 0.0 : own;
   if (j == 0) return lo;
-  const int group = p.group_of_device[static_cast<std::size_t>(p.device_of[static_cast<std::size_t>(s_prime)])];
-  std::vector<int> stages;
-  for (int s = 0; s <= s_prime; ++s) {
-    if (p.group_of_device[static_cast<std::size_t>(p.device_of[static_cast<std::size_t>(s)])] != group) continue;
-    if (std::isnan(p.room[static_cast<std::size_t>(s)])) continue;
-    stages.push_back(s);
-  }
+  const std::vector<int> stages = pressured_group_stages(p, s_prime);
   if (stages.empty()) return lo;
   // The instants at which a count can change: the B and W ends' lower bounds after lo.
   std::vector<double> breaks;
@@ -104,15 +111,9 @@ GroupForwardBound group_forward_bound(const BoundProblem& p, const std::vector<d
   GroupForwardBound out;
   for (int s = 0; s < p.S; ++s) {
     if (std::isnan(p.room[static_cast<std::size_t>(s)])) continue;
-    // Only where another stage of the group, at or before s in the chain, shares the channel
-    // (with s alone this is rule F, which the heads already hold).
-    const int group = p.group_of_device[static_cast<std::size_t>(p.device_of[static_cast<std::size_t>(s)])];
-    bool shared = false;
-    for (int r = 0; r < s && !shared; ++r) {
-      shared = p.group_of_device[static_cast<std::size_t>(p.device_of[static_cast<std::size_t>(r)])] == group &&
-               !std::isnan(p.room[static_cast<std::size_t>(r)]);
-    }
-    if (!shared) continue;
+    // Only where another stage of the group, before s in the chain, shares the channel (with s
+    // alone this is rule F, which the heads already hold).
+    if (pressured_group_stages(p, s).size() < 2) continue;
     for (int j = 1; j < p.m; ++j) {
       const double t = group_forward_head(p, head, s, j);
       const double v = t + p.dur[static_cast<std::size_t>(s)] + p.op_tail(0, s, j);

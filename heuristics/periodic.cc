@@ -81,8 +81,6 @@ struct TemplateSearch {
     results.push_back({r.makespan, c, variant_id});
     if (r.makespan < best_makespan - kTimeEps) {
       best_makespan = r.makespan;
-      best_cycle = c;
-      best_variant = variant_id;
       best = std::move(sch);
       std::ostringstream d;
       d << "cycle " << c << " ms, margin " << margin << (po.book_channels ? ", channels booked" : "")
@@ -99,8 +97,6 @@ struct TemplateSearch {
   bool one_stage_each;
   std::optional<Schedule> best;
   double best_makespan = std::numeric_limits<double>::infinity();
-  double best_cycle = 0;
-  int best_variant = -1;
   std::string detail;
   int tried = 0;
   struct Tried {
@@ -144,7 +140,8 @@ Built PeriodicOffload::build(const Instance& inst, const RunLimits& limits) cons
       }
     }
   }
-  // Refine: the best variant at cycles between the best one's grid neighbours.
+  // Refine: the best template of each of the kRefined best variants, at cycles between its
+  // cycle's grid neighbours.
   {
     std::vector<TemplateSearch::Tried> top = search.results;
     std::stable_sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.makespan < b.makespan; });

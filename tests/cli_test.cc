@@ -508,10 +508,6 @@ TEST(Cli, SolveSaysTheByteTimeEnergyBoundGaveTheBound) {
   EXPECT_CONTAINS(json.output, "\"byte_energy_bound\":899.119");
 }
 
-// offload-random-02 and 18 (tests/data/relaxation; random_offload.py, seed 11): the root's
-// single-stage relaxation searched again with the last microbatches' tails (bounds/last_tails.h)
-// proves 18 optimal at the root (42.73 ms; 41.90 with the static tails alone) and raises 02's
-// from 55.39 to 55.93; -v and the JSON log count those searches.
 // The PCIe group forward bound (bounds/group_forward_bound.h) in -v and the JSON log, on the
 // 16-GPU, 8-microbatch instance where it raises the root bound from 197.52 to 217.74 ms.
 TEST(Cli, SolveSaysThePcieGroupForwardBound) {
@@ -525,6 +521,10 @@ TEST(Cli, SolveSaysThePcieGroupForwardBound) {
   EXPECT_CONTAINS(json.output, "\"group_forward_bound\":217.74");
 }
 
+// offload-random-02 and 18 (tests/data/relaxation; random_offload.py, seed 11): the root's
+// single-stage relaxation searched again with the last microbatches' tails (bounds/last_tails.h)
+// proves 18 optimal at the root (42.73 ms; 41.90 with the static tails alone) and raises 02's
+// from 55.39 to 55.93; -v and the JSON log count those searches.
 TEST(Cli, SolveSaysTheLastTailsRaisedTheRelaxation) {
   const std::string dir = std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/";
   const CliRun proven = run_cli("solve " + quote(dir + "offload-random-18.json") + " --no-cache --time-limit 1 -v");

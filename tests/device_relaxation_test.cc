@@ -71,6 +71,12 @@ SolveOptions without_it(std::int64_t node_limit) {
   return opt;
 }
 
+SolveOptions with_it(std::int64_t node_limit) {
+  SolveOptions opt = without_it(node_limit);
+  opt.device_relaxation = true;
+  return opt;
+}
+
 TEST(DeviceRelaxation, LiftsTheRootBoundOfSmallV04ToItsOptimum) {
   const Instance inst = small_v04();
   const BoundProblem p(inst);
@@ -90,8 +96,7 @@ TEST(DeviceRelaxation, LiftsTheRootBoundOfSmallV04ToItsOptimum) {
   EXPECT_NEAR(exact.root_bound, 27.26, 1e-6);  // the other root bounds
   for (double v : values) EXPECT_LE(v, exact.makespan + 1e-6);
   // The solver with it: the root bound is the optimum.
-  SolveOptions with = without_it(-1);
-  with.device_relaxation = true;
+  const SolveOptions with = with_it(-1);
   const SolveResult r = solve(inst, {}, with);
   ASSERT_EQ(r.status, SolveResult::Status::kOptimal);
   EXPECT_NEAR(r.makespan, 33.23, 1e-6);
@@ -326,8 +331,7 @@ TEST(DeviceRelaxation, TheSolverWithItProvesTheSameOptima) {
   for (int i = 0; i < 150; ++i) {
     const Instance inst = random_multi_stage(rng, 5);
     const SolveResult a = solve(inst, {}, without_it(300'000));
-    SolveOptions with = without_it(300'000);
-    with.device_relaxation = true;
+    const SolveOptions with = with_it(300'000);
     const SolveResult b = solve(inst, {}, with);
     if (a.status != SolveResult::Status::kOptimal || b.status != SolveResult::Status::kOptimal) continue;
     ++both;
@@ -343,8 +347,7 @@ TEST(DeviceRelaxation, TheSolverWithItProvesTheSameOptima) {
 // starts), the search takes it from SolveOptions::root_relaxation instead of searching again.
 TEST(DeviceRelaxation, TheSearchReusesTheRootBoundsRelaxation) {
   const Instance inst = small_v04();
-  SolveOptions opt = without_it(-1);
-  opt.device_relaxation = true;
+  SolveOptions opt = with_it(-1);
   const RootBound root = root_lower_bound(inst, 33.81, opt);
   EXPECT_TRUE(root.device_relaxation_ran);
   EXPECT_EQ(root.relaxed_device, 3);
@@ -368,9 +371,7 @@ TEST(DeviceRelaxation, TheSearchReusesTheRootBoundsRelaxation) {
 TEST(DeviceRelaxation, TheRootBudgetIsNodesSoTheBoundIsTheSameOnEveryMachine) {
   const Instance inst =
       load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "tests" / "data" / "relaxation" / "small-loop-03.json").string());
-  SolveOptions opt = without_it(-1);
-  opt.device_relaxation = true;
-  const RootBound root = root_lower_bound(inst, 42.50, opt);
+  const RootBound root = root_lower_bound(inst, 42.50, with_it(-1));
   ASSERT_TRUE(root.device_relaxation_ran);
   EXPECT_EQ(root.relaxed_device, 0);
   EXPECT_NEAR(root.device_relaxation, 41.72, 1e-6);
