@@ -123,8 +123,7 @@ Built PeriodicOffload::build(const Instance& inst, const RunLimits& limits) cons
   }
   TemplateSearch search(inst, offload_ms, reload_ms);
   const double growth = std::pow(kCycleSpan, 1.0 / (kCycles - 1));
-  // Coarse: every cycle with the four plans at a quarter margin and the chains-only one at 0 and 1/4; fine: the best cycles with every
-  // variant.
+  // Coarse: every cycle with kCoarseVariants; fine: the kFineCycles best cycles with every other variant.
   std::vector<std::pair<double, double>> by_cycle;  // (best makespan, cycle)
   for (int k = 0; k < kCycles && !limits.expired(); ++k) {
     const double c = c0 * std::pow(growth, k);
