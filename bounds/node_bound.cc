@@ -29,16 +29,18 @@ void prepare(const BoundProblem& p, const Simulator::Snapshot& st, double t, Nod
 }  // namespace
 
 NodeBoundParts node_bound(const BoundProblem& p, const Simulator::Snapshot& st, double t, NodeBoundWork& w,
-                          double cutoff, bool channels) {
+                          double cutoff, bool channels, bool energy) {
   prepare(p, st, t, w);
   NodeBoundParts b;
   b.critical_path = critical_path_bound(p, w.times, w.finish);
   b.one_machine = one_machine_bound(p, w.head, w.jobs);
   if (std::max(b.critical_path, b.one_machine) >= cutoff) return b;
   b.channel = channels ? channel_bound(p, w.transfers, w.finish, w.reload_lb, w.jobs) : 0.0;
+  if (!energy) return b;
   // The energy bound may stop early once it cannot exceed the other three.
   b.memory_energy = memory_energy_bound(p, w.times, &w.transfers, w.head, w.finish, w.offload_lb,
                                         std::max({b.critical_path, b.one_machine, b.channel}));
+  b.memory_energy_ran = true;
   return b;
 }
 
@@ -49,6 +51,7 @@ NodeBoundParts node_bound_parts(const BoundProblem& p, const Simulator::Snapshot
   b.one_machine = one_machine_bound(p, w.head, w.jobs);
   b.channel = channel_bound(p, w.transfers, w.finish, w.reload_lb, w.jobs);
   b.memory_energy = memory_energy_bound(p, w.times, &w.transfers, w.head, w.finish, w.offload_lb);
+  b.memory_energy_ran = true;
   return b;
 }
 

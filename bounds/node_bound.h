@@ -7,7 +7,9 @@
 //
 // node_bound() computes the parts cheapest first; once max(critical path, one machine) reaches
 // the cutoff the node is cut whatever the others say, so the channel and memory energy parts
-// are skipped (left 0; the value is then still a valid bound, and at least the cutoff).
+// are skipped (left 0; the value is then still a valid bound, and at least the cutoff). The
+// caller may also leave the memory energy part out (`energy` false; the search samples it where
+// it never raises the bound: search/energy_sampling.h); the value is then still a valid bound.
 // node_bound_parts() computes every part in full, for tests and diagnostics (bench/bound_trace)
 // that want to see which part is best where.
 //
@@ -30,6 +32,7 @@ enum class BoundPart : std::uint8_t { kCriticalPath, kOneMachine, kChannel, kMem
 
 struct NodeBoundParts {
   double critical_path = 0, one_machine = 0, channel = 0, memory_energy = 0;
+  bool memory_energy_ran = false;  // the memory energy part was computed (else it is 0)
   double value() const;
   // The part that gives the value (ties: the earlier part in the order memory energy, channel,
   // critical path, one machine -- the first strictly larger wins; critical path over one machine
@@ -48,9 +51,9 @@ struct NodeBoundWork {
 
 // The bound of the node at simulator state `state`, decision time `time`, as the search uses it
 // (see above). `channels`: whether the instance can offload at all (without, the channel part is
-// 0 and skipped).
+// 0 and skipped). `energy` false: without the memory energy part.
 NodeBoundParts node_bound(const BoundProblem& problem, const Simulator::Snapshot& state, double time,
-                          NodeBoundWork& work, double cutoff, bool channels);
+                          NodeBoundWork& work, double cutoff, bool channels, bool energy = true);
 
 // Every part in full.
 NodeBoundParts node_bound_parts(const BoundProblem& problem, const Simulator::Snapshot& state, double time,

@@ -38,7 +38,11 @@ Simulator::Step NodeExpander::replay(SearchWorker& w, const SearchNode& n) const
 
 double NodeExpander::bound(SearchWorker& w, const Simulator::Snapshot& st, double t) const {
   ++w.stats.bound_calls;
-  const NodeBoundParts parts = node_bound(ctx_.problem, st, t, w.bound, ctx_.shared.cutoff(), ctx_.can_offload);
+  const bool energy = !ctx_.opt.energy_sampling || w.energy.want();
+  if (!energy) ++w.stats.memory_energy_skipped;
+  const NodeBoundParts parts =
+      node_bound(ctx_.problem, st, t, w.bound, ctx_.shared.cutoff(), ctx_.can_offload, energy);
+  w.energy.record(parts.memory_energy_ran, parts.best() == BoundPart::kMemoryEnergy);
   switch (parts.best()) {
     case BoundPart::kCriticalPath: ++w.stats.critical_path_best; break;
     case BoundPart::kOneMachine: ++w.stats.one_machine_best; break;

@@ -27,6 +27,7 @@ namespace optpipe {
   X(one_machine_best, "... where a device's one-machine bound was")                                      \
   X(channel_best, "... where a PCIe channel's one-machine bound was")                                    \
   X(memory_best, "... where a stage's memory energy bound was")                                          \
+  X(memory_energy_skipped, "... without the memory energy part (search/energy_sampling.h)")             \
   X(incumbent_updates, "leaves that improved the incumbent")                                             \
   X(batches, "batch modes: batches evaluated")                                                           \
   X(batched_nodes, "batch modes: children bounded in them")                                              \

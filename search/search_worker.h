@@ -12,6 +12,7 @@
 #include "model/instance.h"
 #include "model/simulator.h"
 #include "search/candidates.h"
+#include "search/energy_sampling.h"
 #include "search/search_stats.h"
 #include "search/transposition.h"
 
@@ -23,6 +24,7 @@ struct SearchWorker {
   Simulator sim;
   Simulator::Snapshot parent;  // the state of the node being expanded
   NodeBoundWork bound;      // the node bound's times, transfers, heads and scratch
+  EnergySampling energy;    // whether the node bound computes its memory energy part
   std::vector<Candidate> candidates;
   StateKey key;
   // Batch modes: the evaluator and the children waiting for their batched bounds.

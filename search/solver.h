@@ -140,6 +140,10 @@ struct SolveOptions {
   // Not at the nodes: there the extra branching cost more than it cut on random offload
   // instances (bench/README.md).
   bool pair_releases = true;
+  // Leave the node bound's memory energy part out where it has not raised the bound for a while,
+  // computing it at one node in 16 (search/energy_sampling.h; false: at every node, for
+  // comparisons).
+  bool energy_sampling = true;
   // The root's single-stage relaxation, computed already (root_lower_bound with these options
   // and a cutoff no better than this solve's first incumbent, e.g. before the local search): its
   // bound and its finished stages are used instead of searching again. Null, or one whose

@@ -143,7 +143,8 @@ void TextSolveReporter::search_statistics(const SolveStats& s) {
        << s.pruned_dominance << ", by transposition " << s.pruned_transposition << " (" << s.transposition_stored
        << " states kept); bound calls " << s.bound_calls << " (critical path best " << s.critical_path_best
        << ", one-machine best " << s.one_machine_best << ", channel best " << s.channel_best
-       << ", memory energy best " << s.memory_best << "); incumbent updates " << s.incumbent_updates << "\n";
+       << ", memory energy best " << s.memory_best << ", left out " << s.memory_energy_skipped
+       << "); incumbent updates " << s.incumbent_updates << "\n";
   out_ << "  nodes by depth (decisions from the root): " << depth_histogram(s.nodes_by_depth) << "\n";
   if (s.group_energy_bound > 0) out_ << "  PCIe group energy bound at the root: " << num(s.group_energy_bound) << "\n";
   if (s.group_forward_bound > 0) out_ << "  PCIe group forward bound at the root: " << num(s.group_forward_bound) << "\n";
