@@ -10,6 +10,7 @@
 #include "bounds/node_times.h"
 #include "bounds/one_machine_bound.h"
 #include "bounds/last_tails.h"
+#include "bounds/pair_releases.h"
 #include "model/simulator.h"
 
 namespace optpipe {
@@ -31,7 +32,7 @@ double room_of(const Instance& inst, int d) {
 class DeviceSearch {
  public:
   DeviceSearch(const Instance& inst, const BoundProblem& p, int d, const std::vector<double>& head, double cutoff,
-               std::int64_t node_limit, double seconds, bool prune)
+               std::int64_t node_limit, double seconds, bool prune, bool pairs)
       : p_(p), m_(p.m), types_(p.types), node_limit_(node_limit), seconds_(seconds), prune_(prune),
         started_(std::chrono::steady_clock::now()), best_(cutoff) {
     device_ = d;
@@ -74,6 +75,14 @@ class DeviceSearch {
     cnt_.assign(3 * k_, 0);
     tails_.resize(static_cast<std::size_t>(k_));
     for (int i = 0; i < k_; ++i) tails_[static_cast<std::size_t>(i)] = last_tail_choices(p, stages_[i]);
+    pair_release_.assign(3 * n, -kInf);
+    pairs_.resize(static_cast<std::size_t>(k_));
+    for (int i = 0; i < k_ && pairs; ++i) {
+      // Through the later stages when the next one is on another device (when it is on d, the
+      // B's release comes from that stage's B here, exactly).
+      if (i + 1 < k_ && stages_[i + 1] == stages_[i] + 1) continue;
+      pairs_[static_cast<std::size_t>(i)] = pair_release_orders(p, stages_[i]);
+    }
   }
 
   // Whether the relaxed optimum reaches the cutoff, and nothing more: the search stops at the
@@ -144,7 +153,7 @@ class DeviceSearch {
     if (t == kF) {
       if (i > 0) r = std::max(r, end_[at(kF, i - 1, j)] + fgap_[i]);
     } else if (t == kB) {
-      r = std::max(r, end_[at(kF, i, j)] + p_.latency[stages_[i]]);
+      r = std::max({r, end_[at(kF, i, j)] + p_.latency[stages_[i]], pair_release_[at(kB, i, j)]});
       if (i + 1 < k_) r = std::max(r, end_[at(kB, i + 1, j)] + bgap_[i + 1]);
     } else {
       r = std::max(r, end_[at(kB, i, j)]);
@@ -172,13 +181,16 @@ class DeviceSearch {
     sig.push_back(cur);
     for (int i = 0; i < k_; ++i) {
       const int nf = cnt_[kF * k_ + i], nb = cnt_[kB * k_ + i];
-      for (int j = nb; j < nf; ++j) sig.push_back(std::max(t, end_[at(kF, i, j)] + p_.latency[stages_[i]]));
+      for (int j = nb; j < nf; ++j) sig.push_back(std::max({t, end_[at(kF, i, j)] + p_.latency[stages_[i]], pair_release_[at(kB, i, j)]}));
       if (i + 1 < k_) {
         for (int j = cnt_[kF * k_ + i + 1]; j < nf; ++j) sig.push_back(std::max(t, end_[at(kF, i, j)] + fgap_[i + 1]));
       }
       if (i > 0) {
         for (int j = cnt_[kB * k_ + i - 1]; j < nb; ++j) sig.push_back(std::max(t, end_[at(kB, i, j)] + bgap_[i]));
       }
+      // The next forward's release pair reads the last forward's end itself (not only the
+      // release it gives its B, which the free time may hide).
+      if (!pairs_[static_cast<std::size_t>(i)].empty() && nb < nf) sig.push_back(end_[at(kF, i, nf - 1)]);
       // The last k microbatches' tail reads their B ends when B(m-1) is placed.
       if (const int k = tails_[static_cast<std::size_t>(i)].k; k > 0 && nb < m_) {
         for (int j = std::max(m_ - k, 0); j < nb; ++j) sig.push_back(end_[at(kB, i, j)]);
@@ -266,7 +278,28 @@ class DeviceSearch {
       ++cnt(x.t, x.i);
       ++placed_;
       path_.push_back(x.t == kF ? make_f(s, x.j) : x.t == kB ? make_b(s, x.j) : make_w(s, x.j));
-      const bool ok = dfs(e, mem2, std::max(cur, end_tail(x.t, x.i, x.j, e)), left - d);
+      const double cur2 = std::max(cur, end_tail(x.t, x.i, x.j, e));
+      const std::vector<PairOrder>& orders = pairs_[static_cast<std::size_t>(x.i)];
+      bool ok = true;
+      if (x.t == kF && x.j >= 1 && !orders.empty() && cnt(kB, x.i) < x.j) {
+        // F(s, j) while B(s, j - 1) waits: one branch per release pair of (j - 1, j).
+        double& rj = pair_release_[at(kB, x.i, x.j - 1)];
+        double& rk = pair_release_[at(kB, x.i, x.j)];
+        const double before = rj;
+        const double fj = end_[at(kF, x.i, x.j - 1)];
+        std::vector<PairRelease> releases;
+        pair_releases(orders, p_.comm_after[s], fj, e, std::max(fj + p_.latency[s], before), e + p_.latency[s],
+                      releases);
+        for (std::size_t q = 0; q < releases.size() && ok; ++q) {
+          rj = releases[q].j;
+          rk = releases[q].k;
+          ok = dfs(e, mem2, cur2, left - d);
+        }
+        rj = before;
+        rk = -kInf;
+      } else {
+        ok = dfs(e, mem2, cur2, left - d);
+      }
       --cnt(x.t, x.i);
       --placed_;
       path_.pop_back();
@@ -290,6 +323,8 @@ class DeviceSearch {
   std::vector<double> mem_change_;    // [t * k + i]: bytes an op of type t of local stage i adds
   std::vector<double> head_, tail_;   // [at(t, i, j)]
   std::vector<LastTails> tails_;      // [i]: the last microbatches' tails (last_tails.h)
+  std::vector<std::vector<PairOrder>> pairs_;  // [i]: the pair releases' orders (pair_releases.h), or none
+  std::vector<double> pair_release_;  // [at(B, i, j)]: B's release from its branch's pair (-inf: none)
   std::vector<double> end_;           // [at(t, i, j)]: ends of placed ops
   std::vector<int> cnt_;              // [t * k + i]: ops of each type placed per local stage
   std::unordered_map<std::string, std::vector<std::vector<double>>> memo_;
@@ -321,9 +356,9 @@ bool device_relaxation_applies(const Instance& inst, const BoundProblem& p, int 
 }
 
 DeviceRelaxation device_relaxation(const Instance& inst, const BoundProblem& p, int d, const std::vector<double>& head,
-                                   double cutoff, std::int64_t node_limit, double seconds, bool prune) {
+                                   double cutoff, std::int64_t node_limit, double seconds, bool prune, bool pairs) {
   if (!device_relaxation_applies(inst, p, d)) return {};
-  DeviceSearch search(inst, p, d, head, cutoff, node_limit, seconds, prune);
+  DeviceSearch search(inst, p, d, head, cutoff, node_limit, seconds, prune, pairs);
   return search.run();
 }
 
@@ -365,7 +400,7 @@ std::vector<double> device_relaxation_node_params(const BoundProblem& p, int d, 
 DeviceRelaxation device_relaxation_at_node(const Instance& inst, const BoundProblem& p, int d, const NodeTimes& node,
                                            const std::vector<double>& head, double cutoff, std::int64_t node_limit) {
   if (!device_relaxation_applies(inst, p, d)) return {};
-  DeviceSearch search(inst, p, d, head, cutoff, node_limit, 0, true);
+  DeviceSearch search(inst, p, d, head, cutoff, node_limit, 0, true, false);
   search.start_from(node);
   search.below_only();
   return search.run();

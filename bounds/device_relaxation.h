@@ -17,6 +17,16 @@
 //     the tail of each stage's last three B's through the stages below (last_tails.h; here
 //     always: these searches are small, and on the V and loop instances of
 //     bench/solvers/random_small.py it changed no proof's time beyond noise).
+// Optionally (`pairs`), the pair releases (pair_releases.h) of each stage whose next stage is
+// on another device: B(s, j) and B(s, j + 1) no earlier than the later devices can return both
+// microbatches, given the ends of F(s, j) and F(s, j + 1) (each alone returns after the latency,
+// two entering close together cannot both). The search branches over the release pairs that are
+// not dominated where it places F(s, j + 1) while B(s, j) waits: every spec schedule follows one
+// of the orders whose releases they are (pair_releases.h), so each is a point of one branch. On
+// small-v-02 of bench/solvers/random_small.py (seed 11) that lifts device 3 from 43.57 ms to
+// 43.77, the optimum, where without them the tree had to close the 0.2 ms itself (about 110k
+// nodes). The search over the pairs is larger, and its relaxed optimum's order a different guide
+// (search/solver.cc runs it second, for the bound only).
 // Every stage of the device must be unable to offload (then nothing but its own B and W frees
 // its memory). Every spec schedule's timeline, restricted to d, satisfies all of this, so the
 // relaxed optimum is no larger than any feasible makespan. The other devices are only latencies
@@ -42,8 +52,9 @@
 // a simulator's, search/stage_relaxations.h's tolerance lifts it back at the cutoff).
 //
 // Complexity: exponential in the worst case, bounded by the node limit; per search node O(k)
-// candidates (k stages on the device), O(n log n) for Jackson's bound of the n = 3·k·m ops and
-// O(k·m) for the dominance key and comparison.
+// candidates (k stages on the device; with the pairs, each forward at most S - s + 1 branches),
+// O(n log n) for Jackson's bound of the n = 3·k·m ops and O(k·m) for the dominance key and
+// comparison. The pair releases' orders: O(S^3) per stage, once (pair_releases.h).
 #pragma once
 
 #include <cstdint>
@@ -79,9 +90,10 @@ bool device_relaxation_applies(const Instance& instance, const BoundProblem& pro
 // only whether the relaxed optimum is below it, and then returns min(optimum, cutoff) less a
 // hair). `node_limit` and `seconds` (<= 0: none) stop the search, unfinished. `prune` false: no
 // bound and no dominance, a plain enumeration of the same model (the tests' reference).
+// `pairs`: with the pair releases (see above).
 DeviceRelaxation device_relaxation(const Instance& instance, const BoundProblem& problem, int d,
                                    const std::vector<double>& head, double cutoff, std::int64_t node_limit,
-                                   double seconds = 0, bool prune = true);
+                                   double seconds = 0, bool prune = true, bool pairs = false);
 
 // Device d at a search node: what started stays where it is (its ends in `node`), the rest as
 // above from the node's heads `head` [op], the device's free time and the makespan so far. A

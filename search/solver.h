@@ -132,6 +132,9 @@ struct SolveOptions {
   // The device relaxation (bounds/device_relaxation.h) at the root, for each device that holds
   // several stages none of which can offload, under memory pressure (false: off, for comparisons).
   bool device_relaxation = true;
+  // ... and a second pass of the best device's with the pair releases, for its bound
+  // (bounds/device_relaxation.h; false: not, for comparisons).
+  bool device_pairs = true;
   // ... with the first stage under the spec's start rules (StartRules::kSpecFirstStage) at the
   // root and from its history (false: the free model for every stage, for comparisons).
   bool spec_start_rules = true;
@@ -247,6 +250,7 @@ struct RootBound {
   double device_relaxation = 0;
   int relaxed_device = -1;
   std::vector<Action> device_order;
+  double device_pairs_raised = 0;  // what its second pass, with the pair releases, added (0: nothing)
 };
 RootBound root_lower_bound(const Instance& instance, double incumbent, const SolveOptions& options = {});
 

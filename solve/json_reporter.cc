@@ -132,6 +132,7 @@ void JsonSolveReporter::done(const Instance&, const PipelineResult& r, const Sim
                      {"best_from", r.best_from()},
                      {"bound_from", r.bound_from()},
                      {"device_relaxation_bound", s.device_relaxation_bound},
+                     {"device_pairs_raised", s.device_pairs_raised},
                      {"group_energy_bound", s.group_energy_bound},
                      {"group_forward_bound", s.group_forward_bound},
                      {"byte_energy_bound", s.byte_energy_bound},

@@ -154,6 +154,7 @@ void TextSolveReporter::search_statistics(const SolveStats& s) {
     if (s.device_relaxation_device >= 0) out_ << " (device " << s.device_relaxation_device << ")";
     if (s.device_relaxation_nodes > 0) out_ << ", " << s.device_relaxation_nodes << " nodes";
     else out_ << ", computed before the search";
+    if (s.device_pairs_raised > 0) out_ << "; the pair releases raised it by " << num(s.device_pairs_raised);
     out_ << "\n";
   }
   if (s.device_node_calls > 0) {

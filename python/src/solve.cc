@@ -202,6 +202,7 @@ JsonDict statistics(const SolveStats& s) {
   out["single_stage_bound"] = s.single_stage_bound;
   out["device_relaxation_bound"] = s.device_relaxation_bound;
   out["device_relaxation_device"] = s.device_relaxation_device;
+  out["device_pairs_raised"] = s.device_pairs_raised;
   out["nodes_by_depth"] = s.nodes_by_depth;
   return JsonDict(out);
 }
