@@ -181,7 +181,9 @@ class DeviceSearch {
     sig.push_back(cur);
     for (int i = 0; i < k_; ++i) {
       const int nf = cnt_[kF * k_ + i], nb = cnt_[kB * k_ + i];
-      for (int j = nb; j < nf; ++j) sig.push_back(std::max({t, end_[at(kF, i, j)] + p_.latency[stages_[i]], pair_release_[at(kB, i, j)]}));
+      for (int j = nb; j < nf; ++j) {
+        sig.push_back(std::max({t, end_[at(kF, i, j)] + p_.latency[stages_[i]], pair_release_[at(kB, i, j)]}));
+      }
       if (i + 1 < k_) {
         for (int j = cnt_[kF * k_ + i + 1]; j < nf; ++j) sig.push_back(std::max(t, end_[at(kF, i, j)] + fgap_[i + 1]));
       }

@@ -61,6 +61,20 @@ Instance random_multi_stage(std::mt19937& rng, int max_microbatches) {
   }
 }
 
+// Makespans of feasible schedules: of 30 random lists (most deadlock under tight memory), those
+// that complete, and every heuristic's.
+std::vector<double> feasible_makespans(const Instance& inst, std::mt19937& rng) {
+  std::vector<double> makespans;
+  for (int k = 0; k < 30; ++k) {
+    const SimResult sim = simulate(inst, test_support::random_valid_schedule(inst, rng, 0.0));
+    if (sim.feasible) makespans.push_back(sim.makespan);
+  }
+  for (const HeuristicResult& h : run_all_heuristics(inst, false).results) {
+    if (h.ok()) makespans.push_back(h.sim.makespan);
+  }
+  return makespans;
+}
+
 Instance small_v04() {
   return load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "tests" / "data" / "relaxation" / "small-v-04.json").string());
 }
@@ -119,15 +133,7 @@ TEST(DeviceRelaxation, NeverAboveTheOptimumOrAnySchedule) {
     if (exact.status == SolveResult::Status::kInfeasible) continue;
     const bool optimal = exact.status == SolveResult::Status::kOptimal;
     proven += optimal ? 1 : 0;
-    // Feasible schedules: random ones, and every heuristic's.
-    std::vector<double> makespans;
-    for (int k = 0; k < 30; ++k) {
-      const SimResult sim = simulate(inst, test_support::random_valid_schedule(inst, rng, 0.0));
-      if (sim.feasible) makespans.push_back(sim.makespan);
-    }
-    for (const HeuristicResult& h : run_all_heuristics(inst, false).results) {
-      if (h.ok()) makespans.push_back(h.sim.makespan);
-    }
+    const std::vector<double> makespans = feasible_makespans(inst, rng);
     schedules += static_cast<int>(makespans.size());
     for (int d = 0; d < inst.num_devices(); ++d) {
       const DeviceRelaxation r = relax(inst, d);
@@ -229,14 +235,7 @@ TEST(DeviceRelaxation, WithThePairReleasesStillALowerBound) {
     const SolveResult exact = solve(inst, {}, without_it(300'000));
     if (exact.status == SolveResult::Status::kInfeasible) continue;
     proven += exact.status == SolveResult::Status::kOptimal ? 1 : 0;
-    std::vector<double> makespans;
-    for (int k = 0; k < 30; ++k) {
-      const SimResult sim = simulate(inst, test_support::random_valid_schedule(inst, rng, 0.0));
-      if (sim.feasible) makespans.push_back(sim.makespan);
-    }
-    for (const HeuristicResult& h : run_all_heuristics(inst, false).results) {
-      if (h.ok()) makespans.push_back(h.sim.makespan);
-    }
+    const std::vector<double> makespans = feasible_makespans(inst, rng);
     for (int d = 0; d < inst.num_devices(); ++d) {
       const DeviceRelaxation plain = relax(inst, d);
       const DeviceRelaxation pairs = relax(inst, d, kInf, kNodes, true, true);
