@@ -83,6 +83,7 @@ class DeviceSearch {
       if (i + 1 < k_ && stages_[i + 1] == stages_[i] + 1) continue;
       pairs_[static_cast<std::size_t>(i)] = pair_release_orders(p, stages_[i]);
     }
+    if (pairs) releases_.resize(static_cast<std::size_t>(ops_) + 1);
   }
 
   // Whether the relaxed optimum reaches the cutoff, and nothing more: the search stops at the
@@ -289,7 +290,7 @@ class DeviceSearch {
         double& rk = pair_release_[at(kB, x.i, x.j)];
         const double before = rj;
         const double fj = end_[at(kF, x.i, x.j - 1)];
-        std::vector<PairRelease> releases;
+        std::vector<PairRelease>& releases = releases_[static_cast<std::size_t>(placed_)];
         pair_releases(orders, p_.comm_after[s], fj, e, std::max(fj + p_.latency[s], before), e + p_.latency[s],
                       releases);
         for (std::size_t q = 0; q < releases.size() && ok; ++q) {
@@ -327,6 +328,7 @@ class DeviceSearch {
   std::vector<LastTails> tails_;      // [i]: the last microbatches' tails (last_tails.h)
   std::vector<std::vector<PairOrder>> pairs_;  // [i]: the pair releases' orders (pair_releases.h), or none
   std::vector<double> pair_release_;  // [at(B, i, j)]: B's release from its branch's pair (-inf: none)
+  std::vector<std::vector<PairRelease>> releases_;  // [depth]: the release pairs branched on there
   std::vector<double> end_;           // [at(t, i, j)]: ends of placed ops
   std::vector<int> cnt_;              // [t * k + i]: ops of each type placed per local stage
   std::unordered_map<std::string, std::vector<std::vector<double>>> memo_;

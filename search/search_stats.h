@@ -87,9 +87,8 @@ struct SolveStats {
   double device_relaxation_bound = 0;
   int device_relaxation_device = -1;
   std::int64_t device_relaxation_nodes = 0;
-  // ... its second pass with the pair releases on the best device: its search nodes (also in
-  // device_relaxation_nodes) and how much it raised that device's bound (0: nothing).
-  std::int64_t device_pair_nodes = 0;
+  // ... how much its second pass, with the pair releases on the best device, raised that
+  // device's bound (0: nothing; its search nodes are in device_relaxation_nodes).
   double device_pairs_raised = 0;
   std::int64_t lns_repairs = 0, lns_improvements = 0, lns_nodes = 0;  // the LNS phase (not in nodes)
   double lns_seconds = 0;

@@ -366,7 +366,6 @@ class BranchAndBound {
     if (nodes <= 0 || !(seconds > 0) || (opt_.stop && opt_.stop->load())) return;
     const DeviceRelaxation r = device_relaxation(inst_, problem_, d, head, cutoff, nodes, seconds, true, true);
     stats_.device_relaxation_nodes += r.nodes;
-    stats_.device_pair_nodes += r.nodes;
     if (r.finished && r.bound > device_root_.bound) {
       if (r.bound > device_root_.bound + kRelaxationTolerance) {
         stats_.device_pairs_raised = r.bound - device_root_.bound;
