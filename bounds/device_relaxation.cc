@@ -32,7 +32,8 @@ double room_of(const Instance& inst, int d) {
 class DeviceSearch {
  public:
   DeviceSearch(const Instance& inst, const BoundProblem& p, int d, const std::vector<double>& head, double cutoff,
-               std::int64_t node_limit, double seconds, bool prune, bool pairs)
+               std::int64_t node_limit, double seconds, bool prune, bool pairs,
+               const std::vector<LastTails>* tails = nullptr)
       : p_(p), m_(p.m), types_(p.types), node_limit_(node_limit), seconds_(seconds), prune_(prune),
         started_(std::chrono::steady_clock::now()), best_(cutoff) {
     device_ = d;
@@ -74,7 +75,10 @@ class DeviceSearch {
     end_.assign(3 * n, kInf);
     cnt_.assign(3 * k_, 0);
     tails_.resize(static_cast<std::size_t>(k_));
-    for (int i = 0; i < k_; ++i) tails_[static_cast<std::size_t>(i)] = last_tail_choices(p, stages_[i]);
+    for (int i = 0; i < k_; ++i) {
+      tails_[static_cast<std::size_t>(i)] = tails ? (*tails)[static_cast<std::size_t>(stages_[i])]
+                                                  : last_tail_choices(p, stages_[i]);
+    }
     pair_release_.assign(3 * n, -kInf);
     pairs_.resize(static_cast<std::size_t>(k_));
     for (int i = 0; i < k_ && pairs; ++i) {
@@ -402,9 +406,10 @@ std::vector<double> device_relaxation_node_params(const BoundProblem& p, int d, 
 }
 
 DeviceRelaxation device_relaxation_at_node(const Instance& inst, const BoundProblem& p, int d, const NodeTimes& node,
-                                           const std::vector<double>& head, double cutoff, std::int64_t node_limit) {
+                                           const std::vector<double>& head, double cutoff, std::int64_t node_limit,
+                                           const std::vector<LastTails>* tails) {
   if (!device_relaxation_applies(inst, p, d)) return {};
-  DeviceSearch search(inst, p, d, head, cutoff, node_limit, 0, true, false);
+  DeviceSearch search(inst, p, d, head, cutoff, node_limit, 0, true, false, tails);
   search.start_from(node);
   search.below_only();
   return search.run();

@@ -62,6 +62,7 @@
 #include <vector>
 
 #include "bounds/bound_problem.h"
+#include "bounds/last_tails.h"
 #include "model/action.h"
 #include "model/instance.h"
 
@@ -101,10 +102,11 @@ DeviceRelaxation device_relaxation(const Instance& instance, const BoundProblem&
 // are a point of the same model. It only answers whether the relaxed optimum reaches `cutoff`
 // (a search asks it to cut the node): finished with bound = cutoff (less a hair) when it does;
 // when the search meets a relaxed schedule below the cutoff it stops there, unfinished (bound 0),
-// which is what keeps it cheap where it cannot cut.
+// which is what keeps it cheap where it cannot cut. `tails` (null: computed here): every stage's
+// last_tail_choices(problem, s) (last_tails.h), which a search asking at many nodes computes once.
 DeviceRelaxation device_relaxation_at_node(const Instance& instance, const BoundProblem& problem, int d,
                                            const NodeTimes& node, const std::vector<double>& head, double cutoff,
-                                           std::int64_t node_limit);
+                                           std::int64_t node_limit, const std::vector<LastTails>* tails = nullptr);
 
 // What device_relaxation_at_node reads of a node: the key, the ops of d that started with their
 // ends (and their counts per stage and type), equal for the nodes a memo compares; and the

@@ -91,7 +91,7 @@ double NodeExpander::device_relaxation(SearchWorker& w) const {
   }
   ++w.stats.device_node_calls;
   const DeviceRelaxation r = device_relaxation_at_node(ctx_.inst, ctx_.problem, d, w.bound.times, w.bound.head, cut,
-                                                       kDeviceNodeLimit);
+                                                       kDeviceNodeLimit, ctx_.last_tails);
   w.stats.device_node_nodes += r.nodes;
   if (memo && (r.finished || r.upper < cut)) {
     ctx_.device_memo->insert_bounds(std::move(key), std::move(params), r.finished ? r.bound : 0.0, r.upper);

@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "bounds/bound_problem.h"
+#include "bounds/last_tails.h"
 #include "model/instance.h"
 #include "search/node_pool.h"
 #include "search/relaxation_memo.h"
@@ -35,6 +36,9 @@ struct SearchContext {
   // the nodes ask too (-1: none), and the memo of their answers (relaxation_memo.h).
   int relaxed_device = -1;
   MonotoneMemo* device_memo = nullptr;
+  // Every stage's last tails (bounds/last_tails.h), computed once for the nodes' device
+  // relaxations (empty when relaxed_device is -1).
+  const std::vector<LastTails>* last_tails = nullptr;
 };
 
 }  // namespace optpipe

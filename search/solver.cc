@@ -16,6 +16,7 @@
 #include "bounds/byte_energy_bound.h"
 #include "bounds/group_energy_bound.h"
 #include "bounds/group_forward_bound.h"
+#include "bounds/last_tails.h"
 #include "kernels/cuda_devices.h"
 #include "model/error.h"
 #include "model/simulator.h"
@@ -229,6 +230,9 @@ class BranchAndBound {
 
   const SearchContext& context() {
     if (!ctx_) {
+      if (device_root_.device >= 0) {
+        for (int st = 0; st < problem_.S; ++st) last_tails_.push_back(last_tail_choices(problem_, st));
+      }
       ctx_ = std::make_unique<SearchContext>(SearchContext{.inst = inst_,
                                                            .problem = problem_,
                                                            .opt = opt_,
@@ -242,7 +246,8 @@ class BranchAndBound {
                                                            .relaxations = relaxations_,
                                                            .tt = tt_.get(),
                                                            .relaxed_device = device_root_.device,
-                                                           .device_memo = &device_memo_});
+                                                           .device_memo = &device_memo_,
+                                                           .last_tails = &last_tails_});
     }
     return *ctx_;
   }
@@ -531,6 +536,7 @@ class BranchAndBound {
     std::vector<Action> order;
   } device_root_;
   MonotoneMemo device_memo_{std::size_t{1} << 20, std::size_t{64} << 20};  // the nodes' device relaxations
+  std::vector<LastTails> last_tails_;  // [s]: for the nodes' device relaxations (SearchContext::last_tails)
   SolveStats stats_;  // the root's, then the workers' merged in
   SolveStats root_stats_;  // the root's alone: where each part's statistics start
   bool searched_ = false;  // run() got to the tree (the root was bounded and pushed)

@@ -251,6 +251,31 @@ TEST(Bounds, JacksonMatchesUnitStepSimulation) {
   EXPECT_GT(strictly_below, 10);  // the relaxation is not trivially tight
 }
 
+// The release sort takes an insertion sort up to 64 jobs and a heapsort past it; both against the
+// unit-step simulation on more jobs, with many equal releases (a device relaxation's jobs are
+// mostly released at its free time) and runs sorted already.
+TEST(Bounds, JacksonMatchesUnitStepSimulationOnLongerLists) {
+  std::mt19937 rng(11);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int past_insertion_sort = 0;
+  for (int c = 0; c < 600; ++c) {
+    const int n = pick(9, 90);
+    const int shape = c % 3;  // 0: random releases, 1: most at one instant, 2: a few sorted runs
+    std::vector<OneMachineJob> jobs;
+    for (int i = 0; i < n; ++i) {
+      const int release = shape == 0 ? pick(0, 60) : shape == 1 ? (pick(0, 3) == 0 ? pick(0, 60) : 5) : (i % 4) * 3 + i / 4;
+      jobs.push_back({static_cast<double>(release), static_cast<double>(pick(0, 6)), static_cast<double>(pick(0, 40))});
+    }
+    past_insertion_sort += n > 64;
+    std::vector<OneMachineJob> copy = jobs;
+    const double got = jackson_preemptive_bound(copy);
+    ASSERT_EQ(got, naive_jackson(jobs)) << "case " << c << ", " << n << " jobs, shape " << shape;
+    ASSERT_TRUE(std::is_sorted(copy.begin(), copy.end(),
+                               [](const OneMachineJob& a, const OneMachineJob& b) { return a.release < b.release; }));
+  }
+  EXPECT_GT(past_insertion_sort, 100);
+}
+
 // ---- 2. heads ------------------------------------------------------------------------------
 
 // The memory quantities of bound_problem.cc, recomputed from the instance by counting.

@@ -18,6 +18,7 @@
 #include "bounds/bound_problem.h"
 #include "bounds/device_relaxation.h"
 #include "bounds/heads.h"
+#include "bounds/last_tails.h"
 #include "bounds/node_times.h"
 #include "heuristics/registry.h"
 #include "model/instance_io.h"
@@ -335,6 +336,13 @@ bool cuts(const Instance& inst, const BoundProblem& p, int d, const Simulator::S
   std::vector<double> head, finish;
   compute_heads(p, times, head, finish);
   const DeviceRelaxation r = device_relaxation_at_node(inst, p, d, times, head, cutoff, kNodes);
+  // The search's way, with every stage's last tails computed once beforehand: the same answer.
+  std::vector<LastTails> tails;
+  for (int s = 0; s < p.S; ++s) tails.push_back(last_tail_choices(p, s));
+  const DeviceRelaxation given = device_relaxation_at_node(inst, p, d, times, head, cutoff, kNodes, &tails);
+  EXPECT_EQ(given.finished, r.finished);
+  EXPECT_EQ(given.bound, r.bound);
+  EXPECT_EQ(given.nodes, r.nodes);
   return r.finished && r.bound >= cutoff - 1e-6;
 }
 
