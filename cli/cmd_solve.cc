@@ -33,6 +33,7 @@ PipelineOptions pipeline_options(const SolveArgs& a, const std::atomic<bool>* st
   o.transposition = !a.no_transposition;
   o.stage_relaxation = !a.no_stage_relaxation;
   o.device_relaxation = !a.no_device_relaxation;
+  o.probing = !a.no_probing;
   const std::optional<BoundsMode> bounds = parse_bounds_mode(a.bounds);
   if (!bounds) throw InputError("--bounds must be cpu, tbb, gpu or auto, not '" + a.bounds + "'");
   o.bounds = *bounds;
@@ -103,6 +104,8 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs& args) {
                 "do not bound with the single-stage relaxation, at the root or at the nodes (for comparisons)");
   cmd->add_flag("--no-device-relaxation", args.no_device_relaxation,
                 "do not bound with the device relaxation of V and loop placements at the root (for comparisons)");
+  cmd->add_flag("--no-probing", args.no_probing,
+                "small V and loop instances: do not search below targets just above the bound before the tree (for comparisons)");
   cmd->add_option("--cache", args.cache, "schedule cache file (default: $OPTPIPE_CACHE, else $XDG_CACHE_HOME/optpipe/schedules.sqlite)");
   cmd->add_flag("--no-cache", args.no_cache, "neither read nor write the schedule cache");
   cmd->footer("Ctrl-C stops the search and still writes the best schedule with its bound.");

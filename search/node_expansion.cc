@@ -13,6 +13,10 @@ namespace {
 // A device relaxation at a node stops here unfinished (worth 0): it is asked at every child
 // that survives the node bound (from 3/8 of the decisions on, bound_child).
 constexpr std::int64_t kDeviceNodeLimit = 2000;
+// ... and near a proof, where the cutoff is within kCloseGap of the proven bound, from 1/16 of
+// the decisions on, with this limit (bound_child).
+constexpr double kCloseGap = 0.02;
+constexpr std::int64_t kCloseDeviceNodeLimit = 20000;
 }  // namespace
 
 NodeExpander::NodeExpander(const SearchContext& ctx) : ctx_(ctx) {
@@ -70,7 +74,7 @@ void NodeExpander::reach_leaf(SearchWorker& w) const {
   if (ctx_.shared.offer_from_tree(std::move(sch), makespan)) ++w.stats.incumbent_updates;
 }
 
-double NodeExpander::device_relaxation(SearchWorker& w) const {
+double NodeExpander::device_relaxation(SearchWorker& w, std::int64_t limit) const {
   if (ctx_.relaxed_device < 0) return 0;
   const double cut = ctx_.shared.cutoff();
   const int d = ctx_.relaxed_device;
@@ -91,7 +95,7 @@ double NodeExpander::device_relaxation(SearchWorker& w) const {
   }
   ++w.stats.device_node_calls;
   const DeviceRelaxation r = device_relaxation_at_node(ctx_.inst, ctx_.problem, d, w.bound.times, w.bound.head, cut,
-                                                       kDeviceNodeLimit, ctx_.last_tails);
+                                                       limit, ctx_.last_tails);
   w.stats.device_node_nodes += r.nodes;
   if (memo && (r.finished || r.upper < cut)) {
     ctx_.device_memo->insert_bounds(std::move(key), std::move(params), r.finished ? r.bound : 0.0, r.upper);
@@ -115,8 +119,18 @@ double NodeExpander::bound_child(SearchWorker& w, const SearchNode& parent, doub
   // quarter on, v-02 took 1.9 s and v-03 0.52 s instead of 1.7 and 0.22 s with two threads).
   // Without it, one thread: small-v-02 5.2 s instead of 3.0 s, seed-17 v-00 and v-02 not proven
   // in 30 s instead of 17.4 and 5.1 s (before the memo below).
+  // Near a proof (the cutoff within kCloseGap of the proven bound: an incumbent close to it, or
+  // a target, SolveOptions::target) from 1/16 on, with a larger budget: there the relaxation's
+  // question is tight, and it cuts near the root too. With its optimum as the incumbent from
+  // the start (one thread, `solve()`), seed-13 small-v-02 was proven in 7.6k nodes instead of
+  // 127k, small-v-03 in 335 instead of 12k (bench/README.md, "Probing").
   const std::size_t decisions = static_cast<std::size_t>(ctx_.problem.S) * ctx_.problem.m * ctx_.problem.types;
-  if (8 * (parent.path.size() + 1) >= 3 * decisions) b = std::max(b, device_relaxation(w));
+  const std::size_t depth = parent.path.size() + 1;
+  if (8 * depth >= 3 * decisions) {
+    b = std::max(b, device_relaxation(w, kDeviceNodeLimit));
+  } else if (16 * depth >= decisions && cut - ctx_.shared.proven_bound() <= kCloseGap * cut) {
+    b = std::max(b, device_relaxation(w, kCloseDeviceNodeLimit));
+  }
   if (b >= cut || !ctx_.relaxations.active()) return b;
   b = std::max(b, ctx_.relaxations.of_history(w.bound.times, w.bound.transfers, cut, ctx_.shared.nodes(), w.stats));
   // With the node's own heads only from a quarter of the decisions on: nearer the root they

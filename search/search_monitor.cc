@@ -14,7 +14,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 double global_bound(SharedSearchState& shared, const NodePool& pool) {
   const double inc = shared.incumbent();
-  const double b = std::min(pool.min_bound(inc), shared.gap_cut_bound());
+  // With a target, an exhausted pool proves every schedule above it (or the incumbent optimal).
+  const double b = std::min(pool.min_bound(std::min(inc, shared.target())), shared.gap_cut_bound());
   shared.raise_proven(b);
   return std::min(std::max(b, shared.proven_bound()), inc);
 }

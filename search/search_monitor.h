@@ -17,7 +17,8 @@
 namespace optpipe {
 
 // The proven lower bound on the optimum: the smallest bound of the open nodes, of the subtrees
-// being explored, and of nodes cut only because of the gap tolerance; capped by the incumbent.
+// being explored, and of nodes cut only because of the gap tolerance; capped by the incumbent
+// (and by the target, SolveOptions::target: an exhausted search proves every schedule above it).
 // A bound once proven stays proven: the result is the largest seen (children's raw bounds can be
 // below their parent's, so the current minimum can dip; see dive_worker.h).
 double global_bound(SharedSearchState& shared, const NodePool& pool);

@@ -1,5 +1,6 @@
 #include "search/search_shared.h"
 
+#include <algorithm>
 #include <cassert>
 
 #include "model/simulator.h"
@@ -82,7 +83,9 @@ void SharedSearchState::set_seconds_to_best(double s) {
 
 double SharedSearchState::cutoff() const {
   const double inc = incumbent_.load();
-  return inc == std::numeric_limits<double>::infinity() ? inc : inc * (1.0 - gap_) - kTimeEps;
+  const double by_incumbent = inc == std::numeric_limits<double>::infinity() ? inc : inc * (1.0 - gap_) - kTimeEps;
+  // A node whose bound is the target may still hold a schedule of exactly that makespan.
+  return std::min(by_incumbent, target_ + kTimeEps);
 }
 
 void SharedSearchState::raise_proven(double b) { atomic_max(proven_bound_, b); }

@@ -12,6 +12,7 @@
 //   nodes_            atomic count of expanded nodes, for the node limit
 //   start_, gap_, node_limit_   set at construction and by begin_resume, read-only while the
 //                     workers run (begin_resume is called between searches, never during one)
+//   target_           set before the workers start (set_target), read-only after
 #pragma once
 
 #include <atomic>
@@ -50,8 +51,13 @@ class SharedSearchState {
   void set_seconds_to_best(double s);
 
   // A node can only improve the incumbent by more than the gap tolerance if its bound is below
-  // this (infinity without an incumbent).
+  // this (infinity without an incumbent); with a target (set_target), nor if its bound passes
+  // the target.
   double cutoff() const;
+  // Only schedules of makespan at most `target` are wanted (SolveOptions::target): nodes whose
+  // bound passes it are cut as if an incumbent had that makespan. Before the workers start.
+  void set_target(double target) { target_ = target; }
+  double target() const { return target_; }
 
   // ---- the proven bound ----
   double proven_bound() const { return proven_bound_.load(); }
@@ -89,6 +95,7 @@ class SharedSearchState {
   void stop_if_proven(double makespan);
 
   std::atomic<double> incumbent_{std::numeric_limits<double>::infinity()};
+  double target_ = std::numeric_limits<double>::infinity();
   mutable std::mutex best_mu_;
   Schedule best_;
   std::string best_origin_;

@@ -88,6 +88,7 @@ class BranchAndBound {
         can_offload_(inst.can_offload()),
         threads_(opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
         pool_(threads_) {
+    shared_.set_target(opt.target);
     if (const Neighbourhood* nb = opt.neighbourhood) {
       if (nb->guide.num_devices() != inst.num_devices() || static_cast<int>(nb->free_microbatch.size()) != inst.microbatches) {
         throw std::invalid_argument("neighbourhood: the guide or the free microbatches do not match the instance");
@@ -286,7 +287,7 @@ class BranchAndBound {
     const Simulator::Step step = root_worker.sim.advance();
     if (step.kind != Simulator::Step::Kind::kDecision) return nullptr;
     auto root = std::make_unique<SearchNode>();
-    const RootValues v = root_values(root_worker, step.time, shared_.incumbent());
+    const RootValues v = root_values(root_worker, step.time, std::min(shared_.incumbent(), opt_.target));
     root->bound = std::max(v.before_relaxation, v.relaxation);
     root_bound_ = root->bound;
     shared_.raise_proven(root_bound_);  // valid for the whole tree, whatever its children say
@@ -470,6 +471,12 @@ class BranchAndBound {
     const bool exhausted = pool_.size() == 0;
     res.bound = global_bound(shared_, pool_);
     const std::string why = stop_text(shared_.stop_code());
+    if (inc == kInf && opt_.target < kInf) {
+      res.status = SolveResult::Status::kUnknown;
+      res.reason = exhausted ? "no schedule of makespan at most the target (search below it exhausted)"
+                             : "stopped (" + why + ") before finding a schedule at most the target";
+      return;
+    }
     if (inc == kInf) {
       res.status = exhausted && !opt_.neighbourhood ? SolveResult::Status::kInfeasible : SolveResult::Status::kUnknown;
       res.reason = exhausted ? "every schedule deadlocks (search space exhausted)"

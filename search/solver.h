@@ -122,6 +122,13 @@ struct SolveOptions {
   // below it, and an incumbent that reaches it is optimal (the search stops). It cuts no node by
   // itself: every subtree's best is at least the optimum anyway. 0: none.
   double known_bound = 0.0;
+  // Only schedules of makespan at most this are wanted (a target makespan, as in destructive
+  // improvement: Klein & Scholl, "Computing lower bounds by destructive improvement", EJOR 112,
+  // 1999): every node whose bound passes it is cut, as if an incumbent had that makespan. A
+  // search that ends without a schedule at most the target (status kUnknown, no schedule) has
+  // proven every schedule longer: its bound is then the target (or more). One that finds one
+  // goes on as usual, and proves it optimal when it ends. Infinity: none.
+  double target = std::numeric_limits<double>::infinity();
   // false: the root only (its bound, and the best warm start as the result), no node expanded;
   // for instances where the tree cannot help in the time there is (solve/solve_pipeline.h).
   bool tree = true;

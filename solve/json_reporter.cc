@@ -1,6 +1,7 @@
 #include "solve/json_reporter.h"
 
 #include <cmath>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -60,6 +61,20 @@ void JsonSolveReporter::on_warm_starts(const WarmStartReport& r) {
     h["local_search"].push_back({{"from", i.heuristic}, {"before", i.before}, {"after", i.after},
                                  {"evaluations", i.evaluations}, {"seconds", i.seconds},
                                  {"quick", static_cast<int>(k) < b.quick_runs}});
+  }
+  if (const ProbingResult* p = r.probing) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (const ProbeStep& s : p->steps) {
+      steps.push_back({{"target", s.target}, {"found", s.found}, {"refuted", s.refuted}, {"nodes", s.nodes},
+                       {"seconds", s.seconds}});
+    }
+    h["probing"] = {{"targets", steps},
+                    {"nodes", p->nodes},
+                    {"seconds", p->seconds},
+                    {"bound", p->bound},
+                    {"proven", p->proven},
+                    {"makespan", p->makespan < std::numeric_limits<double>::infinity() ? nlohmann::json(p->makespan)
+                                                                                      : nlohmann::json(nullptr)}};
   }
   if (const SolveResult* t = r.tree_first) {
     h["tree_first"] = {{"nodes", t->stats.nodes}, {"seconds", t->stats.seconds},

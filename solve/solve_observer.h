@@ -15,6 +15,7 @@
 #include "heuristics/registry.h"
 #include "heuristics/warm_starts.h"
 #include "model/instance.h"
+#include "search/bound_probing.h"
 #include "search/solver.h"
 
 namespace optpipe {
@@ -32,6 +33,10 @@ struct WarmStartReport {
   const SolveResult* tree_first = nullptr;
   // ... and, when it did not prove it, the local search from its best schedule (null: none ran).
   const ImprovedStart* tree_polish = nullptr;
+  // Small V and loop instances: the targets tried above the bound before the tree first
+  // (search/bound_probing.h), or null when it did not run. When it proved the optimum,
+  // tree_first is null.
+  const ProbingResult* probing = nullptr;
 };
 
 class SolveObserver {

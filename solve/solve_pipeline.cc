@@ -10,6 +10,7 @@
 #include "cache/signature.h"
 #include "heuristics/improve_rounds.h"
 #include "heuristics/local_search.h"
+#include "search/bound_probing.h"
 #include "kernels/cuda_devices.h"
 #include "model/error.h"
 #include "model/simulator.h"
@@ -206,9 +207,10 @@ class PipelineRun {
     run_heuristics();
     const BoundedWarmStarts bounded = build_warm_starts(inst_, heur_, warm_start_options(), root_bound_fn(),
                                                         tree_next_fn());
-    const SolveResult* tree = tree_first_ ? &*tree_first_ : nullptr;
+    const SolveResult* tree = tree_first_ && !probing_proved_ ? &*tree_first_ : nullptr;
     const ImprovedStart* polish = tree_polish_ ? &*tree_polish_ : nullptr;
-    obs_.on_warm_starts(WarmStartReport{inst_, compute_ops(inst_), heur_, bounded, tree, polish});
+    const ProbingResult* probing = probing_ ? &*probing_ : nullptr;
+    obs_.on_warm_starts(WarmStartReport{inst_, compute_ops(inst_), heur_, bounded, tree, polish, probing});
     if (bounded.ended_by_caller && tree_first_) {
       obs_.on_root_bound(tree_root_);  // the phases in their usual order
       PipelineResult out;
@@ -315,14 +317,52 @@ class PipelineRun {
       if (cached_.exact()) quick.known_bound = cached_.hit.bound;
       quick.on_root_bound = [this](double b) { tree_root_ = b; };
       quick.root_relaxation = &cheap_;
-      quick.beside = local_search_beside(so_far);
       tree_started_ = since(started_);
+      quick.beside = local_search_beside(so_far);
+      // Where the guided local search runs beside the tree, it finds the optimum the root bound
+      // proves sooner than probing would (small-v-04: 0.22 s, and 0.61 s with probing first).
+      if (!quick.beside && probe(so_far, quick)) return true;
+      if (probing_) {
+        if (probing_->found && probing_->found->schedule) starts.push_back(*probing_->found->schedule);
+        quick.known_bound = std::max(quick.known_bound, probing_->bound);
+        quick.time_limit = std::max(0.0, quick.time_limit - probing_->seconds);  // the tree first's time in all
+      }
       tree_search_ = std::make_unique<TreeSearch>(inst_, quick);
       tree_first_ = tree_search_->run(starts);
       if (tree_first_->status == SolveResult::Status::kOptimal) return true;
       polish_tree_best();
       return false;
     };
+  }
+
+  // Probing (search/bound_probing.h) before the tree first, where the root's device relaxation
+  // gave the bound (V and loop placements without offload: there the root bound is the optimum
+  // or close to it, and the tree with the heuristics' incumbents explores every node between the
+  // two before it finds the optimum). Within the tree first's node budget and time. True when it
+  // proved the optimum (tree_first_ is then its result).
+  bool probe(const WarmStarts& so_far, const SolveOptions& quick) {
+    if (!o_.probing || inst_.can_offload() || cheap_.relaxed_device < 0 || !(cheap_.bound > 0)) return false;
+    double upper = std::numeric_limits<double>::infinity();
+    if (const HeuristicResult* best = heur_.best_result()) upper = best->sim.makespan;
+    for (const ImprovedStart& i : so_far.improved) upper = std::min(upper, i.after);
+    ProbingOptions po;
+    po.search = quick;
+    po.search.on_root_bound = {};
+    po.bound = std::max(cheap_.bound, quick.known_bound);
+    po.upper = upper;
+    po.node_limit = quick.node_limit;
+    po.time_limit = quick.time_limit;
+    probing_ = probe_targets(inst_, po);
+    if (probing_->steps.empty()) {
+      probing_.reset();
+      return false;
+    }
+    if (!probing_->found || probing_->found->status != SolveResult::Status::kOptimal) return false;
+    tree_root_ = probing_->found->root_bound;
+    tree_first_ = std::move(*probing_->found);
+    probing_->found.reset();
+    probing_proved_ = true;
+    return true;
   }
 
   // The tree first's second thread (SolveOptions::beside): when the quick phase had the device
@@ -394,6 +434,7 @@ class PipelineRun {
     // root bound before the local search.
     if (cached_.exact()) opt.known_bound = cached_.hit.bound;
     opt.known_bound = std::max(opt.known_bound, bounded.bound);
+    if (probing_) opt.known_bound = std::max(opt.known_bound, probing_->bound);  // its refuted targets
     opt.root_relaxation = relaxed_.relaxation_ran || relaxed_.device_relaxation_ran ? &relaxed_ : &cheap_;
     opt.on_root_bound = [this](double b) { obs_.on_root_bound(b); };
     opt.on_lns = [this](double s, double before, double after, int k) { obs_.on_lns(s, before, after, k); };
@@ -477,6 +518,8 @@ class PipelineRun {
   RootBound relaxed_, cheap_;
   double tree_root_ = 0, tree_started_ = 0;
   std::optional<SolveResult> tree_first_;
+  std::optional<ProbingResult> probing_;  // the targets tried before the tree first (probe)
+  bool probing_proved_ = false;           // ... proved the optimum: tree_first_ is its result
   std::unique_ptr<TreeSearch> tree_search_;  // the tree first's search, kept to go on from (resume_tree_first)
   std::optional<ImprovedStart> tree_polish_;
   std::optional<Schedule> polished_;

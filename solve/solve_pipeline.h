@@ -10,7 +10,12 @@
 //      its order) only if a quick local search does not reach them (heuristics/warm_starts.h);
 //      between the two, on small instances (up to 256 compute ops), a tree search from every
 //      schedule so far (200k nodes, 1000 with offload, 20% of the time limit, at most 2 s), which
-//      proves most of them in milliseconds and then is the answer (issue 21); with two threads, when the quick
+//      proves most of them in milliseconds and then is the answer (issue 21); on V and loop
+//      placements without offload, where the root's device relaxation gave the bound and no
+//      guided local search runs beside the tree, probing first (search/bound_probing.h: the
+//      tree asked for a schedule at most a target 0.1%, 0.25%, 0.5%, 1%, 2%, ... above the bound
+//      proven so far, within the same budget), whose refuted targets raise the bound for the
+//      rest of the solve; with two threads, when the quick
 //      phase had the device relaxation's order as a guide, one thread runs the local search from
 //      that guided start beside the tree and hands it every better schedule (SolveOptions::beside),
 //      then joins the tree; when the tree does not prove it but found a better schedule than
@@ -55,6 +60,7 @@ struct PipelineOptions {
   bool transposition = true;
   bool stage_relaxation = true;
   bool device_relaxation = true;      // SolveOptions::device_relaxation
+  bool probing = true;                // small V and loop instances: targets above the bound first (search/bound_probing.h)
   // Memory for the open nodes (SolveOptions::pool_memory_bytes): beyond it the search goes on
   // depth-first without adding to the pool, and says so (SolveStats::pool_full).
   double pool_memory_bytes = 1024.0 * 1024.0 * 1024.0;

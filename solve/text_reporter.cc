@@ -78,6 +78,18 @@ void TextSolveReporter::on_warm_starts(const WarmStartReport& r) {
   };
   const std::size_t quick = std::min(b.starts.improved.size(), static_cast<std::size_t>(std::max(0, b.quick_runs)));
   for (std::size_t k = 0; k < quick; ++k) local_search(k);
+  if (const ProbingResult* p = r.probing) {  // before the tree first
+    out_ << "probing above the bound " << num(p->steps.front().target) << ":";
+    for (std::size_t k = 0; k < p->steps.size(); ++k) {
+      const ProbeStep& s = p->steps[k];
+      out_ << (k ? ", " : " ") << num(s.target) << " "
+           << (s.found ? "found " + num(p->makespan) : s.refuted ? std::string("refuted") : std::string("stopped"))
+           << " (" << s.nodes << " nodes)";
+    }
+    out_ << "; " << p->nodes << " nodes in " << num(p->seconds, 3) << " s, "
+         << (p->proven ? std::string("proven optimal") : "bound " + num(p->bound) + ", not proven: the tree first next")
+         << "\n";
+  }
   if (const SolveResult* t = r.tree_first) {  // it runs between the quick and the full phase
     out_ << "tree search (a small instance): " << t->stats.nodes << " nodes in " << num(t->stats.seconds, 3) << " s, "
          << (t->status == SolveResult::Status::kOptimal

@@ -562,13 +562,34 @@ TEST(Cli, SolveSaysTheDeviceRelaxationGaveTheBound) {
   EXPECT_FALSE(contains(off.output, "device relaxation")) << off.output;
 }
 
-// small-v-02 (tests/data/relaxation): with 3 s on one thread the tree first (20% of the limit) does
-// not prove it (its proof takes about 120k nodes, and one thread expands well under 100k a second);
-// when its best schedule beats the quick local search's, a local search from it runs before the
-// full phase (otherwise not: the full phase improves those starts). The optimum is 43.77 ms.
+// small-v-02 (tests/data/relaxation): its root bound, 43.77 ms, is its optimum; probing
+// (search/bound_probing.h) finds it at its first target, 0.1% above, and proves it; -v lists the
+// targets, the JSON log has them, --no-probing turns it off.
+TEST(Cli, SolveProbesAboveTheBoundOfAVPlacement) {
+  const std::string v02 = quote(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/small-v-02.json");
+  const CliRun text = run_cli("solve " + v02 + " --no-cache --threads 1 -v");
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_CONTAINS(text.output, "probing above the bound 43.814: 43.814 found 43.770 (");
+  EXPECT_CONTAINS(text.output, "proven optimal\n");
+  EXPECT_CONTAINS(text.output, "status optimal (proven optimal)");
+  EXPECT_FALSE(contains(text.output, "tree search (a small instance)")) << text.output;  // probing was the tree first
+  const CliRun json = run_cli("solve " + v02 + " --no-cache --threads 1 --log-format json");
+  ASSERT_EQ(json.status, 0) << json.output;
+  EXPECT_CONTAINS(json.output, "\"probing\":{");
+  EXPECT_CONTAINS(json.output, "\"proven\":true");
+  const CliRun off = run_cli("solve " + v02 + " --no-cache --threads 1 --time-limit 2 -v --no-probing");
+  ASSERT_EQ(off.status, 0) << off.output;
+  EXPECT_FALSE(contains(off.output, "probing")) << off.output;
+}
+
+// small-v-02 (tests/data/relaxation) without probing: with 3 s on one thread the tree first (20%
+// of the limit) does not prove it (its proof takes about 120k nodes, and one thread expands well
+// under 100k a second); when its best schedule beats the quick local search's, a local search
+// from it runs before the full phase (otherwise not: the full phase improves those starts). The
+// optimum is 43.77 ms.
 TEST(Cli, SolveImprovesTheTreeFirstsBestWhenItDoesNotProve) {
   const std::string v02 = quote(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/small-v-02.json");
-  const CliRun r = run_cli("solve " + v02 + " --no-cache --threads 1 --time-limit 3 -v");
+  const CliRun r = run_cli("solve " + v02 + " --no-cache --threads 1 --time-limit 3 -v --no-probing");
   ASSERT_EQ(r.status, 0) << r.output;
   const std::string tree_tag = "tree search (a small instance): ";
   const std::size_t tree_at = r.output.find(tree_tag);

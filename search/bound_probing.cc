@@ -1,0 +1,67 @@
+#include "search/bound_probing.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+
+#include "model/simulator.h"
+#include "search/search_shared.h"
+
+namespace optpipe {
+
+namespace {
+
+// The targets' steps above the bound so far (see the header); the last one repeats. With 1% as
+// the last (and the close range 1%), seed-17 small-v-02 of bench/solvers/random_small.py took
+// 3.7 s instead of 2.0 s (its optimum 3.8% above the root bound), the others the same.
+constexpr std::array<double, 5> kSteps = {0.001, 0.0025, 0.005, 0.01, 0.02};
+
+}  // namespace
+
+ProbingResult probe_targets(const Instance& instance, const ProbingOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  ProbingResult out;
+  out.bound = options.bound;
+  if (!(options.bound > 0)) return out;
+  for (std::size_t k = 0;; ++k) {
+    // A hair above: the relaxations return their value less 1e-7 ms, and the optimum may be the bound.
+    const double target = out.bound * (1 + kSteps[std::min(k, kSteps.size() - 1)]) + kRelaxationTolerance;
+    if (target >= options.upper - kTimeEps) break;
+    const std::int64_t nodes_left = options.node_limit - out.nodes;
+    const double time_left = options.time_limit - elapsed();
+    if (nodes_left <= 0 || time_left <= 0) break;
+    SolveOptions o = options.search;
+    o.target = target;
+    o.known_bound = std::max(o.known_bound, out.bound);
+    o.node_limit = o.node_limit >= 0 ? std::min(o.node_limit, nodes_left) : nodes_left;
+    o.time_limit = std::min(o.time_limit, time_left);
+    o.gap = 0;
+    const double started = elapsed();
+    SolveResult r = solve(instance, {}, o);
+    ProbeStep step;
+    step.target = target;
+    step.nodes = r.stats.nodes;
+    step.seconds = elapsed() - started;
+    out.nodes += r.stats.nodes;
+    if (r.schedule) {
+      step.found = true;
+      out.bound = std::max(out.bound, r.bound);
+      out.steps.push_back(step);
+      out.proven = r.status == SolveResult::Status::kOptimal;
+      out.makespan = r.makespan;
+      out.found = std::move(r);
+      break;
+    }
+    // Refuted: no schedule at most the target (the search below it exhausted, or every open node
+    // at the target); otherwise a limit stopped it, and what it proved still counts.
+    step.refuted = r.bound >= target - kTimeEps;
+    out.bound = std::max(out.bound, r.bound);
+    out.steps.push_back(step);
+    if (!step.refuted) break;
+  }
+  out.seconds = elapsed();
+  return out;
+}
+
+}  // namespace optpipe
