@@ -93,6 +93,8 @@ class DeviceSearch {
   // Whether the relaxed optimum reaches the cutoff, and nothing more: the search stops at the
   // first relaxed schedule below it (unfinished, worth 0).
   void below_only() { below_only_ = true; }
+  // Stop at the first relaxed schedule at most `floor` (unfinished: its value cannot matter).
+  void stop_at_or_below(double floor) { floor_ = floor; }
 
   // Starts from a search node: the device's ops that started (a FIFO prefix per stage and type)
   // are placed where they are, all ended by the device's free time (later ops start after it).
@@ -253,6 +255,8 @@ class DeviceSearch {
         found_ = true;
         best_path_ = path_;
         if (below_only_) return false;  // the question is answered: not at least the cutoff
+        // At most the floor (a bound, so its value less the hair): it cannot raise the bound.
+        if (cur <= floor_ + kHair + kTimeTol) return false;
       }
       return true;
     }
@@ -342,6 +346,7 @@ class DeviceSearch {
   double best_;
   bool found_ = false;
   bool below_only_ = false;
+  double floor_ = -kInf;
   int ops_ = 0, placed_ = 0;  // ops of the device, and placed on the current path
   std::vector<Action> path_, best_path_;  // the current path's ops, and the best leaf's
   std::int64_t nodes_ = 0;
@@ -364,9 +369,11 @@ bool device_relaxation_applies(const Instance& inst, const BoundProblem& p, int 
 }
 
 DeviceRelaxation device_relaxation(const Instance& inst, const BoundProblem& p, int d, const std::vector<double>& head,
-                                   double cutoff, std::int64_t node_limit, double seconds, bool prune, bool pairs) {
+                                   double cutoff, std::int64_t node_limit, double seconds, bool prune, bool pairs,
+                                   double floor) {
   if (!device_relaxation_applies(inst, p, d)) return {};
   DeviceSearch search(inst, p, d, head, cutoff, node_limit, seconds, prune, pairs);
+  search.stop_at_or_below(floor);
   return search.run();
 }
 

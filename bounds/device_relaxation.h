@@ -91,10 +91,12 @@ bool device_relaxation_applies(const Instance& instance, const BoundProblem& pro
 // only whether the relaxed optimum is below it, and then returns min(optimum, cutoff) less a
 // hair). `node_limit` and `seconds` (<= 0: none) stop the search, unfinished. `prune` false: no
 // bound and no dominance, a plain enumeration of the same model (the tests' reference).
-// `pairs`: with the pair releases (see above).
+// `pairs`: with the pair releases (see above). `floor`: a bound known already; the search stops,
+// unfinished, at its first relaxed schedule at most it (its value could not raise the bound).
 DeviceRelaxation device_relaxation(const Instance& instance, const BoundProblem& problem, int d,
                                    const std::vector<double>& head, double cutoff, std::int64_t node_limit,
-                                   double seconds = 0, bool prune = true, bool pairs = false);
+                                   double seconds = 0, bool prune = true, bool pairs = false,
+                                   double floor = -std::numeric_limits<double>::infinity());
 
 // Device d at a search node: what started stays where it is (its ends in `node`), the rest as
 // above from the node's heads `head` [op], the device's free time and the makespan so far. A

@@ -176,6 +176,22 @@ TEST(DeviceRelaxation, PrunedSearchFindsWhatThePlainEnumerationFinds) {
       const DeviceRelaxation below = relax(inst, d, plain.bound - 0.5);
       EXPECT_TRUE(below.finished && !below.exact);
       EXPECT_NEAR(below.bound, plain.bound - 0.5 - 1e-7, 1e-9);
+      // A floor below the optimum changes nothing; one at or above it (a bound known already)
+      // stops the search unfinished at a relaxed schedule no longer than the floor.
+      const BoundProblem p(inst);
+      const DeviceRelaxation low = device_relaxation(inst, p, d, root_heads(inst, p), kInf, kNodes, 0, true, false,
+                                                     plain.bound - 0.5);
+      EXPECT_TRUE(low.finished);
+      EXPECT_NEAR(low.bound, plain.bound, 1e-6);
+      EXPECT_EQ(low.nodes, pruned.nodes);
+      for (double floor : {plain.bound, plain.bound + 1.0}) {
+        const DeviceRelaxation high = device_relaxation(inst, p, d, root_heads(inst, p), kInf, kNodes, 0, true, false,
+                                                        floor);
+        EXPECT_FALSE(high.finished);
+        EXPECT_EQ(high.bound, 0.0);
+        EXPECT_LE(high.upper, floor + 1e-6);
+        EXPECT_LE(high.nodes, pruned.nodes);
+      }
       ++compared;
     }
   }
