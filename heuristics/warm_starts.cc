@@ -248,7 +248,9 @@ BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur
   const GuidedBound cheap = timed_bound(first, false, stop);
   WarmStartOptions quick = opt;
   quick.target = out.bound;
-  quick.evaluations = std::min(opt.evaluations, std::max<std::int64_t>(1000, opt.evaluations / 20));
+  quick.evaluations = std::min(opt.evaluations, opt.quick_evaluations >= 0
+                                                    ? opt.quick_evaluations
+                                                    : std::max<std::int64_t>(1000, opt.evaluations / 20));
   // The cheap bound's guide, when it has one (the device relaxation's order: the quick local
   // search from the best heuristic with that device's list in it finds small-v-04's optimum).
   quick.guide_device = cheap.order.empty() ? -1 : cheap.device;

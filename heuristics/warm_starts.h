@@ -35,6 +35,9 @@ struct ImprovedStart {
 struct WarmStartOptions {
   int improve_best = 3;                  // improve this many of the best heuristic schedules (distinct makespans)
   std::int64_t evaluations = 20000;      // local search budget per improved start (0: no local search)
+  // The quick phase's budget per start (bounded_warm_starts below): < 0, a twentieth of
+  // `evaluations`, at least 1000 (and at most `evaluations`).
+  std::int64_t quick_evaluations = -1;
   // Wall-clock cap for the local search phase (seconds); when it binds, the result depends on
   // the machine's speed. Infinity: only the evaluation budget counts (deterministic).
   double time_limit = std::numeric_limits<double>::infinity();

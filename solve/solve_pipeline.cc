@@ -45,6 +45,8 @@ constexpr double kTreeFirstSeconds = 2.0;
 // bench/solvers/random_offload.py: 58 nodes; 0.13 s -> 0.01 s from process start). 1000 nodes
 // cost the other offload instances of that family and the shipped ones 0-0.01 s, 5000 up to 0.04 s.
 constexpr std::int64_t kTreeFirstOffloadNodes = 1000;
+// ... and the quick local search before it, per start, whatever the time limit.
+constexpr std::int64_t kTreeFirstQuickEvaluations = 1000;
 
 // Large instances (issue 21): from this many compute ops on, the tree search is not run and the
 // local search gets the time instead, in rounds on every thread until the end (see the header).
@@ -237,6 +239,14 @@ class PipelineRun {
       trace_.note(since(started_), makespan, 0, "local search from " + from);
     };
     wo.time_limit = std::max(0.0, 0.4 * o_.time_limit - since(started_));  // at most 40% of the time limit
+    // Where the tree tries first (without offload: with it the tree takes only a glimpse), the
+    // quick phase stays at what a 20 s limit gives: the tree proves most of those instances in
+    // milliseconds, and at the default 60 s the quick phase's 6000 simulations a start took 0.05
+    // s of small-chain-06's 0.09 s (bench/README.md). With offload the larger quick phase reaches
+    // offload-fast-pcie-4x8's cheap bound, where 1000 simulations need the relaxation after.
+    if (compute_ops(inst_) <= kTreeFirstMaxOps && !inst_.can_offload() && o_.local_search < 0) {
+      wo.quick_evaluations = kTreeFirstQuickEvaluations;
+    }
     wo.extra = early_;
     wo.extra_runs = early_runs_;
     if (at_scale()) {
