@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "model/simulator.h"
+#include "search/relaxation_memo.h"
 #include "search/search_shared.h"
 
 namespace optpipe {
@@ -24,6 +25,8 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
   ProbingResult out;
   out.bound = options.bound;
   if (!(options.bound > 0)) return out;
+  // One memo of the nodes' device relaxations for every target: its entries hold under any cutoff.
+  MonotoneMemo memo(std::size_t{1} << 20, std::size_t{64} << 20);
   for (std::size_t k = 0;; ++k) {
     // A hair above: the relaxations return their value less 1e-7 ms, and the optimum may be the bound.
     const double target = out.bound * (1 + kSteps[std::min(k, kSteps.size() - 1)]) + kRelaxationTolerance;
@@ -37,6 +40,7 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
     o.node_limit = o.node_limit >= 0 ? std::min(o.node_limit, nodes_left) : nodes_left;
     o.time_limit = std::min(o.time_limit, time_left);
     o.gap = 0;
+    if (!o.device_memo) o.device_memo = &memo;
     const double started = elapsed();
     SolveResult r = solve(instance, {}, o);
     ProbeStep step;

@@ -247,7 +247,7 @@ class BranchAndBound {
                                                            .relaxations = relaxations_,
                                                            .tt = tt_.get(),
                                                            .relaxed_device = device_root_.device,
-                                                           .device_memo = &device_memo_,
+                                                           .device_memo = opt_.device_memo ? opt_.device_memo : &device_memo_,
                                                            .last_tails = &last_tails_});
     }
     return *ctx_;

@@ -78,6 +78,7 @@ struct Neighbourhood {
 
 
 struct RootBound;  // below
+class MonotoneMemo;  // relaxation_memo.h
 
 // What a primal search running beside the tree (SolveOptions::beside) is given.
 struct BesideTree {
@@ -160,6 +161,11 @@ struct SolveOptions {
   // relaxation did not run: computed here. Likewise its device relaxation.
   const RootBound* root_relaxation = nullptr;
   std::function<void(double seconds, double before, double after, int improvements)> on_lns;  // after it
+  // The memo of the nodes' device relaxations (relaxation_memo.h) to use instead of the search's
+  // own, e.g. one kept across probing's searches (bound_probing.h): its entries are bounds on a
+  // node's relaxation, true under any cutoff. Only for searches with the same root relaxation
+  // (root_relaxation: the same device). Null: the search's own.
+  MonotoneMemo* device_memo = nullptr;
   // A primal search (e.g. a local search) to run on one of the tree's threads, from the start of
   // the tree, with two threads or more: what it offers cuts the tree at once; when it returns
   // before the tree is over, its thread joins the tree. The small instances' first tree
