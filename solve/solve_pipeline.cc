@@ -10,10 +10,10 @@
 #include "cache/signature.h"
 #include "heuristics/improve_rounds.h"
 #include "heuristics/local_search.h"
-#include "search/bound_probing.h"
 #include "kernels/cuda_devices.h"
 #include "model/error.h"
 #include "model/simulator.h"
+#include "search/bound_probing.h"
 #include "solve/early_search.h"
 
 namespace optpipe {
