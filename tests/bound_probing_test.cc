@@ -30,20 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Instance random_multi_stage(std::mt19937& rng) {
-  test_support::RandomInstanceOptions o;
-  o.min_devices = 2;
-  o.max_devices = 3;
-  o.min_microbatches = 2;
-  o.max_microbatches = 4;
-  o.offloadable_probability = 0.0;
-  o.allow_multi_stage = true;
-  o.tight_memory = true;
-  while (true) {
-    Instance inst = test_support::random_instance(rng, o);
-    if (inst.num_stages() > inst.num_devices()) return inst;
-  }
-}
+Instance random_multi_stage(std::mt19937& rng) { return test_support::random_multi_stage(rng, 4); }
 
 SolveOptions one_thread() {
   SolveOptions o;

@@ -45,22 +45,7 @@ DeviceRelaxation relax(const Instance& inst, int d, double cutoff = kInf, std::i
   return device_relaxation(inst, p, d, root_heads(inst, p), cutoff, nodes, 0, prune, pairs);
 }
 
-// V, loop or random placements of 2-3 devices, nothing offloadable, room for 1-3 activations
-// (more or less split backward), redrawn until some device holds several stages.
-Instance random_multi_stage(std::mt19937& rng, int max_microbatches) {
-  test_support::RandomInstanceOptions o;
-  o.min_devices = 2;
-  o.max_devices = 3;
-  o.min_microbatches = 2;
-  o.max_microbatches = max_microbatches;
-  o.offloadable_probability = 0.0;
-  o.allow_multi_stage = true;
-  o.tight_memory = true;
-  while (true) {
-    Instance inst = test_support::random_instance(rng, o);
-    if (inst.num_stages() > inst.num_devices()) return inst;
-  }
-}
+using test_support::random_multi_stage;
 
 // Makespans of feasible schedules: of 30 random lists (most deadlock under tight memory), those
 // that complete, and every heuristic's.

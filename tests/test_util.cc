@@ -136,6 +136,21 @@ Instance random_instance(std::mt19937& rng, const RandomInstanceOptions& o) {
   return inst;
 }
 
+Instance random_multi_stage(std::mt19937& rng, int max_microbatches) {
+  RandomInstanceOptions o;
+  o.min_devices = 2;
+  o.max_devices = 3;
+  o.min_microbatches = 2;
+  o.max_microbatches = max_microbatches;
+  o.offloadable_probability = 0.0;
+  o.allow_multi_stage = true;
+  o.tight_memory = true;
+  while (true) {
+    Instance inst = random_instance(rng, o);
+    if (inst.num_stages() > inst.num_devices()) return inst;
+  }
+}
+
 Schedule random_valid_schedule(const Instance& inst, std::mt19937& rng, double offload_probability) {
   const int S = inst.num_stages(), m = inst.microbatches;
   const int T = inst.num_compute_types();

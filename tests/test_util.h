@@ -42,6 +42,11 @@ struct RandomInstanceOptions {
 
 Instance random_instance(std::mt19937& rng, const RandomInstanceOptions& options = {});
 
+// V, loop or random placements of 2-3 devices, nothing offloadable, room for 1-3 activations
+// (more or less split backward), 2 to `max_microbatches` microbatches, redrawn until some device
+// holds several stages: where the device relaxation (bounds/device_relaxation.h) applies.
+Instance random_multi_stage(std::mt19937& rng, int max_microbatches);
+
 // A random schedule that passes check_structure(): device lists follow one random topological
 // order of all ops (so the lists alone never form a cycle), offloadable F get a random level
 // with probability `offload_probability`, and each R is put at a random place between its F
