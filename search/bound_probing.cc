@@ -16,6 +16,8 @@ namespace {
 // the last (and the close range 1%), seed-17 small-v-02 of bench/solvers/random_small.py took
 // 3.7 s instead of 2.0 s (its optimum 3.8% above the root bound), the others the same.
 constexpr std::array<double, 5> kSteps = {0.001, 0.0025, 0.005, 0.01, 0.02};
+// A target refuted in fewer nodes than this skips the next step.
+constexpr std::int64_t kQuickRefutation = 1000;
 
 }  // namespace
 
@@ -63,6 +65,9 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
     out.bound = std::max(out.bound, r.bound);
     out.steps.push_back(step);
     if (!step.refuted) break;
+    // Refuted in few nodes: the optimum is likely further up; the next step is skipped (seed-17
+    // small-loop-06, optimum 4.5% above the bound: 0.47 -> 0.37 s; seed-13 v-00 0.21 -> 0.17 s).
+    if (r.stats.nodes < kQuickRefutation) ++k;
   }
   out.seconds = elapsed();
   return out;
