@@ -122,8 +122,9 @@ double NodeExpander::bound_child(SearchWorker& w, const SearchNode& parent, doub
   // Near a proof (the cutoff within kCloseGap of the proven bound: an incumbent close to it, or
   // a target, SolveOptions::target) from 1/16 on, with a larger budget: there the relaxation's
   // question is tight, and it cuts near the root too. With its optimum as the incumbent from
-  // the start (one thread, `solve()`), seed-13 small-v-02 was proven in 7.6k nodes instead of
-  // 127k, small-v-03 in 335 instead of 12k (bench/README.md, "Probing").
+  // the start (one thread, `solve()`), seed-13 small-v-02 of bench/solvers/random_small.py is
+  // proven in 6.8k nodes instead of 127k, small-v-03 in 236 instead of 12k, seed-13 loop-04 in
+  // 22k instead of 124k (bench/README.md, "Probing").
   const std::size_t decisions = static_cast<std::size_t>(ctx_.problem.S) * ctx_.problem.m * ctx_.problem.types;
   const std::size_t depth = parent.path.size() + 1;
   if (8 * depth >= 3 * decisions) {
