@@ -28,7 +28,7 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
   out.bound = options.bound;
   if (!(options.bound > 0)) return out;
   // One memo of the nodes' device relaxations for every target: its entries hold under any cutoff.
-  MonotoneMemo memo(std::size_t{1} << 20, std::size_t{64} << 20);
+  MonotoneMemo memo(kDeviceMemoKeys, kDeviceMemoBytes);
   for (std::size_t k = 0;; ++k) {
     // A hair above: the relaxations return their value less 1e-7 ms, and the optimum may be the bound.
     const double target = out.bound * (1 + kSteps[std::min(k, kSteps.size() - 1)]) + kRelaxationTolerance;

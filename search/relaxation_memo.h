@@ -51,6 +51,11 @@ class HistoryMemo {
   std::unordered_map<std::vector<double>, double, MemoKeyHash> map_;
 };
 
+// The size of a search's memo of its nodes' device relaxations (solver.cc; probing's, shared by
+// its targets' searches: bound_probing.cc).
+inline constexpr std::size_t kDeviceMemoKeys = std::size_t{1} << 20;
+inline constexpr std::size_t kDeviceMemoBytes = std::size_t{64} << 20;
+
 class MonotoneMemo {
  public:
   static constexpr std::size_t kEntriesPerKey = 16;

@@ -546,7 +546,7 @@ class BranchAndBound {
     int device = -1;
     std::vector<Action> order;
   } device_root_;
-  MonotoneMemo device_memo_{std::size_t{1} << 20, std::size_t{64} << 20};  // the nodes' device relaxations
+  MonotoneMemo device_memo_{kDeviceMemoKeys, kDeviceMemoBytes};  // the nodes' device relaxations
   std::vector<LastTails> last_tails_;  // [s]: for the nodes' device relaxations (SearchContext::last_tails)
   SolveStats stats_;  // the root's, then the workers' merged in
   SolveStats root_stats_;  // the root's alone: where each part's statistics start
