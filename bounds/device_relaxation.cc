@@ -92,7 +92,7 @@ class DeviceSearch {
 
   // Whether the relaxed optimum reaches the cutoff, and nothing more: the search stops at the
   // first relaxed schedule below it (unfinished, worth 0).
-  void below_only() { below_only_ = true; }
+  void below_only() { floor_ = kInf; }
   // Stop at the first relaxed schedule at most `floor` (unfinished: its value cannot matter).
   void stop_at_or_below(double floor) { floor_ = floor; }
 
@@ -254,8 +254,8 @@ class DeviceSearch {
         best_ = cur;
         found_ = true;
         best_path_ = path_;
-        if (below_only_) return false;  // the question is answered: not at least the cutoff
-        // At most the floor (a bound, so its value less the hair): it cannot raise the bound.
+        // At most the floor (a bound, so its value less the hair): it cannot raise the bound;
+        // below_only's floor is infinite: the question is answered, not at least the cutoff.
         if (cur <= floor_ + kHair + kTimeTol) return false;
       }
       return true;
@@ -345,8 +345,7 @@ class DeviceSearch {
   std::vector<JacksonEntry> heap_;
   double best_;
   bool found_ = false;
-  bool below_only_ = false;
-  double floor_ = -kInf;
+  double floor_ = -kInf;  // stop at a relaxed schedule at most this (below_only: any)
   int ops_ = 0, placed_ = 0;  // ops of the device, and placed on the current path
   std::vector<Action> path_, best_path_;  // the current path's ops, and the best leaf's
   std::int64_t nodes_ = 0;
