@@ -25,7 +25,7 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   ProbingResult out;
-  out.bound = options.bound;
+  out.start = out.bound = options.bound;
   if (!(options.bound > 0)) return out;
   // One memo of the nodes' device relaxations for every target: its entries hold under any cutoff.
   MonotoneMemo memo(kDeviceMemoKeys, kDeviceMemoBytes);
@@ -33,8 +33,10 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
     // A hair above: the relaxations return their value less 1e-7 ms, and the optimum may be the bound.
     const double target = out.bound * (1 + kSteps[std::min(k, kSteps.size() - 1)]) + kRelaxationTolerance;
     if (target >= options.upper - kTimeEps) break;
-    const std::int64_t nodes_left = options.node_limit - out.nodes;
-    const double time_left = options.time_limit - elapsed();
+    // Within the limits; once a target was refuted, within `grace` times them.
+    const double grace = out.bound > options.bound ? std::max(1.0, options.grace) : 1.0;
+    const std::int64_t nodes_left = static_cast<std::int64_t>(grace * static_cast<double>(options.node_limit)) - out.nodes;
+    const double time_left = grace * options.time_limit - elapsed();
     if (nodes_left <= 0 || time_left <= 0) break;
     SolveOptions o = options.search;
     o.target = target;

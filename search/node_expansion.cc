@@ -100,7 +100,10 @@ double NodeExpander::device_relaxation(SearchWorker& w, std::int64_t limit) cons
   if (memo && (r.finished || r.upper < cut)) {
     ctx_.device_memo->insert_bounds(std::move(key), std::move(params), r.finished ? r.bound : 0.0, r.upper);
   }
-  if (!r.finished) return 0;
+  if (!r.finished) {
+    if (!(r.upper < cut)) ++w.stats.device_node_unfinished;  // not even a relaxed schedule below the cutoff
+    return 0;
+  }
   const double b = lift_to_cutoff(r.bound, cut);
   if (b >= cut) ++w.stats.pruned_device;
   return b;

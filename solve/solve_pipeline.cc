@@ -31,13 +31,19 @@ constexpr double kHeuristicsShare = 0.25;
 // and loop instances of bench/solvers/random_small.py that it proves, the proof takes 25k-94k
 // nodes (0.2-0.4 s); with 20k it stopped short and the tree had to start again after the local
 // search and the relaxation, 0.3-0.5 s later (bench/README.md, "Small instances against CP-SAT").
-// 2 s and 20%: with 0.5 s and 5% the time bound first, at about 70k nodes, on the five of seeds
-// 11, 13 and 17 whose proofs take 123k-162k nodes (1.05-1.5 s), and starting again made them
-// 1.5-1.9 s.
+// 20% and 4 s: with 0.5 s and 5% the time bound first, at about 70k nodes, on the five of seeds
+// 11, 13 and 17 whose proofs took 123k-162k nodes (1.05-1.5 s), and starting again made them
+// 1.5-1.9 s. With 2 s, seed-7 small-v-06 (its proof 17k nodes in 1.8 s, the device relaxation
+// costly there) stopped short on this 2-core VM in most runs and took 7-9 s (the full local
+// search, 4 x 120k simulations at the default limit, then the tree again), 2.4-3.0 s with 4 s;
+// where the tree first does not prove, the instances that stay unproven at 60 s end the same.
 constexpr int kTreeFirstMaxOps = 256;
 constexpr std::int64_t kTreeFirstNodes = 200000;
 constexpr double kTreeFirstShare = 0.2;
-constexpr double kTreeFirstSeconds = 2.0;
+constexpr double kTreeFirstSeconds = 4.0;
+// Probing before it (probe()) starts its targets within the tree first's nodes and time; one
+// searched after a refuted target may run to this many times those (ProbingOptions::grace).
+constexpr double kProbingGrace = 2.0;
 // ... and with offload at most this many nodes: there the tree is weak at this depth
 // (offload-slow-pcie-4x8: 20k nodes, 0.46 s, no proof) and the relaxation proves most of them,
 // but where the heuristics' schedule is optimal and the root's cheap bounds are not, a few dozen
@@ -362,6 +368,9 @@ class PipelineRun {
     po.upper = upper;
     po.node_limit = quick.node_limit;
     po.time_limit = quick.time_limit;
+    po.grace = kProbingGrace;
+    po.search.time_limit = kProbingGrace * quick.time_limit;
+    po.search.node_limit = -1;  // probe_targets sets each target's
     probing_ = probe_targets(inst_, po);
     if (probing_->steps.empty()) {
       probing_.reset();
@@ -508,6 +517,10 @@ class PipelineRun {
   // The result with the best heuristic named, stored in the cache, timed.
   PipelineResult finish(PipelineResult out, const SolveResult& result) {
     out.result = result;
+    if (probing_) {
+      out.probing = *probing_;
+      out.probing->found.reset();
+    }
     if (const HeuristicResult* best = heur_.best_result()) {
       out.best_heuristic = best->name;
       out.best_heuristic_makespan = best->sim.makespan;

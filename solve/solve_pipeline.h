@@ -44,6 +44,7 @@
 
 #include "model/instance.h"
 #include "model/schedule.h"
+#include "search/bound_probing.h"
 #include "search/solver.h"
 #include "solve/solve_observer.h"
 #include "solve/solve_trace.h"
@@ -88,6 +89,9 @@ struct PipelineResult {
   double best_heuristic_makespan = std::numeric_limits<double>::infinity();
   double seconds = 0;             // wall time of the whole call
   double search_started = 0;      // seconds into the call when the tree search began
+  // The targets tried before the tree first (search/bound_probing.h; without the found schedule,
+  // which is the result's or was handed on), or none where it did not run.
+  std::optional<ProbingResult> probing;
 
   // Every improvement of the incumbent or the bound, with when and what made it (solve_trace.h).
   std::vector<TracePoint> trace;

@@ -171,7 +171,8 @@ void TextSolveReporter::search_statistics(const SolveStats& s) {
   }
   if (s.device_node_calls > 0) {
     out_ << "  device relaxation at nodes: " << s.device_node_calls << " calls (" << s.device_node_hits
-         << " more answered from the memo), " << s.device_node_nodes << " nodes, " << s.pruned_device << " nodes cut\n";
+         << " more answered from the memo; " << s.device_node_unfinished << " stopped at their node limit), "
+         << s.device_node_nodes << " nodes, " << s.pruned_device << " nodes cut\n";
   }
   if (s.single_stage_nodes > 0 || s.single_stage_root_nodes > 0) {
     out_ << "  single-stage relaxation at the root: bound "

@@ -122,6 +122,53 @@ TEST(BoundProbing, ProvesThePlainSearchsOptimaWithEveryRefutedTargetBelowThem) {
   std::printf("[ probing  ] %d instances, %d with refuted targets before the optimum\n", instances, with_refutations);
 }
 
+// The grace (ProbingOptions::grace): once a target is refuted the limits grow, so a probe whose
+// node limit only covers its first target still finds and proves the optimum with grace enough;
+// without it, it stops after that target; and where no target has been refuted, the limit holds.
+TEST(BoundProbing, OnlyAProbeThatRefutedATargetRunsPastItsNodeLimit) {
+  std::mt19937 rng(31);
+  int converging = 0, first_found = 0;
+  for (int i = 0; i < 120 && (converging < 4 || first_found < 2); ++i) {
+    const Instance inst = random_multi_stage(rng);
+    const SolveResult exact = solve(inst, {}, one_thread());
+    // The quick ones: where the plain search takes thousands of nodes, probing takes seconds.
+    if (exact.status != SolveResult::Status::kOptimal || exact.stats.nodes > 2000) continue;
+    SCOPED_TRACE("instance " + std::to_string(i));
+    ProbingOptions po;
+    po.search = one_thread();
+    po.search.node_limit = -1;
+    po.bound = root_lower_bound(inst, exact.makespan, one_thread()).bound;
+    const ProbingResult full = probe_targets(inst, po);
+    ASSERT_TRUE(full.proven);
+    const std::int64_t first = full.steps.front().nodes;
+    if (full.steps.front().refuted && full.steps.size() >= 2 && full.nodes > 2 * first + 10) {
+      ++converging;
+      po.node_limit = first;  // the first target's search alone
+      const ProbingResult without = probe_targets(inst, po);
+      EXPECT_FALSE(without.proven);
+      EXPECT_LE(without.nodes, po.node_limit + 1);
+      EXPECT_NEAR(without.bound, full.steps.front().target, 1e-9);  // what it refuted still counts
+      po.grace = static_cast<double>(full.nodes) / static_cast<double>(first) + 1;
+      const ProbingResult with = probe_targets(inst, po);
+      EXPECT_TRUE(with.proven);
+      EXPECT_NEAR(with.makespan, exact.makespan, 1e-6);
+      EXPECT_EQ(with.nodes, full.nodes);  // one thread: the same searches
+      po.grace = 1.5;
+      EXPECT_LE(probe_targets(inst, po).nodes, static_cast<std::int64_t>(1.5 * static_cast<double>(first)) + 1);
+    } else if (full.steps.front().found && full.nodes > 20) {
+      ++first_found;
+      po.node_limit = full.nodes / 2;
+      po.grace = 100;  // nothing refuted: no grace
+      const ProbingResult p = probe_targets(inst, po);
+      EXPECT_FALSE(p.proven);
+      EXPECT_LE(p.nodes, po.node_limit + 1);
+    }
+  }
+  EXPECT_GE(converging, 4);
+  EXPECT_GE(first_found, 2);
+  std::printf("[ probing  ] grace: %d converging probes, %d found at their first target\n", converging, first_found);
+}
+
 // small-v-02 (bench/solvers/random_small.py, seed 11): its root bound, 43.77 ms with the pair
 // releases, is its optimum; the first target (0.1% above) finds and proves it. The plain tree
 // explores every node between the bound and the heuristics' incumbent before it finds it.
