@@ -68,7 +68,8 @@ void JsonSolveReporter::on_warm_starts(const WarmStartReport& r) {
       steps.push_back({{"target", s.target}, {"found", s.found}, {"refuted", s.refuted}, {"nodes", s.nodes},
                        {"seconds", s.seconds}});
     }
-    h["probing"] = {{"targets", steps},
+    h["probing"] = {{"start", p->start},
+                    {"targets", steps},
                     {"nodes", p->nodes},
                     {"seconds", p->seconds},
                     {"bound", p->bound},

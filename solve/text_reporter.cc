@@ -79,7 +79,7 @@ void TextSolveReporter::on_warm_starts(const WarmStartReport& r) {
   const std::size_t quick = std::min(b.starts.improved.size(), static_cast<std::size_t>(std::max(0, b.quick_runs)));
   for (std::size_t k = 0; k < quick; ++k) local_search(k);
   if (const ProbingResult* p = r.probing) {  // before the tree first
-    out_ << "probing above the bound " << num(p->steps.front().target) << ":";
+    out_ << "probing from the bound " << num(p->start) << ":";
     for (std::size_t k = 0; k < p->steps.size(); ++k) {
       const ProbeStep& s = p->steps[k];
       out_ << (k ? ", " : " ") << num(s.target) << " "

@@ -569,13 +569,14 @@ TEST(Cli, SolveProbesAboveTheBoundOfAVPlacement) {
   const std::string v02 = quote(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/small-v-02.json");
   const CliRun text = run_cli("solve " + v02 + " --no-cache --threads 1 -v");
   ASSERT_EQ(text.status, 0) << text.output;
-  EXPECT_CONTAINS(text.output, "probing above the bound 43.814: 43.814 found 43.770 (");
+  EXPECT_CONTAINS(text.output, "probing from the bound 43.770: 43.814 found 43.770 (");
   EXPECT_CONTAINS(text.output, "proven optimal\n");
   EXPECT_CONTAINS(text.output, "status optimal (proven optimal)");
   EXPECT_FALSE(contains(text.output, "tree search (a small instance)")) << text.output;  // probing was the tree first
   const CliRun json = run_cli("solve " + v02 + " --no-cache --threads 1 --log-format json");
   ASSERT_EQ(json.status, 0) << json.output;
   EXPECT_CONTAINS(json.output, "\"probing\":{");
+  EXPECT_CONTAINS(json.output, "\"start\":43.7");  // the bound it started from
   EXPECT_CONTAINS(json.output, "\"proven\":true");
   const CliRun off = run_cli("solve " + v02 + " --no-cache --threads 1 --time-limit 2 -v --no-probing");
   ASSERT_EQ(off.status, 0) << off.output;

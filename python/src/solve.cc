@@ -79,7 +79,7 @@ std::string cache_file(const CacheArg& cache) {
 PipelineOptions options(double time_limit, int threads, double gap, std::int64_t node_limit, std::int64_t local_search,
                         double lns, const std::vector<Schedule>& warm_starts, const CacheArg& cache,
                         const std::string& bounds, bool transposition, bool stage_relaxation,
-                        bool device_relaxation) {
+                        bool device_relaxation, bool probing) {
   if (!(time_limit >= 0)) throw InputError("time_limit: must be >= 0 seconds, got " + std::to_string(time_limit));
   if (threads < 0) throw InputError("threads: must be >= 0 (0: all hardware threads), got " + std::to_string(threads));
   if (!(gap >= 0 && gap <= 1)) throw InputError("gap: must be in [0, 1], got " + std::to_string(gap));
@@ -100,15 +100,16 @@ PipelineOptions options(double time_limit, int threads, double gap, std::int64_t
   o.transposition = transposition;
   o.stage_relaxation = stage_relaxation;
   o.device_relaxation = device_relaxation;
+  o.probing = probing;
   return o;
 }
 
 PySolveResult run(const Instance& inst, double time_limit, int threads, double gap, std::int64_t node_limit,
                   std::int64_t local_search, double lns, const std::vector<Schedule>& warm_starts, const CacheArg& cache,
                   const std::string& bounds, bool transposition, bool stage_relaxation, bool device_relaxation,
-                  const ProgressArg& progress) {
+                  bool probing, const ProgressArg& progress) {
   PipelineOptions o = options(time_limit, threads, gap, node_limit, local_search, lns, warm_starts, cache, bounds,
-                              transposition, stage_relaxation, device_relaxation);
+                              transposition, stage_relaxation, device_relaxation, probing);
   std::atomic<bool> stop{false};
   o.stop = &stop;
   Relay relay;
@@ -207,6 +208,30 @@ JsonDict statistics(const SolveStats& s) {
   return JsonDict(out);
 }
 
+// The targets probing tried (search/bound_probing.h), or None where it did not run.
+std::optional<JsonDict> probing_dict(const std::optional<ProbingResult>& p) {
+  if (!p) return std::nullopt;
+  nb::list targets;
+  for (const ProbeStep& s : p->steps) {
+    nb::dict t;
+    t["target"] = s.target;
+    t["found"] = s.found;
+    t["refuted"] = s.refuted;
+    t["nodes"] = s.nodes;
+    t["seconds"] = s.seconds;
+    targets.append(t);
+  }
+  nb::dict out;
+  out["start"] = p->start;
+  out["targets"] = targets;
+  out["bound"] = p->bound;
+  out["proven"] = p->proven;
+  out["makespan"] = p->makespan;
+  out["nodes"] = p->nodes;
+  out["seconds"] = p->seconds;
+  return JsonDict(out);
+}
+
 std::optional<std::string> unless_empty(const std::string& s) {
   return s.empty() ? std::nullopt : std::optional<std::string>(s);
 }
@@ -266,13 +291,18 @@ void bind_solve(nb::module_& m) {
               "True when Ctrl-C (KeyboardInterrupt) stopped the solve; the result is its best so far.")
       .def_prop_ro("statistics", [](const PySolveResult& r) { return statistics(r.pipeline.result.stats); },
                    "The search's counters (search/search_stats.h), as `optpipe solve -v` prints them.")
+      .def_prop_ro("probing", [](const PySolveResult& r) { return probing_dict(r.pipeline.probing); },
+                   "The targets tried above the bound before the tree (small V and loop instances without\n"
+                   "offload), as `optpipe solve -v` lists them: a dict with start (the bound it started from),\n"
+                   "targets (each target, found, refuted, nodes, seconds), bound, proven, makespan (inf: none\n"
+                   "found), nodes and seconds; None where it did not run.")
       .def("__repr__", &describe);
 
   m.def("solve", &run, nb::arg("instance"), nb::kw_only(), nb::arg("time_limit") = 60.0, nb::arg("threads") = 0,
         nb::arg("gap") = 0.0, nb::arg("node_limit") = -1, nb::arg("local_search") = -1, nb::arg("lns") = 0.0,
         nb::arg("warm_starts") = std::vector<Schedule>{}, nb::arg("cache") = nb::none(), nb::arg("bounds") = "cpu",
         nb::arg("transposition") = true, nb::arg("stage_relaxation") = true, nb::arg("device_relaxation") = true,
-        nb::arg("progress") = nb::none(),
+        nb::arg("probing") = true, nb::arg("progress") = nb::none(),
         "Finds the minimum-makespan schedule and proves it optimal when it can, as `optpipe solve` does: the\n"
         "heuristics and a local search give warm starts, then the branch-and-bound runs for what is left of\n"
         "`time_limit` seconds (all of it counts). It stops at the time limit, after `node_limit` nodes (-1:\n"
@@ -282,8 +312,8 @@ void bind_solve(nb::module_& m) {
         "time limit, 0: none). lns: share of the time limit for large neighbourhood search. warm_starts:\n"
         "more schedules to start from. cache: None or False (default: no schedule cache), True (the default\n"
         "file, $OPTPIPE_CACHE or ~/.cache/optpipe/schedules.sqlite) or a path. bounds: 'cpu', 'tbb', 'gpu'\n"
-        "or 'auto'. transposition, stage_relaxation, device_relaxation: False turns that part of the search\n"
-        "off, for comparisons (`optpipe solve --no-...`). progress: called with a SolveProgress about once a\n"
+        "or 'auto'. transposition, stage_relaxation, device_relaxation, probing: False turns that part of the\n"
+        "search off, for comparisons (`optpipe solve --no-...`). progress: called with a SolveProgress about once a\n"
         "second during the search, on the calling thread.\n"
         "\n"
         "The GIL is released while it runs, so other Python threads go on. Ctrl-C (KeyboardInterrupt) does\n"

@@ -203,3 +203,25 @@ def test_device_relaxation_proves_a_v_placement_at_the_root():
     assert without.statistics["device_relaxation_bound"] == 0
     assert with_it.root_bound == pytest.approx(33.23, abs=1e-6)
     assert without.root_bound < 33.0
+
+
+def test_probing_proves_small_v_02_at_its_first_target():
+    # small-v-02 (bench/solvers/random_small.py, seed 11): its root bound, 43.77 ms, is its optimum;
+    # probing asks the tree for a schedule 0.1% above it, finds the optimum and proves it.
+    inst = optpipe.Instance.from_file(ROOT / "tests" / "data" / "relaxation" / "small-v-02.json")
+    r = optpipe.solve(inst, threads=1)
+    assert r.status == "optimal"
+    assert r.makespan == pytest.approx(43.77, abs=1e-6)
+    p = r.probing
+    assert p is not None
+    assert p["start"] == pytest.approx(43.77, abs=1e-5)
+    assert len(p["targets"]) == 1
+    first = p["targets"][0]
+    assert first["found"] and not first["refuted"]
+    assert p["start"] < first["target"] < p["start"] * 1.002
+    assert p["proven"] and p["makespan"] == pytest.approx(43.77, abs=1e-6)
+    assert p["nodes"] == first["nodes"] > 0
+    off = optpipe.solve(inst, threads=1, time_limit=3, probing=False)
+    assert off.probing is None
+    assert off.status in ("optimal", "feasible")
+    assert off.makespan >= r.makespan - 1e-6  # none shorter than the proven optimum
