@@ -61,7 +61,7 @@ struct PipelineOptions {
   bool transposition = true;
   bool stage_relaxation = true;
   bool device_relaxation = true;      // SolveOptions::device_relaxation
-  bool probing = true;                // small V and loop instances: targets above the bound first (search/bound_probing.h)
+  bool probing = true;                // small instances without offload: targets above the bound first (search/bound_probing.h)
   // Memory for the open nodes (SolveOptions::pool_memory_bytes): beyond it the search goes on
   // depth-first without adding to the pool, and says so (SolveStats::pool_full).
   double pool_memory_bytes = 1024.0 * 1024.0 * 1024.0;

@@ -292,8 +292,8 @@ void bind_solve(nb::module_& m) {
       .def_prop_ro("statistics", [](const PySolveResult& r) { return statistics(r.pipeline.result.stats); },
                    "The search's counters (search/search_stats.h), as `optpipe solve -v` prints them.")
       .def_prop_ro("probing", [](const PySolveResult& r) { return probing_dict(r.pipeline.probing); },
-                   "The targets tried above the bound before the tree (small V and loop instances without\n"
-                   "offload), as `optpipe solve -v` lists them: a dict with start (the bound it started from),\n"
+                   "The targets tried above the bound before the tree (small instances without offload),\n"
+                   "as `optpipe solve -v` lists them: a dict with start (the bound it started from),\n"
                    "targets (each target, found, refuted, nodes, seconds), bound, proven, makespan (inf: none\n"
                    "found), nodes and seconds; None where it did not run.")
       .def("__repr__", &describe);
