@@ -14,7 +14,9 @@
 // passes it is cut, and close to the proven bound the device relaxation cuts near the root too
 // (node_expansion.h): seed-13 small-v-02 (bound 43.94, optimum 44.00) is refuted at 43.984 in
 // 7.0k nodes and solved at 44.094 in 9.7k more (two threads, 0.63 s), where the tree from the
-// heuristics' incumbent takes 127k.
+// heuristics' incumbent takes 127k. Where no device relaxation applies the targets cut the tree
+// all the same (seed-1 small-loop-00: its optimum found and proven in 33k nodes, the tree from
+// the incumbent 65k), so the solver probes on every small instance without offload.
 //
 // The targets: T = B·(1 + r) + a hair, B the bound proven so far, r = 0.1%, 0.25%, 0.5%, 1%,
 // and 2% from then on (the device relaxation's close range near a proof, kCloseGap in
@@ -50,13 +52,11 @@ struct ProbingOptions {
   std::int64_t node_limit = 200000;                        // nodes, all targets together
   double time_limit = std::numeric_limits<double>::infinity();  // seconds, all together
   // Once a target has been refuted (the probing converges), the limits above are `grace` times
-  // as large: the last target's search, which finds the optimum and proves it, is the longest
-  // (nodes: seed-29 loop-04's 33.308 refuted in 118k nodes, the optimum 33.32 just above). The
-  // search that finds the optimum also
-  // proves it, and is the longest. Where it stops short, the solver's next phases cost more than
-  // it lacked (seed-17 small-v-02 of random_small.py: its last target needed 2.4 s of the 2 s
-  // budget, and stopped there the solve took 6.7-8.3 s; seed-1 loop-03 5.6-6.0 s, 2.7-2.9 s with
-  // the grace).
+  // as large: the last target's search, which finds the optimum and proves it, is the longest.
+  // Where it stops short, the solver's next phases cost more than it lacked (random_small.py:
+  // seed-17 small-v-02's last target needed 2.4 s of a 2 s budget, and stopped there the solve
+  // took 6.2-8.4 s; seed-1 loop-03 5.6-6.6 s, 2.5-3.8 s with a grace of 2). A probe that refuted
+  // nothing keeps the limits (small-loop-03: its first target stops undecided).
   double grace = 1;
 };
 
