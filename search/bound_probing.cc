@@ -70,6 +70,9 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
     // Refuted in few nodes: the optimum is likely further up; the next step is skipped (seed-17
     // small-loop-06, optimum 4.5% above the bound: 0.47 -> 0.37 s; seed-13 v-00 0.21 -> 0.17 s).
     if (r.stats.nodes < kQuickRefutation) ++k;
+    // Refuted only after a long search: the next target's search would be longer still, the
+    // more so the wider its step; the steps start again from the first (after ++k).
+    if (r.stats.nodes >= options.long_refutation) k = static_cast<std::size_t>(-1);
   }
   out.seconds = elapsed();
   return out;

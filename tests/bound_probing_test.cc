@@ -169,6 +169,40 @@ TEST(BoundProbing, OnlyAProbeThatRefutedATargetRunsPastItsNodeLimit) {
   std::printf("[ probing  ] grace: %d converging probes, %d found at their first target\n", converging, first_found);
 }
 
+// After a refutation that took at least long_refutation nodes the next target is again the first
+// step, 0.1% above the new bound; with the threshold at one node every target is.
+TEST(BoundProbing, ALongRefutationSendsTheNextTargetBackToTheFirstStep) {
+  std::mt19937 rng(37);
+  int checked = 0;
+  for (int i = 0; i < 80 && checked < 5; ++i) {
+    const Instance inst = random_multi_stage(rng);
+    const SolveResult exact = solve(inst, {}, one_thread());
+    if (exact.status != SolveResult::Status::kOptimal || exact.stats.nodes > 2000) continue;
+    SCOPED_TRACE("instance " + std::to_string(i));
+    ProbingOptions po;
+    po.search = one_thread();
+    po.bound = root_lower_bound(inst, exact.makespan, one_thread()).bound;
+    po.long_refutation = 1;
+    const ProbingResult every = probe_targets(inst, po);
+    po.long_refutation = 1000000000;
+    const ProbingResult never = probe_targets(inst, po);
+    ASSERT_TRUE(every.proven);
+    ASSERT_TRUE(never.proven);
+    EXPECT_NEAR(every.makespan, exact.makespan, 1e-6);
+    if (never.steps.size() < 3 || !never.steps[1].refuted) continue;  // wider steps only from the third on
+    ++checked;
+    double bound = po.bound;
+    for (const ProbeStep& s : every.steps) {
+      EXPECT_NEAR(s.target, bound * 1.001 + kRelaxationTolerance, 1e-9);
+      if (s.refuted) bound = s.target;
+    }
+    // Without the restart the third target (at least) is a wider step than 0.1%.
+    EXPECT_GT(never.steps[2].target, never.steps[1].target * 1.001 + kRelaxationTolerance + 1e-9);
+  }
+  EXPECT_GE(checked, 2);
+  std::printf("[ probing  ] long refutations: %d instances with three or more targets\n", checked);
+}
+
 // small-v-02 (bench/solvers/random_small.py, seed 11): its root bound, 43.77 ms with the pair
 // releases, is its optimum; the first target (0.1% above) finds and proves it. The plain tree
 // explores every node between the bound and the heuristics' incumbent before it finds it.
