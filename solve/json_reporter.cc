@@ -25,6 +25,22 @@ nlohmann::json done_from_cache(const PipelineResult& r, const SimResult& sim) {
 
 }  // namespace
 
+nlohmann::json probing_to_json(const ProbingResult& p) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const ProbeStep& s : p.steps) {
+    steps.push_back({{"target", s.target}, {"found", s.found}, {"refuted", s.refuted}, {"nodes", s.nodes},
+                     {"seconds", s.seconds}});
+  }
+  return {{"start", p.start},
+          {"targets", steps},
+          {"nodes", p.nodes},
+          {"seconds", p.seconds},
+          {"bound", p.bound},
+          {"proven", p.proven},
+          {"makespan", p.makespan < std::numeric_limits<double>::infinity() ? nlohmann::json(p.makespan)
+                                                                           : nlohmann::json(nullptr)}};
+}
+
 void JsonSolveReporter::on_cache_lookup(const cache::LookupResult& hit, const std::string& file) {
   if (opt_.quiet) return;
   nlohmann::json ev{{"event", "cache"}, {"result", cache::to_string(hit.kind)}, {"file", file}, {"message", hit.message}};
@@ -62,21 +78,7 @@ void JsonSolveReporter::on_warm_starts(const WarmStartReport& r) {
                                  {"evaluations", i.evaluations}, {"seconds", i.seconds},
                                  {"quick", static_cast<int>(k) < b.quick_runs}});
   }
-  if (const ProbingResult* p = r.probing) {
-    nlohmann::json steps = nlohmann::json::array();
-    for (const ProbeStep& s : p->steps) {
-      steps.push_back({{"target", s.target}, {"found", s.found}, {"refuted", s.refuted}, {"nodes", s.nodes},
-                       {"seconds", s.seconds}});
-    }
-    h["probing"] = {{"start", p->start},
-                    {"targets", steps},
-                    {"nodes", p->nodes},
-                    {"seconds", p->seconds},
-                    {"bound", p->bound},
-                    {"proven", p->proven},
-                    {"makespan", p->makespan < std::numeric_limits<double>::infinity() ? nlohmann::json(p->makespan)
-                                                                                      : nlohmann::json(nullptr)}};
-  }
+  if (const ProbingResult* p = r.probing) h["probing"] = probing_to_json(*p);
   if (const SolveResult* t = r.tree_first) {
     h["tree_first"] = {{"nodes", t->stats.nodes}, {"seconds", t->stats.seconds},
                        {"proven", t->status == SolveResult::Status::kOptimal},

@@ -10,9 +10,17 @@
 
 #include <ostream>
 
+#include <nlohmann/json.hpp>
+
+#include "search/bound_probing.h"
 #include "solve/solve_reporter.h"
 
 namespace optpipe {
+
+// Probing's targets (search/bound_probing.h) as the "start" event's `probing` object: start,
+// targets (target, found, refuted, nodes, seconds), nodes, seconds, bound, proven, makespan
+// (null: none found). The Python package's SolveResult.probing is the same object.
+nlohmann::json probing_to_json(const ProbingResult& probing);
 
 class JsonSolveReporter final : public SolveReporter {
  public:

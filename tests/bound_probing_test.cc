@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -122,6 +123,22 @@ TEST(BoundProbing, ProvesThePlainSearchsOptimaWithEveryRefutedTargetBelowThem) {
   std::printf("[ probing  ] %d instances, %d with refuted targets before the optimum\n", instances, with_refutations);
 }
 
+// A random instance whose plain search proves its optimum in at most 2000 nodes (there probing
+// takes milliseconds, where it can take seconds past thousands): that optimum, and a probe of it
+// from its root bound on one thread. None for the others.
+struct QuickCase {
+  SolveResult exact;
+  ProbingOptions probe;
+};
+std::optional<QuickCase> quick_case(const Instance& inst) {
+  QuickCase c;
+  c.exact = solve(inst, {}, one_thread());
+  if (c.exact.status != SolveResult::Status::kOptimal || c.exact.stats.nodes > 2000) return std::nullopt;
+  c.probe.search = one_thread();
+  c.probe.bound = root_lower_bound(inst, c.exact.makespan, one_thread()).bound;
+  return c;
+}
+
 // The grace (ProbingOptions::grace): once a target is refuted the limits grow, so a probe whose
 // node limit only covers its first target still finds and proves the optimum with grace enough;
 // without it, it stops after that target; and where no target has been refuted, the limit holds.
@@ -130,14 +147,12 @@ TEST(BoundProbing, OnlyAProbeThatRefutedATargetRunsPastItsNodeLimit) {
   int converging = 0, first_found = 0;
   for (int i = 0; i < 120 && (converging < 4 || first_found < 2); ++i) {
     const Instance inst = random_multi_stage(rng);
-    const SolveResult exact = solve(inst, {}, one_thread());
-    // The quick ones: where the plain search takes thousands of nodes, probing takes seconds.
-    if (exact.status != SolveResult::Status::kOptimal || exact.stats.nodes > 2000) continue;
+    std::optional<QuickCase> c = quick_case(inst);
+    if (!c) continue;
     SCOPED_TRACE("instance " + std::to_string(i));
-    ProbingOptions po;
-    po.search = one_thread();
+    const SolveResult& exact = c->exact;
+    ProbingOptions& po = c->probe;
     po.search.node_limit = -1;
-    po.bound = root_lower_bound(inst, exact.makespan, one_thread()).bound;
     const ProbingResult full = probe_targets(inst, po);
     ASSERT_TRUE(full.proven);
     const std::int64_t first = full.steps.front().nodes;
@@ -176,12 +191,11 @@ TEST(BoundProbing, ALongRefutationSendsTheNextTargetBackToTheFirstStep) {
   int checked = 0;
   for (int i = 0; i < 80 && checked < 5; ++i) {
     const Instance inst = random_multi_stage(rng);
-    const SolveResult exact = solve(inst, {}, one_thread());
-    if (exact.status != SolveResult::Status::kOptimal || exact.stats.nodes > 2000) continue;
+    std::optional<QuickCase> c = quick_case(inst);
+    if (!c) continue;
     SCOPED_TRACE("instance " + std::to_string(i));
-    ProbingOptions po;
-    po.search = one_thread();
-    po.bound = root_lower_bound(inst, exact.makespan, one_thread()).bound;
+    const SolveResult& exact = c->exact;
+    ProbingOptions& po = c->probe;
     po.long_refutation = 1;
     const ProbingResult every = probe_targets(inst, po);
     po.long_refutation = 1000000000;

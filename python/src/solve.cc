@@ -29,6 +29,7 @@
 #include "python/src/bindings.h"
 #include "search/bounds_mode.h"
 #include "search/search_stats.h"
+#include "solve/json_reporter.h"
 #include "solve/solve_pipeline.h"
 #include "viz/text_report.h"
 
@@ -208,28 +209,11 @@ JsonDict statistics(const SolveStats& s) {
   return JsonDict(out);
 }
 
-// The targets probing tried (search/bound_probing.h), or None where it did not run.
+// The targets probing tried (search/bound_probing.h) as the JSON log has them, or None where it
+// did not run.
 std::optional<JsonDict> probing_dict(const std::optional<ProbingResult>& p) {
   if (!p) return std::nullopt;
-  nb::list targets;
-  for (const ProbeStep& s : p->steps) {
-    nb::dict t;
-    t["target"] = s.target;
-    t["found"] = s.found;
-    t["refuted"] = s.refuted;
-    t["nodes"] = s.nodes;
-    t["seconds"] = s.seconds;
-    targets.append(t);
-  }
-  nb::dict out;
-  out["start"] = p->start;
-  out["targets"] = targets;
-  out["bound"] = p->bound;
-  out["proven"] = p->proven;
-  out["makespan"] = p->makespan;
-  out["nodes"] = p->nodes;
-  out["seconds"] = p->seconds;
-  return JsonDict(out);
+  return to_dict(probing_to_json(*p));
 }
 
 std::optional<std::string> unless_empty(const std::string& s) {
@@ -294,8 +278,8 @@ void bind_solve(nb::module_& m) {
       .def_prop_ro("probing", [](const PySolveResult& r) { return probing_dict(r.pipeline.probing); },
                    "The targets tried above the bound before the tree (small instances without offload),\n"
                    "as `optpipe solve -v` lists them: a dict with start (the bound it started from),\n"
-                   "targets (each target, found, refuted, nodes, seconds), bound, proven, makespan (inf: none\n"
-                   "found), nodes and seconds; None where it did not run.")
+                   "targets (each target, found, refuted, nodes, seconds), bound, proven, makespan (None:\n"
+                   "none found), nodes and seconds, as the JSON log's; None where it did not run.")
       .def("__repr__", &describe);
 
   m.def("solve", &run, nb::arg("instance"), nb::kw_only(), nb::arg("time_limit") = 60.0, nb::arg("threads") = 0,
