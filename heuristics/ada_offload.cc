@@ -1,6 +1,7 @@
 #include "heuristics/ada_offload.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -159,6 +160,7 @@ class Repairer {
   Fit offload_until_it_fits(const BaseSchedule& base, Schedule& sch, std::vector<Offload>& offloaded) {
     Fit fit;
     const int budget = step_budget();
+    const auto started = std::chrono::steady_clock::now();
     SimResult final_run;
     for (int step = 0; step <= budget; ++step) {
       if (limits_.expired()) {
@@ -175,6 +177,20 @@ class Repairer {
         return fit;
       }
       const Violation v = first_violation(inst_, r);
+      if (v.device >= 0 && limits_.deadline != std::chrono::steady_clock::time_point::max()) {
+        const auto now = std::chrono::steady_clock::now();
+        const double elapsed = std::chrono::duration<double>(now - started).count();
+        const double left = std::chrono::duration<double>(limits_.deadline - now).count();
+        const double fraction = r.makespan > 0 ? v.time / r.makespan : 1.0;
+        if (ada_repair_would_miss(elapsed, fraction, left)) {
+          std::ostringstream why;
+          why << "AdaOffload on " << base.origin << ": would not finish by the deadline (" << offloaded.size()
+              << " offloads in " << elapsed << " s, the first overflow " << 100 * fraction
+              << "% into the schedule), stopped early";
+          fit.reason = why.str();
+          return fit;
+        }
+      }
       if (v.device >= 0) {
         if (const auto pick = choose(sch, r, r, v)) {
           offload(sch, r, v.device, *pick, offloaded);
@@ -356,6 +372,12 @@ Built ada_offload_from(const Instance& inst, const Schedule& base, const std::st
   Repaired r = repair.run(BaseSchedule{origin, base, 0.0});
   if (!r.schedule) return Built::fail(r.reason);
   return Built::ok(std::move(*r.schedule), std::to_string(r.offloads) + " offloads");
+}
+
+bool ada_repair_would_miss(double elapsed, double fraction, double left) {
+  if (!(elapsed >= kAdaGiveUpAfter)) return false;
+  if (!(fraction > 0) || fraction >= 1) return false;  // no projection
+  return elapsed * (1 - fraction) / fraction > left;
 }
 
 Built AdaOffload::build(const Instance& inst, const RunLimits& limits) const {

@@ -29,6 +29,20 @@
 
 namespace optpipe {
 
+// Under a deadline, a repair that cannot finish in time gives up early and leaves its core to
+// the heuristics and searches that can: at 32 GPUs x 128 microbatches one base's repair takes
+// 45-60 s (thousands of offloads, several simulations each), and `optpipe solve --time-limit
+// 60` gave it its 15 s share for no schedule on each of bench-gpt3-28.3b-32x128-{2,4}act and
+// bench-llama2-7b-32x128-2act, while Periodic, on the same two cores, took 10-14 s instead of
+// 3.5. Its progress is where the first overflow of the run without limits lies in that run
+// (`fraction`, 0 to 1); after `elapsed` seconds (at least kAdaGiveUpAfter, where the
+// projection has settled), the rest at the same pace would take elapsed x (1 - fraction) /
+// fraction. True when that passes `left`, the seconds to the deadline. The projection is
+// optimistic where the fill needs fewer offloads than the steady state (the usual case), so a
+// repair that would finish is not stopped.
+constexpr double kAdaGiveUpAfter = 1.0;
+bool ada_repair_would_miss(double elapsed, double fraction, double left);
+
 // Steps 2-6 on one given base schedule (its offloads, if any, are kept as a start).
 Built ada_offload_from(const Instance& instance, const Schedule& base, const std::string& origin = "the base");
 

@@ -378,6 +378,21 @@ TEST(Heuristics, PipeOffloadWithLateReloadsFitsWhereTheBaseTimingMisleads) {
   }
 }
 
+// AdaOffload under a deadline gives up a repair whose projected rest passes it: after 2 s with
+// the first overflow a quarter into the schedule, the rest at that pace takes 6 s more. Not
+// before kAdaGiveUpAfter (the projection has not settled), nor without a measured progress.
+TEST(Heuristics, AdaOffloadGivesUpOnlyWhereItsProjectionPassesTheDeadline) {
+  EXPECT_TRUE(ada_repair_would_miss(2.0, 0.25, 5.9));
+  EXPECT_FALSE(ada_repair_would_miss(2.0, 0.25, 6.1));
+  EXPECT_FALSE(ada_repair_would_miss(2.0, 0.75, 1.0));  // 0.67 s more
+  EXPECT_TRUE(ada_repair_would_miss(2.0, 0.75, 0.5));
+  EXPECT_FALSE(ada_repair_would_miss(0.5 * kAdaGiveUpAfter, 0.01, 0.1));
+  EXPECT_TRUE(ada_repair_would_miss(kAdaGiveUpAfter, 0.01, 0.1));
+  EXPECT_FALSE(ada_repair_would_miss(5.0, 0.0, 0.1));
+  EXPECT_FALSE(ada_repair_would_miss(5.0, 1.0, 0.1));
+  EXPECT_FALSE(ada_repair_would_miss(5.0, 0.5, std::numeric_limits<double>::infinity()));
+}
+
 // The same instance: stage 0's GPU holds 4 activations of the 16 it has in flight, its neighbour
 // in the PCIe group one. PipeOffload keeps some of stage 0's (spread over its microbatches) and
 // offloads every activation of the stages with one slot that have two in flight; offloading stage
