@@ -1,6 +1,7 @@
 #include "solve/solve_pipeline.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -262,6 +263,13 @@ class PipelineRun {
       wo.time_limit = std::max(0.0, (1 - kScaleReserve) * o_.time_limit - since(started_));
       wo.round_evaluations = o_.local_search >= 0 ? o_.local_search * wo.improve_best : -1;
       wo.threads = o_.threads;
+      // Under a time limit no quick phase: the rounds start from the best schedules at once, on
+      // every thread. The quick phase ran one search per start from the three best heuristics,
+      // and at scale only the best one's ever led anywhere: on bench-gpt3-28.3b-32x128-4act
+      // it spent 13-17 s a start (PipeOffload's 2681 ms -> 2603, Waves' 4963 -> 4689, where
+      // Periodic's 2350 was the start that counted), and the rounds got 19 s of the 60 instead
+      // of 44 (bench/README.md, "The solver at scale").
+      if (o_.local_search < 0) wo.quick_evaluations = 0;
     }
     return wo;
   }

@@ -273,6 +273,40 @@ TEST(SolvePipeline, AtScaleRoundsInsteadOfTheTreeTheSameWithOneAndTwoThreads) {
   EXPECT_EQ(makespans[0], makespans[1]);
 }
 
+// At scale under a time limit there is no quick phase: the improved starts are the rounds' (and
+// the search beside the slow heuristics'), none a quick search from a heuristic's schedule.
+// With a fixed budget (--local-search N) the quick phase stays.
+TEST(SolvePipeline, AtScaleUnderATimeLimitTheRoundsStartAtOnce) {
+  const Instance inst = shipped("gpt-8x24-tight");  // 576 compute ops
+  for (bool timed : {true, false}) {
+    PipelineOptions o = quick(2);
+    o.scale_ops = 500;
+    o.threads = 2;
+    if (!timed) o.local_search = 300;
+    struct Seen : SolveObserver {
+      int quick_runs = -1, rounds = 0, others = 0;
+      void on_warm_starts(const WarmStartReport& r) override {
+        quick_runs = r.starts.quick_runs;
+        for (const ImprovedStart& i : r.starts.starts.improved) {
+          if (i.heuristic.find("rounds") != std::string::npos) {
+            ++rounds;
+          } else if (i.heuristic.find("beside the slow heuristics") == std::string::npos) {
+            ++others;
+          }
+        }
+      }
+    } seen;
+    const PipelineResult p = solve_pipeline(inst, o, seen);
+    EXPECT_LE(p.result.makespan, p.best_heuristic_makespan + 1e-9);
+    EXPECT_GT(seen.rounds, 0) << timed;
+    if (timed) {
+      EXPECT_EQ(seen.others, 0);
+    } else {
+      EXPECT_GT(seen.others, 0);  // the quick phase's runs, one per start
+    }
+  }
+}
+
 // `threads` holds for every phase, not only the tree: the observer, called from the pipeline's
 // phases, sees an arena of that many threads (so --threads 1 is one thread, and its warm starts
 // run their phases in turn: heuristics/warm_starts.h).
