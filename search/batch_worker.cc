@@ -61,6 +61,7 @@ void BatchWorker::expand_lanes() {
     } else if (!ctx_.shared.stopping()) {
       ctx_.shared.note_cut(n->bound);
       ++w_.stats.pruned_bound;
+      keep_cut_node(ctx_, n);
       n.reset();
     }
     first_child_.push_back(pending_.size());
@@ -102,6 +103,7 @@ bool BatchWorker::advance_lanes() {
       } else {
         ctx_.shared.note_cut(pending_[i]->bound);
         ++w_.stats.pruned_bound;
+        keep_cut_node(ctx_, pending_[i]);
         pending_[i].reset();
       }
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <optional>
 
 #include "model/simulator.h"
 #include "search/relaxation_memo.h"
@@ -29,6 +30,9 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
   if (!(options.bound > 0)) return out;
   // One memo of the nodes' device relaxations for every target: its entries hold under any cutoff.
   MonotoneMemo memo(kDeviceMemoKeys, kDeviceMemoBytes);
+  // One search for all targets while it keeps a complete frontier (TreeSearch::raise_target).
+  CutFrontier cut(options.frontier_bytes);
+  std::optional<TreeSearch> tree;
   for (std::size_t k = 0;; ++k) {
     // A hair above: the relaxations return their value less 1e-7 ms, and the optimum may be the bound.
     const double target = out.bound * (1 + kSteps[std::min(k, kSteps.size() - 1)]) + kRelaxationTolerance;
@@ -45,8 +49,20 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
     o.time_limit = std::min(o.time_limit, time_left);
     o.gap = 0;
     if (!o.device_memo) o.device_memo = &memo;
+    if (options.frontier_bytes > 0) o.keep_cut = &cut;
     const double started = elapsed();
-    SolveResult r = solve(instance, {}, o);
+    SolveResult r;
+    if (tree && tree->retargetable()) {
+      ResumeOptions next;
+      next.time_limit = o.time_limit;
+      next.node_limit = o.node_limit;
+      next.known_bound = o.known_bound;
+      r = tree->raise_target(target, next);
+    } else {
+      (void)cut.take();
+      tree.emplace(instance, o);
+      r = tree->run({});
+    }
     ProbeStep step;
     step.target = target;
     step.nodes = r.stats.nodes;

@@ -20,7 +20,7 @@
 //
 // The targets: T = B·(1 + r) + a hair, B the bound proven so far, r = 0.1%, 0.25%, 0.5%, 1%,
 // and 2% from then on (the device relaxation's close range near a proof, kCloseGap in
-// node_expansion.cc), each search starting again from the root; a target refuted in fewer
+// node_expansion.cc); a target refuted in fewer
 // than 1000 nodes skips the next step, one refuted only after a long search sends the next back
 // to 0.1% (ProbingOptions::long_refutation). Not r = 0: where the device
 // relaxation's optimum is the target, each of its searches at the nodes has to find that
@@ -32,8 +32,18 @@
 // the incumbent (`upper`): there the plain search is the same thing. A target searched once
 // another was refuted may run past the limits (ProbingOptions::grace).
 //
-// Complexity: one tree search per target, each over the nodes whose bound is at most it; with
-// steps of at most 2% of the bound, at most log(upper / B) / log(1.02) + 5 of them.
+// One search for all the targets: each target's search after a refutation goes on from the
+// nodes the last one cut by its bound (with its transposition table: TreeSearch::raise_target,
+// cut_frontier.h), where a search from the root expanded again every node below the refuted
+// target, which its own proof needs as well. Random V/loop instances, two threads, the solve
+// from process start: seed-1 small-loop-03 2.6-2.8 s -> 1.0-1.1 s, seed-29 loop-04 5.8-6.1 ->
+// 4.2-4.4 s, seed-17 v-02 2.4-2.8 -> 1.9 s, seed-13 loop-04 1.3-1.4 -> 1.0 s (bench/README.md).
+// Step counts are then this part's nodes, so more refutations count as quick and skip a step.
+//
+// Complexity: the nodes whose bound is at most the last target, each expanded once (up to
+// ProbingOptions::frontier_bytes of kept nodes, past which a target's search starts from the
+// root again); with steps of at most 2% of the bound, at most log(upper / B) / log(1.02) + 5
+// targets.
 #pragma once
 
 #include <cstdint>
@@ -64,6 +74,12 @@ struct ProbingOptions {
   // refutes 0.99% above its bound in 118k nodes, its optimum lies 0.04% above that, and the 2%
   // step found it in 186k nodes where 0.1% takes 126k (the solve 5.5-6.2 -> 4.4-4.6 s).
   std::int64_t long_refutation = 50000;
+  // Each target's search after a refutation starts from the nodes the last one cut by its bound
+  // (search/cut_frontier.h), not from the root: the part below the refuted target is settled,
+  // and the next search would expand all of it again (its proof covers every node below the
+  // old target too). Up to this many bytes of kept nodes; past them the next search starts
+  // from the root. 0: always from the root (the reference the tests compare against).
+  std::size_t frontier_bytes = std::size_t{128} << 20;
 };
 
 struct ProbeStep {

@@ -32,6 +32,7 @@ void DiveWorker::dive(NodePtr n) {
     if (n->bound >= ctx_.shared.cutoff()) {
       ctx_.shared.note_cut(n->bound);
       ++w_.stats.pruned_bound;
+      keep_cut_node(ctx_, n);
       return;
     }
     w_.stats.count_node(n->depth);
@@ -82,6 +83,7 @@ void DiveWorker::local_dfs(std::vector<NodePtr>& stack) {
     if (n->bound >= ctx_.shared.cutoff()) {
       ctx_.shared.note_cut(n->bound);
       ++w_.stats.pruned_bound;
+      keep_cut_node(ctx_, n);
       continue;
     }
     w_.stats.count_node(n->depth);

@@ -188,6 +188,15 @@ void NodeExpander::expand(SearchWorker& w, const SearchNode& n, const Simulator:
     if (b >= ctx_.shared.cutoff()) {
       ctx_.shared.note_cut(b);
       ++w.stats.pruned_bound;
+      if (ctx_.opt.keep_cut) {
+        auto cut = std::make_unique<SearchNode>();
+        cut->path.reserve(n.path.size() + 1);
+        cut->path = n.path;
+        cut->path.push_back(ctx_.codec.encode(c.action));
+        cut->bound = b;
+        cut->depth = n.depth + 1;
+        keep_cut_node(ctx_, cut);
+      }
       if (w.batch) w.nodes.pop_back(ctx_.problem);  // forget it: it was cut before the batch ran
       continue;
     }

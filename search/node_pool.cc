@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <iterator>
 
 namespace optpipe {
 
@@ -81,13 +82,14 @@ double NodePool::min_bound(double cap) const {
   return b;
 }
 
-NodePool::Dropped NodePool::drop_at_or_above(double cutoff) {
+NodePool::Dropped NodePool::drop_at_or_above(double cutoff, std::vector<NodePtr>* dropped) {
   Dropped d;
   std::lock_guard<std::mutex> lock(mu_);
   auto keep_end = std::partition(heap_.begin(), heap_.end(), [&](const NodePtr& n) { return n->bound < cutoff; });
   for (auto it = keep_end; it != heap_.end(); ++it) d.smallest = std::min(d.smallest, (*it)->bound);
   d.count = static_cast<std::size_t>(heap_.end() - keep_end);
   if (d.count == 0) return d;
+  if (dropped) std::move(keep_end, heap_.end(), std::back_inserter(*dropped));
   heap_.erase(keep_end, heap_.end());
   std::make_heap(heap_.begin(), heap_.end(), NodeOrder());
   return d;

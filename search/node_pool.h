@@ -52,7 +52,8 @@ class NodePool {
     std::size_t count = 0;
     double smallest = std::numeric_limits<double>::infinity();
   };
-  Dropped drop_at_or_above(double cutoff);
+  // `dropped` (null: none): where the removed nodes go instead of being freed.
+  Dropped drop_at_or_above(double cutoff, std::vector<NodePtr>* dropped = nullptr);
 
  private:
   void push_locked(NodePtr n);

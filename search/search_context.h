@@ -41,4 +41,10 @@ struct SearchContext {
   const std::vector<LastTails>* last_tails = nullptr;
 };
 
+// A node cut by its bound: into SolveOptions::keep_cut when the search keeps them (then `n` is
+// moved from), else dropped.
+inline void keep_cut_node(const SearchContext& ctx, NodePtr& n) {
+  if (ctx.opt.keep_cut && n) ctx.opt.keep_cut->keep(std::move(n));
+}
+
 }  // namespace optpipe

@@ -51,7 +51,9 @@ void SearchMonitor::drop_useless_nodes() {
   const double inc = shared_.incumbent();
   if (!(inc < pruned_at_)) return;
   pruned_at_ = inc;
-  const NodePool::Dropped d = pool_.drop_at_or_above(shared_.cutoff());
+  std::vector<NodePtr> dropped;
+  const NodePool::Dropped d = pool_.drop_at_or_above(shared_.cutoff(), opt_.keep_cut ? &dropped : nullptr);
+  for (NodePtr& n : dropped) opt_.keep_cut->keep(std::move(n));
   if (d.count == 0) return;
   shared_.note_cut(d.smallest);
   dropped_ += static_cast<std::int64_t>(d.count);

@@ -167,7 +167,18 @@ class BranchAndBound {
     searched_ = true;
     search_tree();
     finish(res, true);
+    hand_open_nodes_to_keep_cut();
     return res;
+  }
+
+  // Where the search keeps its cut nodes, the open ones too once it is over (a search that
+  // stopped before expanding them, e.g. at a bound proven elsewhere): what it kept is then every
+  // node it neither expanded nor ruled out, whatever stopped it.
+  void hand_open_nodes_to_keep_cut() {
+    if (!opt_.keep_cut) return;
+    std::vector<NodePtr> open;
+    pool_.drop_at_or_above(-kInf, &open);
+    for (NodePtr& n : open) opt_.keep_cut->keep(std::move(n));
   }
 
   // TreeSearch::resumable.
@@ -175,6 +186,43 @@ class BranchAndBound {
     const int code = shared_.stop_code();
     return searched_ && (code == kTimeLimit || code == kNodeLimit) && pool_.size() > 0 &&
            shared_.proven_bound() < shared_.incumbent() - kTimeEps;
+  }
+
+  // TreeSearch::retargetable.
+  bool retargetable() const {
+    return searched_ && opt_.keep_cut && opt_.keep_cut->complete() && opt_.target < kInf &&
+           !(shared_.incumbent() <= opt_.target + kTimeEps);
+  }
+
+  // TreeSearch::raise_target.
+  SolveResult raise_target(double target, const ResumeOptions& limits) {
+    if (!retargetable() || !(target > opt_.target)) {
+      throw std::logic_error("TreeSearch::raise_target: the last part kept no complete frontier, found a schedule, or the target does not rise");
+    }
+    opt_.target = target;
+    shared_.set_target(target);
+    opt_.time_limit = limits.time_limit;
+    opt_.node_limit = limits.node_limit;
+    opt_.gap = limits.gap;
+    opt_.on_progress = limits.on_progress;
+    opt_.beside = {};
+    shared_.begin_resume(limits.gap, limits.node_limit);
+    stats_ = root_stats_;
+    SolveResult res;
+    raise_known_bound(limits.known_bound);
+    const double cutoff = shared_.cutoff();
+    for (NodePtr& n : opt_.keep_cut->take()) {
+      if (n->bound < cutoff) {
+        pool_.push(std::move(n));
+      } else {
+        opt_.keep_cut->keep(std::move(n));
+      }
+    }
+    stop_before_expanding();
+    search_tree();
+    finish(res, true);
+    hand_open_nodes_to_keep_cut();
+    return res;
   }
 
   // TreeSearch::resume: the open nodes left in the pool, the transposition table and the memos
@@ -572,6 +620,10 @@ SolveResult TreeSearch::run(const std::vector<Schedule>& warm_starts) { return i
 bool TreeSearch::resumable() const { return impl_->resumable(); }
 SolveResult TreeSearch::resume(const std::vector<Schedule>& warm_starts, const ResumeOptions& limits) {
   return impl_->resume(warm_starts, limits);
+}
+bool TreeSearch::retargetable() const { return impl_->retargetable(); }
+SolveResult TreeSearch::raise_target(double target, const ResumeOptions& limits) {
+  return impl_->raise_target(target, limits);
 }
 
 RootBound root_lower_bound(const Instance& instance, double incumbent, const SolveOptions& options) {

@@ -55,6 +55,7 @@
 #include "model/schedule.h"
 #include "model/validator.h"  // obviously_infeasible
 #include "search/bounds_mode.h"
+#include "search/cut_frontier.h"
 #include "search/search_stats.h"
 
 namespace optpipe {
@@ -130,6 +131,10 @@ struct SolveOptions {
   // proven every schedule longer: its bound is then the target (or more). One that finds one
   // goes on as usual, and proves it optimal when it ends. Infinity: none.
   double target = std::numeric_limits<double>::infinity();
+  // Every node cut by its bound goes here instead of being dropped (cut_frontier.h; null: dropped),
+  // and, once the search is over, every node left open: TreeSearch::raise_target starts from
+  // them. A search that keeps them cannot resume().
+  CutFrontier* keep_cut = nullptr;
   // false: the root only (its bound, and the best warm start as the result), no node expanded;
   // for instances where the tree cannot help in the time there is (solve/solve_pipeline.h).
   bool tree = true;
@@ -228,6 +233,15 @@ class TreeSearch {
   // warm start are this part's (its root bound the first part's); status, schedule and bound the
   // whole search's. Only when resumable() (else std::logic_error).
   SolveResult resume(const std::vector<Schedule>& warm_starts, const ResumeOptions& limits);
+  // Whether the last part kept every node it cut or left open (SolveOptions::keep_cut, complete)
+  // and found no schedule at most its target: then raise_target() can go on.
+  bool retargetable() const;
+  // The next part with a higher target (SolveOptions::target): from the nodes the last part
+  // kept (cut_frontier.h says why that is exact), with its transposition table and memos,
+  // under `limits`; the nodes still at or above the new cutoff stay kept. Bound probing's next
+  // target (bound_probing.h) no longer expands again what the search below the last one did.
+  // Only when retargetable() and `target` is above the last one (else std::logic_error).
+  SolveResult raise_target(double target, const ResumeOptions& limits);
 
  private:
   class Impl;
