@@ -148,6 +148,16 @@ double NodeExpander::bound_child(SearchWorker& w, const SearchNode& parent, doub
   return b;
 }
 
+NodePtr NodeExpander::child_node(const SearchNode& n, const Action& a, double bound) const {
+  auto child = std::make_unique<SearchNode>();
+  child->path.reserve(n.path.size() + 1);
+  child->path = n.path;
+  child->path.push_back(ctx_.codec.encode(a));
+  child->bound = bound;
+  child->depth = n.depth + 1;
+  return child;
+}
+
 void NodeExpander::expand(SearchWorker& w, const SearchNode& n, const Simulator::Step& step,
                           std::vector<NodePtr>& children, std::vector<Action>& actions) const {
   w.parent = w.sim.snapshot();
@@ -189,23 +199,13 @@ void NodeExpander::expand(SearchWorker& w, const SearchNode& n, const Simulator:
       ctx_.shared.note_cut(b);
       ++w.stats.pruned_bound;
       if (ctx_.opt.keep_cut) {
-        auto cut = std::make_unique<SearchNode>();
-        cut->path.reserve(n.path.size() + 1);
-        cut->path = n.path;
-        cut->path.push_back(ctx_.codec.encode(c.action));
-        cut->bound = b;
-        cut->depth = n.depth + 1;
+        NodePtr cut = child_node(n, c.action, b);
         keep_cut_node(ctx_, cut);
       }
       if (w.batch) w.nodes.pop_back(ctx_.problem);  // forget it: it was cut before the batch ran
       continue;
     }
-    auto child = std::make_unique<SearchNode>();
-    child->path.reserve(n.path.size() + 1);
-    child->path = n.path;
-    child->path.push_back(ctx_.codec.encode(c.action));
-    child->bound = b;
-    child->depth = n.depth + 1;
+    NodePtr child = child_node(n, c.action, b);
     static constexpr double kTypeRank[] = {3, 0, 1, 2};  // F, B, W, R
     child->priority = c.earliest_start + 1e-6 * kTypeRank[static_cast<int>(c.action.type)];
     children.push_back(std::move(child));

@@ -50,6 +50,8 @@ class NodeExpander {
  private:
   // A leaf: offers its schedule as the incumbent.
   void reach_leaf(SearchWorker& w) const;
+  // The node of n's child by action `a`, with its bound.
+  NodePtr child_node(const SearchNode& n, const Action& a, double bound) const;
   // The child in w.sim after appending `action` at decision time `t`: its bound (scalar, with the
   // relaxations), or in batch modes its makespan so far with its times queued in the batch; the
   // cutoff or more when it is cut.

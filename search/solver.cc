@@ -201,13 +201,7 @@ class BranchAndBound {
     }
     opt_.target = target;
     shared_.set_target(target);
-    opt_.time_limit = limits.time_limit;
-    opt_.node_limit = limits.node_limit;
-    opt_.gap = limits.gap;
-    opt_.on_progress = limits.on_progress;
-    opt_.beside = {};
-    shared_.begin_resume(limits.gap, limits.node_limit);
-    stats_ = root_stats_;
+    begin_part(limits);
     SolveResult res;
     raise_known_bound(limits.known_bound);
     const double cutoff = shared_.cutoff();
@@ -229,13 +223,7 @@ class BranchAndBound {
   // are as the last part left them; each part's statistics start from the root's.
   SolveResult resume(const std::vector<Schedule>& warm_starts, const ResumeOptions& limits) {
     if (!resumable()) throw std::logic_error("TreeSearch::resume: the last part did not stop at a limit with open nodes");
-    opt_.time_limit = limits.time_limit;
-    opt_.node_limit = limits.node_limit;
-    opt_.gap = limits.gap;
-    opt_.on_progress = limits.on_progress;
-    opt_.beside = {};
-    shared_.begin_resume(limits.gap, limits.node_limit);
-    stats_ = root_stats_;
+    begin_part(limits);
     SolveResult res;
     take_warm_starts(warm_starts, res);
     raise_known_bound(limits.known_bound);
@@ -247,6 +235,18 @@ class BranchAndBound {
   }
 
  private:
+  // The next part's limits (resume, raise_target): nothing beside the tree, the statistics from
+  // the root's again.
+  void begin_part(const ResumeOptions& limits) {
+    opt_.time_limit = limits.time_limit;
+    opt_.node_limit = limits.node_limit;
+    opt_.gap = limits.gap;
+    opt_.on_progress = limits.on_progress;
+    opt_.beside = {};
+    shared_.begin_resume(limits.gap, limits.node_limit);
+    stats_ = root_stats_;
+  }
+
   // A bound proven elsewhere (SolveOptions::known_bound): global_bound() never reports less
   // (capped by the incumbent).
   void raise_known_bound(double b) {
