@@ -145,7 +145,8 @@ std::optional<QuickCase> quick_case(const Instance& inst) {
 // same targets are refuted and the same optimum found and proven as with a new search each, on
 // fewer nodes in all where there were refutations to build on. (long_refutation 0: the next
 // target is the first step after every refutation, also one in no node at all, which going on
-// from the cut nodes often is.)
+// from the cut nodes often is.) Past the frontier's memory budget each target's search starts
+// from the root again, exactly as without it.
 TEST(BoundProbing, GoingOnFromTheCutNodesRefutesAndFindsWhatSearchesFromTheRootDo) {
   std::mt19937 rng(43);
   int compared = 0, fewer = 0;
@@ -158,6 +159,9 @@ TEST(BoundProbing, GoingOnFromTheCutNodesRefutesAndFindsWhatSearchesFromTheRootD
     po.long_refutation = 0;
     po.frontier_bytes = 0;
     const ProbingResult fresh = probe_targets(inst, po);
+    po.frontier_bytes = 1;  // no node fits: every target's search from the root, as without
+    const ProbingResult none_fit = probe_targets(inst, po);
+    EXPECT_EQ(none_fit.nodes, fresh.nodes);  // one thread: the same searches
     po.frontier_bytes = std::size_t{64} << 20;
     const ProbingResult kept = probe_targets(inst, po);
     ASSERT_TRUE(fresh.proven);
