@@ -18,11 +18,6 @@ bool CutFrontier::complete() const {
   return complete_;
 }
 
-std::size_t CutFrontier::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return nodes_.size();
-}
-
 std::vector<NodePtr> CutFrontier::take() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<NodePtr> out = std::move(nodes_);

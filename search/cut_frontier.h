@@ -37,7 +37,6 @@ class CutFrontier {
   void keep(NodePtr n);
   // Every cut node is here (the budget was never passed).
   bool complete() const;
-  std::size_t size() const;
   // Moves the nodes out (the frontier is then empty, and complete again).
   std::vector<NodePtr> take();
 

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <random>
 #include <vector>
@@ -139,6 +140,22 @@ std::optional<QuickCase> quick_case(const Instance& inst) {
   return c;
 }
 
+// Random instances (random_multi_stage from `seed`) that quick_case takes, each handed to `body`
+// under a trace of its index, for at most `tries` instances and while `more()`; a fatal failure
+// in `body` (an ASSERT) ends the loop, as it ends the test.
+void for_quick_cases(unsigned seed, int tries, const std::function<bool()>& more,
+                     const std::function<void(const Instance&, QuickCase&)>& body) {
+  std::mt19937 rng(seed);
+  for (int i = 0; i < tries && more(); ++i) {
+    const Instance inst = random_multi_stage(rng);
+    std::optional<QuickCase> c = quick_case(inst);
+    if (!c) continue;
+    SCOPED_TRACE("instance " + std::to_string(i));
+    body(inst, *c);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
 // Each target after a refutation goes on from the nodes the last search kept (TreeSearch::
 // raise_target, search/cut_frontier.h) instead of a search from the root: with every target 0.1%
 // above the bound so far (long_refutation 0, so the targets depend on the outcomes alone), the
@@ -148,14 +165,9 @@ std::optional<QuickCase> quick_case(const Instance& inst) {
 // from the cut nodes often is.) Past the frontier's memory budget each target's search starts
 // from the root again, exactly as without it.
 TEST(BoundProbing, GoingOnFromTheCutNodesRefutesAndFindsWhatSearchesFromTheRootDo) {
-  std::mt19937 rng(43);
   int compared = 0, fewer = 0;
-  for (int i = 0; i < 100 && compared < 12; ++i) {
-    const Instance inst = random_multi_stage(rng);
-    std::optional<QuickCase> c = quick_case(inst);
-    if (!c) continue;
-    SCOPED_TRACE("instance " + std::to_string(i));
-    ProbingOptions& po = c->probe;
+  for_quick_cases(43, 100, [&] { return compared < 12; }, [&](const Instance& inst, QuickCase& c) {
+    ProbingOptions& po = c.probe;
     po.long_refutation = 0;
     po.frontier_bytes = 0;
     const ProbingResult fresh = probe_targets(inst, po);
@@ -166,7 +178,7 @@ TEST(BoundProbing, GoingOnFromTheCutNodesRefutesAndFindsWhatSearchesFromTheRootD
     const ProbingResult kept = probe_targets(inst, po);
     ASSERT_TRUE(fresh.proven);
     ASSERT_TRUE(kept.proven);
-    EXPECT_NEAR(kept.makespan, c->exact.makespan, 1e-6);
+    EXPECT_NEAR(kept.makespan, c.exact.makespan, 1e-6);
     ASSERT_EQ(kept.steps.size(), fresh.steps.size());
     for (std::size_t k = 0; k < kept.steps.size(); ++k) {
       EXPECT_NEAR(kept.steps[k].target, fresh.steps[k].target, 1e-9);
@@ -174,10 +186,10 @@ TEST(BoundProbing, GoingOnFromTheCutNodesRefutesAndFindsWhatSearchesFromTheRootD
       EXPECT_EQ(kept.steps[k].found, fresh.steps[k].found);
     }
     expect_schedule(inst, *kept.found);
-    if (kept.steps.size() < 3) continue;  // two refutations at least: something to build on
+    if (kept.steps.size() < 3) return;  // two refutations at least: something to build on
     ++compared;
     fewer += kept.nodes < fresh.nodes;
-  }
+  });
   EXPECT_GE(compared, 6);
   EXPECT_GE(fewer, compared / 2);
   std::printf("[ probing  ] from the cut nodes: %d probes with two refutations or more, %d on fewer nodes\n", compared,
@@ -188,15 +200,11 @@ TEST(BoundProbing, GoingOnFromTheCutNodesRefutesAndFindsWhatSearchesFromTheRootD
 // node limit only covers its first target still finds and proves the optimum with grace enough;
 // without it, it stops after that target; and where no target has been refuted, the limit holds.
 TEST(BoundProbing, OnlyAProbeThatRefutedATargetRunsPastItsNodeLimit) {
-  std::mt19937 rng(31);
   int converging = 0, first_found = 0;
-  for (int i = 0; i < 120 && (converging < 4 || first_found < 2); ++i) {
-    const Instance inst = random_multi_stage(rng);
-    std::optional<QuickCase> c = quick_case(inst);
-    if (!c) continue;
-    SCOPED_TRACE("instance " + std::to_string(i));
-    const SolveResult& exact = c->exact;
-    ProbingOptions& po = c->probe;
+  const auto more = [&] { return converging < 4 || first_found < 2; };
+  for_quick_cases(31, 120, more, [&](const Instance& inst, QuickCase& c) {
+    const SolveResult& exact = c.exact;
+    ProbingOptions& po = c.probe;
     po.search.node_limit = -1;
     const ProbingResult full = probe_targets(inst, po);
     ASSERT_TRUE(full.proven);
@@ -223,7 +231,7 @@ TEST(BoundProbing, OnlyAProbeThatRefutedATargetRunsPastItsNodeLimit) {
       EXPECT_FALSE(p.proven);
       EXPECT_LE(p.nodes, po.node_limit + 1);
     }
-  }
+  });
   EXPECT_GE(converging, 4);
   EXPECT_GE(first_found, 2);
   std::printf("[ probing  ] grace: %d converging probes, %d found at their first target\n", converging, first_found);
@@ -232,15 +240,10 @@ TEST(BoundProbing, OnlyAProbeThatRefutedATargetRunsPastItsNodeLimit) {
 // After a refutation that took at least long_refutation nodes the next target is again the first
 // step, 0.1% above the new bound; with the threshold at zero nodes every target is.
 TEST(BoundProbing, ALongRefutationSendsTheNextTargetBackToTheFirstStep) {
-  std::mt19937 rng(37);
   int checked = 0;
-  for (int i = 0; i < 80 && checked < 5; ++i) {
-    const Instance inst = random_multi_stage(rng);
-    std::optional<QuickCase> c = quick_case(inst);
-    if (!c) continue;
-    SCOPED_TRACE("instance " + std::to_string(i));
-    const SolveResult& exact = c->exact;
-    ProbingOptions& po = c->probe;
+  for_quick_cases(37, 80, [&] { return checked < 5; }, [&](const Instance& inst, QuickCase& c) {
+    const SolveResult& exact = c.exact;
+    ProbingOptions& po = c.probe;
     po.long_refutation = 0;  // every refutation, also one in no node (going on from the cut nodes)
     const ProbingResult every = probe_targets(inst, po);
     po.long_refutation = 1000000000;
@@ -248,7 +251,7 @@ TEST(BoundProbing, ALongRefutationSendsTheNextTargetBackToTheFirstStep) {
     ASSERT_TRUE(every.proven);
     ASSERT_TRUE(never.proven);
     EXPECT_NEAR(every.makespan, exact.makespan, 1e-6);
-    if (never.steps.size() < 3 || !never.steps[1].refuted) continue;  // wider steps only from the third on
+    if (never.steps.size() < 3 || !never.steps[1].refuted) return;  // wider steps only from the third on
     ++checked;
     double bound = po.bound;
     for (const ProbeStep& s : every.steps) {
@@ -257,7 +260,7 @@ TEST(BoundProbing, ALongRefutationSendsTheNextTargetBackToTheFirstStep) {
     }
     // Without the restart the third target (at least) is a wider step than 0.1%.
     EXPECT_GT(never.steps[2].target, never.steps[1].target * 1.001 + kRelaxationTolerance + 1e-9);
-  }
+  });
   EXPECT_GE(checked, 2);
   std::printf("[ probing  ] long refutations: %d instances with three or more targets\n", checked);
 }
