@@ -28,6 +28,11 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
   ProbingResult out;
   out.start = out.bound = options.bound;
   if (!(options.bound > 0)) return out;
+  if (options.two_device_nodes > 0 && options.bound < options.upper - kTimeEps) {
+    out.two_device = two_device_bound(instance, options.upper, options.two_device_nodes);
+    out.two_device_seconds = elapsed();
+    out.start = out.bound = std::max(out.bound, out.two_device.bound);
+  }
   // One memo of the nodes' device relaxations for every target: its entries hold under any cutoff.
   MonotoneMemo memo(kDeviceMemoKeys, kDeviceMemoBytes);
   // One search for all targets while it keeps a complete frontier (TreeSearch::raise_target).
@@ -38,7 +43,7 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
     const double target = out.bound * (1 + kSteps[std::min(k, kSteps.size() - 1)]) + kRelaxationTolerance;
     if (target >= options.upper - kTimeEps) break;
     // Within the limits; once a target was refuted, within `grace` times them.
-    const double grace = out.bound > options.bound ? std::max(1.0, options.grace) : 1.0;
+    const double grace = out.bound > out.start ? std::max(1.0, options.grace) : 1.0;
     const std::int64_t nodes_left = static_cast<std::int64_t>(grace * static_cast<double>(options.node_limit)) - out.nodes;
     const double time_left = grace * options.time_limit - elapsed();
     if (nodes_left <= 0 || time_left <= 0) break;

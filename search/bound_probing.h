@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "model/instance.h"
+#include "bounds/two_device_relaxation.h"
 #include "search/solver.h"
 
 namespace optpipe {
@@ -80,6 +81,10 @@ struct ProbingOptions {
   // old target too). Up to this many bytes of kept nodes; past them the next search starts
   // from the root. 0: always from the root (the reference the tests compare against).
   std::size_t frontier_bytes = std::size_t{128} << 20;
+  // Before the first target, the two-device relaxations (bounds/two_device_relaxation.h) with
+  // the incumbent as their cutoff, within this many nodes in all (0: none): where one finishes
+  // above the bound, the targets start from it.
+  std::int64_t two_device_nodes = 0;
 };
 
 struct ProbeStep {
@@ -96,7 +101,10 @@ struct ProbingResult {
   std::optional<SolveResult> found;
   bool proven = false;  // the schedule found is proven optimal
   double makespan = std::numeric_limits<double>::infinity();  // the schedule found (infinity: none)
-  double start = 0;  // the bound it started from (ProbingOptions::bound)
+  double start = 0;  // the bound it started from (ProbingOptions::bound, or the two devices')
+  // The two-device relaxations before the targets (ProbingOptions::two_device_nodes).
+  TwoDeviceBound two_device;
+  double two_device_seconds = 0;
   double bound = 0;  // proven: no schedule is shorter
   std::vector<ProbeStep> steps;
   std::int64_t nodes = 0;

@@ -291,5 +291,39 @@ TEST(BoundProbing, SmallV02IsSolvedAtTheFirstTargetInFewerNodesThanThePlainSearc
               static_cast<long long>(plain.stats.nodes));
 }
 
+// With the two-device relaxations first (ProbingOptions::two_device_nodes), seed-23
+// small-loop-01 of random_small.py starts from its optimum, 30.02 ms (the root's bounds: 29.02),
+// and the first target finds and proves it, in fewer nodes than the probe from the root's bound.
+TEST(BoundProbing, TheTwoDeviceRelaxationsFirstStartSeed23SmallLoop01AtItsOptimum) {
+  const Instance inst = load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "tests" / "data" / "relaxation" /
+                                       "seed23-small-loop-01.json").string());
+  SolveOptions o = one_thread();
+  o.node_limit = -1;
+  const RootBound root = root_lower_bound(inst, 30.42, o);
+  EXPECT_NEAR(root.bound, 29.02, 1e-6);
+  ProbingOptions po;
+  po.search = o;
+  po.bound = root.bound;
+  po.upper = 30.42;  // ZB greedy's schedule
+  po.node_limit = 1000000;
+  const ProbingResult plain = probe_targets(inst, po);
+  ASSERT_TRUE(plain.proven);
+  EXPECT_EQ(plain.two_device.pairs, 0);
+  po.two_device_nodes = 200000;
+  const ProbingResult first = probe_targets(inst, po);
+  EXPECT_EQ(first.two_device.pairs, 6);
+  EXPECT_NEAR(first.start, 30.02, 1e-6);
+  ASSERT_TRUE(first.proven);
+  EXPECT_NEAR(first.makespan, 30.02, 1e-6);
+  EXPECT_NEAR(plain.makespan, 30.02, 1e-6);
+  ASSERT_EQ(first.steps.size(), 1u);
+  EXPECT_GT(plain.steps.size(), 1u);
+  EXPECT_LT(first.nodes, plain.nodes);
+  std::printf("[ probing  ] seed-23 small-loop-01: %lld nodes from the two devices' %.2f (%lld in the relaxations), "
+              "%lld from the root's %.2f\n",
+              static_cast<long long>(first.nodes), first.start, static_cast<long long>(first.two_device.nodes),
+              static_cast<long long>(plain.nodes), plain.start);
+}
+
 }  // namespace
 }  // namespace optpipe
