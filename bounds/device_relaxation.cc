@@ -10,6 +10,7 @@
 #include "bounds/node_times.h"
 #include "bounds/one_machine_bound.h"
 #include "bounds/last_tails.h"
+#include "bounds/local_stages.h"
 #include "bounds/pair_releases.h"
 #include "model/simulator.h"
 
@@ -42,21 +43,8 @@ class DeviceSearch {
     }
     k_ = static_cast<int>(stages_.size());
     cap_ = room_of(inst, d);
-    fgap_.assign(k_, 0.0);
-    bgap_.assign(k_, 0.0);
-    for (int i = 1; i < k_; ++i) {
-      for (int u = stages_[i - 1]; u < stages_[i]; ++u) {
-        fgap_[i] += p.comm_after[u] + (u > stages_[i - 1] ? dur(kF, u) : 0.0);
-        bgap_[i] += p.comm_after[u] + (u > stages_[i - 1] ? dur(kB, u) : 0.0);
-      }
-    }
-    // Memory each op changes: +activation at F's start, -freed_by_b at B's end, -freed_by_w at W's.
-    mem_change_.assign(3 * k_, 0.0);
-    for (int i = 0; i < k_; ++i) {
-      mem_change_[kF * k_ + i] = inst.stages[stages_[i]].activation;
-      mem_change_[kB * k_ + i] = -inst.freed_by_b(stages_[i]);
-      mem_change_[kW * k_ + i] = -inst.freed_by_w(stages_[i]);
-    }
+    chain_gaps(p, stages_, fgap_, bgap_);
+    mem_change_ = memory_changes(inst, stages_);
     const int n = k_ * m_;
     head_.assign(3 * n, 0.0);
     tail_.assign(3 * n, 0.0);
@@ -209,14 +197,7 @@ class DeviceSearch {
   // Whether a stored state with the same counters is no worse everywhere; else stores this one.
   bool dominated(double t, double cur) {
     signature(t, cur, sig_);
-    std::vector<std::vector<double>>& list = memo_[key()];
-    for (const std::vector<double>& e : list) {
-      bool le = e.size() == sig_.size();
-      for (std::size_t x = 0; le && x < e.size(); ++x) le = e[x] <= sig_[x] + kTimeTol;
-      if (le) return true;
-    }
-    if (list.size() < kMemoEntries) list.push_back(sig_);
-    return false;
+    return dominated_or_stored(memo_[key()], sig_, kMemoEntries, kTimeTol);
   }
 
   // Jackson's preemptive bound (one_machine_bound.h) of the ops not placed, each released at the

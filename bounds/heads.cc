@@ -1,6 +1,8 @@
 #include "bounds/heads.h"
 
 #include "bounds/heads_core.h"
+#include "bounds/node_times.h"
+#include "model/simulator.h"
 
 namespace optpipe {
 
@@ -30,6 +32,17 @@ void compute_heads(const BoundProblem& p, const NodeTimes& node, std::vector<dou
   }
   compute_heads_core(v, node.end.data(), node.device_free.data(), nt ? &tv : nullptr, head.data(), finish.data(),
                      off_lb, rel_lb, scratch.data());
+}
+
+std::vector<double> root_heads(const Instance& instance, const BoundProblem& problem) {
+  Simulator sim(instance);
+  sim.start_open();
+  const Simulator::Step step = sim.advance();
+  NodeTimes times;
+  fill_node_times(problem, sim.snapshot(), step.time, times);
+  std::vector<double> head, finish;
+  compute_heads(problem, times, head, finish);
+  return head;
 }
 
 }  // namespace optpipe

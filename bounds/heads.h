@@ -37,4 +37,8 @@ void compute_heads(const BoundProblem& problem, const NodeTimes& node, std::vect
                    std::vector<double>& finish, const NodeTransfers* transfers = nullptr,
                    std::vector<double>* offload_lb = nullptr, std::vector<double>* reload_lb = nullptr);
 
+// The heads [op] at the root of the search: compute_heads at the simulator's first decision,
+// as the solver computes them there.
+std::vector<double> root_heads(const Instance& instance, const BoundProblem& problem);
+
 }  // namespace optpipe

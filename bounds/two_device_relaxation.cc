@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "bounds/heads.h"
-#include "bounds/node_times.h"
+#include "bounds/local_stages.h"
 #include "bounds/one_machine_bound.h"
 #include "model/simulator.h"
 
@@ -50,20 +50,8 @@ class PairSearch {
     }
     k_ = static_cast<int>(stages_.size());
     cap_ = {cap_of(inst, p, a), cap_of(inst, p, b)};
-    fgap_.assign(k_, 0.0);
-    bgap_.assign(k_, 0.0);
-    for (int i = 1; i < k_; ++i) {
-      for (int u = stages_[i - 1]; u < stages_[i]; ++u) {
-        fgap_[i] += p.comm_after[u] + (u > stages_[i - 1] ? dur(kF, u) : 0.0);
-        bgap_[i] += p.comm_after[u] + (u > stages_[i - 1] ? dur(kB, u) : 0.0);
-      }
-    }
-    mem_change_.assign(3 * k_, 0.0);
-    for (int i = 0; i < k_; ++i) {
-      mem_change_[kF * k_ + i] = inst.stages[stages_[i]].activation;
-      mem_change_[kB * k_ + i] = -inst.freed_by_b(stages_[i]);
-      mem_change_[kW * k_ + i] = -inst.freed_by_w(stages_[i]);
-    }
+    chain_gaps(p, stages_, fgap_, bgap_);
+    mem_change_ = memory_changes(inst, stages_);
     const int n = 3 * k_ * m_;
     head_.assign(n, 0.0);
     tail_.assign(n, 0.0);
@@ -188,14 +176,7 @@ class PairSearch {
       // (A W's release is its B's end, on the same device: never after that device's free time.)
     }
     key_.assign(reinterpret_cast<const char*>(cnt_.data()), cnt_.size() * sizeof(int));
-    std::vector<std::vector<double>>& list = memo_[key_];
-    for (const std::vector<double>& e : list) {
-      bool le = e.size() == sig_.size();
-      for (std::size_t x = 0; le && x < e.size(); ++x) le = e[x] <= sig_[x] + kTimeTol;
-      if (le) return true;
-    }
-    if (list.size() < kMemoEntries) list.push_back(sig_);
-    return false;
+    return dominated_or_stored(memo_[key_], sig_, kMemoEntries, kTimeTol);
   }
 
   // Depth first from the placed ops, makespan so far `cur`; false when the node limit stopped it.
@@ -349,14 +330,7 @@ TwoDeviceBound two_device_bound(const Instance& inst, const BoundProblem& p, con
 
 TwoDeviceBound two_device_bound(const Instance& inst, double cutoff, std::int64_t node_budget) {
   const BoundProblem p(inst);
-  Simulator sim(inst);
-  sim.start_open();
-  const Simulator::Step step = sim.advance();
-  NodeTimes times;
-  fill_node_times(p, sim.snapshot(), step.time, times);
-  std::vector<double> head, finish;
-  compute_heads(p, times, head, finish);
-  return two_device_bound(inst, p, head, cutoff, node_budget);
+  return two_device_bound(inst, p, root_heads(inst, p), cutoff, node_budget);
 }
 
 }  // namespace optpipe

@@ -1,0 +1,60 @@
+// The stages s_0 < s_1 < ... that a device relaxation keeps (device_relaxation.h for one device,
+// two_device_relaxation.h for two), as both searches see them: the chains between consecutive
+// ones through the stages in between, which run there without a machine, and what each op adds
+// to its device's memory.
+//
+// Complexity: O(S) for the chains, O(k) for the memory changes (k stages kept); the dominance
+// check O(entries · signature).
+#pragma once
+
+#include <vector>
+
+#include "bounds/bound_problem.h"
+#include "model/instance.h"
+
+namespace optpipe {
+
+// [i]: the forward chain from kept stage i - 1's F end to kept stage i's F start (the F of the
+// stages in between and every comm), and the backward one from kept stage i's B end to kept
+// stage i - 1's B start; 0 for i = 0.
+inline void chain_gaps(const BoundProblem& p, const std::vector<int>& stages, std::vector<double>& fgap,
+                       std::vector<double>& bgap) {
+  const int k = static_cast<int>(stages.size());
+  fgap.assign(k, 0.0);
+  bgap.assign(k, 0.0);
+  for (int i = 1; i < k; ++i) {
+    for (int u = stages[i - 1]; u < stages[i]; ++u) {
+      fgap[i] += p.comm_after[u] + (u > stages[i - 1] ? p.dur[0 * p.S + u] : 0.0);
+      bgap[i] += p.comm_after[u] + (u > stages[i - 1] ? p.dur[1 * p.S + u] : 0.0);
+    }
+  }
+}
+
+// [t * k + i]: the bytes an op of type t (F, B, W) of kept stage i adds to its device's memory:
+// the activation at F's start, minus freed_by_b at B's end, minus freed_by_w at W's end.
+inline std::vector<double> memory_changes(const Instance& inst, const std::vector<int>& stages) {
+  const int k = static_cast<int>(stages.size());
+  std::vector<double> change(3 * static_cast<std::size_t>(k), 0.0);
+  for (int i = 0; i < k; ++i) {
+    change[0 * k + i] = inst.stages[stages[i]].activation;
+    change[1 * k + i] = -inst.freed_by_b(stages[i]);
+    change[2 * k + i] = -inst.freed_by_w(stages[i]);
+  }
+  return change;
+}
+
+// The dominance memo's check, for states with the same counters: whether one of `list` is no
+// later than `sig` everywhere (within `tol`); else `sig` joins the list while it has fewer than
+// `max_entries` (more: less pruning, no error).
+inline bool dominated_or_stored(std::vector<std::vector<double>>& list, const std::vector<double>& sig,
+                                std::size_t max_entries, double tol) {
+  for (const std::vector<double>& e : list) {
+    bool le = e.size() == sig.size();
+    for (std::size_t x = 0; le && x < e.size(); ++x) le = e[x] <= sig[x] + tol;
+    if (le) return true;
+  }
+  if (list.size() < max_entries) list.push_back(sig);
+  return false;
+}
+
+}  // namespace optpipe
