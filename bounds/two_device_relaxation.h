@@ -6,9 +6,9 @@
 // On the random V and loop instances of bench/solvers/random_small.py the best pair lifts the
 // root bound of seed-23 small-loop-01 from 29.02 ms to its optimum 30.02 in 16k nodes for all
 // six pairs, seed-1 small-loop-03 from 30.30 to 30.79 (optimum 31.04) in 68k, and reaches the
-// optimum on 4 of the 14 slowest whose root bound is below it. The solve pipeline does not call
-// it yet: run before probing (ProbingOptions::two_device_nodes) or at the nodes it costs what it
-// saves on those families (the measurements are in bench/README.md).
+// optimum on 4 of the 14 slowest whose root bound is below it. The solve runs it before probing
+// only on request (`optpipe solve --two-devices N`, ProbingOptions::two_device_nodes): there, and
+// at the nodes, it costs about what it saves on those families (bench/README.md).
 //
 // The relaxed problem keeps, of every schedule of the spec, only what concerns devices a and b
 // and the stages s_0 < s_1 < ... they hold:

@@ -34,6 +34,7 @@ PipelineOptions pipeline_options(const SolveArgs& a, const std::atomic<bool>* st
   o.stage_relaxation = !a.no_stage_relaxation;
   o.device_relaxation = !a.no_device_relaxation;
   o.probing = !a.no_probing;
+  o.two_device_nodes = a.two_devices;
   const std::optional<BoundsMode> bounds = parse_bounds_mode(a.bounds);
   if (!bounds) throw InputError("--bounds must be cpu, tbb, gpu or auto, not '" + a.bounds + "'");
   o.bounds = *bounds;
@@ -106,6 +107,11 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs& args) {
                 "do not bound with the device relaxation of V and loop placements at the root (for comparisons)");
   cmd->add_flag("--no-probing", args.no_probing,
                 "small V and loop instances: do not search below targets just above the bound before the tree (for comparisons)");
+  cmd->add_option("--two-devices", args.two_devices,
+                  "small V and loop instances: before probing, bound with two devices at once (the two-device "
+                  "relaxation) within this many search nodes (default 0: off; it lifts some bounds to the optimum "
+                  "and costs time on others, bench/README.md)")
+      ->check(from_to(0, 1000000000));
   cmd->add_option("--cache", args.cache, "schedule cache file (default: $OPTPIPE_CACHE, else $XDG_CACHE_HOME/optpipe/schedules.sqlite)");
   cmd->add_flag("--no-cache", args.no_cache, "neither read nor write the schedule cache");
   cmd->footer("Ctrl-C stops the search and still writes the best schedule with its bound.");

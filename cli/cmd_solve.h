@@ -18,6 +18,7 @@ struct SolveArgs {
   bool no_stage_relaxation = false;
   bool no_device_relaxation = false;
   bool no_probing = false;
+  std::int64_t two_devices = 0;
   std::string bounds = "cpu";     // cpu, tbb, gpu or auto
   int batch_size = 0;
   std::string pool_memory = "1GiB";  // memory for the open nodes

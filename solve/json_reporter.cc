@@ -31,7 +31,14 @@ nlohmann::json probing_to_json(const ProbingResult& p) {
     steps.push_back({{"target", s.target}, {"found", s.found}, {"refuted", s.refuted}, {"nodes", s.nodes},
                      {"seconds", s.seconds}});
   }
+  nlohmann::json two_device = nullptr;
+  if (const TwoDeviceBound& t = p.two_device; t.pairs > 0) {
+    two_device = {{"bound", t.bound},       {"devices", t.a >= 0 ? nlohmann::json{t.a, t.b} : nlohmann::json(nullptr)},
+                  {"pairs", t.pairs},       {"finished", t.finished},
+                  {"nodes", t.nodes},       {"seconds", p.two_device_seconds}};
+  }
   return {{"start", p.start},
+          {"two_device", two_device},
           {"targets", steps},
           {"nodes", p.nodes},
           {"seconds", p.seconds},

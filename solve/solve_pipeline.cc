@@ -381,6 +381,7 @@ class PipelineRun {
     po.node_limit = quick.node_limit;
     po.time_limit = quick.time_limit;
     po.grace = kProbingGrace;
+    po.two_device_nodes = o_.two_device_nodes;
     po.search.time_limit = kProbingGrace * quick.time_limit;
     po.search.node_limit = -1;  // probe_targets sets each target's
     probing_ = probe_targets(inst_, po);

@@ -62,6 +62,9 @@ struct PipelineOptions {
   bool stage_relaxation = true;
   bool device_relaxation = true;      // SolveOptions::device_relaxation
   bool probing = true;                // small instances without offload: targets above the bound first (search/bound_probing.h)
+  // Before probing's targets, the two-device relaxations within this many nodes
+  // (ProbingOptions::two_device_nodes; 0: none, the default: bench/README.md, "Two devices at once").
+  std::int64_t two_device_nodes = 0;
   // Memory for the open nodes (SolveOptions::pool_memory_bytes): beyond it the search goes on
   // depth-first without adding to the pool, and says so (SolveStats::pool_full).
   double pool_memory_bytes = 1024.0 * 1024.0 * 1024.0;

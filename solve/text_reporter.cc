@@ -79,6 +79,13 @@ void TextSolveReporter::on_warm_starts(const WarmStartReport& r) {
   const std::size_t quick = std::min(b.starts.improved.size(), static_cast<std::size_t>(std::max(0, b.quick_runs)));
   for (std::size_t k = 0; k < quick; ++k) local_search(k);
   if (const ProbingResult* p = r.probing) {  // before the tree first
+    if (const TwoDeviceBound& t = p->two_device; t.pairs > 0) {
+      out_ << "two-device relaxations: " << t.finished << " of " << t.pairs << " pairs finished, " << t.nodes
+           << " nodes in " << num(p->two_device_seconds, 3) << " s"
+           << (t.a >= 0 ? ", best " + num(t.bound) + " (devices " + std::to_string(t.a) + " and " + std::to_string(t.b) + ")"
+                        : std::string())
+           << "\n";
+    }
     out_ << "probing from the bound " << num(p->start) << ":";
     for (std::size_t k = 0; k < p->steps.size(); ++k) {
       const ProbeStep& s = p->steps[k];

@@ -147,6 +147,35 @@ TEST(SolvePipeline, TheTreeFirstRunsTheGuidedLocalSearchBesideIt) {
   EXPECT_EQ(one.result.stats.beside_seconds, 0.0);
 }
 
+// --two-devices N (PipelineOptions::two_device_nodes): probing starts from the two-device
+// relaxations' bound, on seed-23 small-loop-01 of random_small.py its optimum (the root's
+// bounds: 29.02), and the report says so; off by default.
+TEST(SolvePipeline, WithTwoDevicesProbingStartsFromTheirBound) {
+  const Instance inst =
+      load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/seed23-small-loop-01.json");
+  for (const std::int64_t nodes : {std::int64_t{0}, std::int64_t{200000}}) {
+    PipelineOptions o = quick(10);
+    o.two_device_nodes = nodes;
+    std::ostringstream text;
+    TextSolveReporter reporter(text, ReportOptions{});
+    const PipelineResult p = solve_pipeline(inst, o, reporter);
+    ASSERT_EQ(p.result.status, SolveResult::Status::kOptimal);
+    EXPECT_NEAR(p.result.makespan, 30.02, 1e-6);
+    ASSERT_TRUE(p.probing.has_value());
+    const bool listed = text.str().find("two-device relaxations: 6 of 6 pairs finished") != std::string::npos;
+    if (nodes == 0) {
+      EXPECT_EQ(p.probing->two_device.pairs, 0);
+      EXPECT_NEAR(p.probing->start, 29.02, 1e-6);
+      EXPECT_FALSE(listed) << text.str();
+    } else {
+      EXPECT_NEAR(p.probing->two_device.bound, 30.02, 1e-6);
+      EXPECT_NEAR(p.probing->start, 30.02, 1e-6);
+      EXPECT_EQ(p.probing->steps.size(), 1u);
+      EXPECT_TRUE(listed) << text.str();
+    }
+  }
+}
+
 // Where the tree first stops at its limit without a proof, the search after the local search goes
 // on from its open nodes (TreeSearch::resume) instead of starting again at the root: small-v-02
 // (bench/solvers/random_small.py; its proof takes about 100k nodes) with 1.5 s on one thread,
