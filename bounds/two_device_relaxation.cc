@@ -20,6 +20,10 @@ constexpr double kHair = 1e-7;           // the bound is the value less this (de
 constexpr double kTimeTol = 1e-9;        // ms: starts, ends and bounds compared with this slack
 constexpr std::size_t kMemoEntries = 64;  // states kept per counter key (more: less pruning, no error)
 constexpr int kF = 0, kB = 1, kW = 2;
+// two_device_bound's targets above the bound so far (as probing's, search/bound_probing.cc), and
+// the hair above each (a refuted target is the bound less kHair).
+constexpr std::array<double, 5> kTargetSteps = {0.001, 0.0025, 0.005, 0.01, 0.02};
+constexpr double kTargetHair = 1e-6;
 
 // Device d's room above its static memory (with the simulator's tolerance), or infinity where
 // its memory cannot bind or one of its stages can offload.
@@ -71,6 +75,9 @@ class PairSearch {
       }
     }
   }
+
+  // Stop at the first relaxed schedule below the cutoff: only whether the optimum reaches it.
+  void below_only() { below_only_ = true; }
 
   TwoDeviceRelaxation run() {
     TwoDeviceRelaxation out;
@@ -194,6 +201,7 @@ class PairSearch {
       if (cur < best_) {
         best_ = cur;
         found_ = true;
+        if (below_only_) return false;  // answered (unfinished: its value cannot matter)
       }
       return true;
     }
@@ -260,6 +268,7 @@ class PairSearch {
   int k_ = 0;
   std::array<double, 2> cap_{}, t_{}, mem_{}, left_{};  // per device: room, free time, memory, work left
   double last_ = 0;                   // the start of the last placed op
+  bool below_only_ = false;
   std::vector<double> fgap_, bgap_;   // [i]: chains from local stage i - 1 to i (F) and back (B)
   std::vector<double> mem_change_;    // [t * k + i]: bytes an op of type t of local stage i adds
   std::vector<double> head_, tail_, end_, release_;  // [at(t, i, j)]
@@ -296,14 +305,15 @@ bool two_device_relaxation_applies(const Instance& inst, const BoundProblem& p, 
 
 TwoDeviceRelaxation two_device_relaxation(const Instance& inst, const BoundProblem& p, int a, int b,
                                           const std::vector<double>& head, double cutoff, std::int64_t node_limit,
-                                          bool prune) {
+                                          bool prune, bool below_only) {
   if (!two_device_relaxation_applies(inst, p, a, b)) return {};
   PairSearch search(inst, p, a, b, head, cutoff, node_limit, prune);
+  if (below_only) search.below_only();
   return search.run();
 }
 
 TwoDeviceBound two_device_bound(const Instance& inst, const BoundProblem& p, const std::vector<double>& head,
-                                double cutoff, std::int64_t node_budget) {
+                                double cutoff, std::int64_t node_budget, double from) {
   std::vector<std::pair<int, int>> pairs;
   for (int a = 0; a < p.D; ++a) {
     for (int b = a + 1; b < p.D; ++b) {
@@ -314,23 +324,51 @@ TwoDeviceBound two_device_bound(const Instance& inst, const BoundProblem& p, con
     return links(p, u.first, u.second) > links(p, v.first, v.second);
   });
   TwoDeviceBound out;
+  auto better = [&](double bound, int a, int b) {
+    if (bound > out.bound) out.bound = bound, out.a = a, out.b = b;
+  };
   for (const auto& [a, b] : pairs) {
-    const std::int64_t left = node_budget - out.nodes;
-    if (left <= 0) break;
-    const TwoDeviceRelaxation r = two_device_relaxation(inst, p, a, b, head, cutoff, left);
+    if (node_budget - out.nodes <= 0) break;
     ++out.pairs;
-    out.nodes += r.nodes;
-    if (!r.finished) continue;
-    ++out.finished;
-    if (r.bound > out.bound) out = {r.bound, a, b, out.pairs, out.finished, out.nodes};
-    if (!r.exact) break;  // the cutoff itself: no pair can claim more
+    if (!(from > 0)) {  // the relaxed optimum below the cutoff
+      const TwoDeviceRelaxation r = two_device_relaxation(inst, p, a, b, head, cutoff, node_budget - out.nodes);
+      out.nodes += r.nodes;
+      if (!r.finished) continue;
+      ++out.finished;
+      better(r.bound, a, b);
+      if (!r.exact) break;  // the cutoff itself: no pair can claim more
+      continue;
+    }
+    // Targets above the bound so far, each only asked (below-only); the first gets an eighth of
+    // the budget, the later ones what is left.
+    for (std::size_t k = 0;; ++k) {
+      const std::int64_t left = node_budget - out.nodes;
+      if (left <= 0) break;
+      const double lo = std::max(from, out.bound);
+      const double target = std::min(cutoff, lo * (1 + kTargetSteps[std::min(k, kTargetSteps.size() - 1)]) + kTargetHair);
+      const TwoDeviceRelaxation r = two_device_relaxation(inst, p, a, b, head, target,
+                                                          k == 0 ? std::min(left, node_budget / 8) : left, true, true);
+      out.nodes += r.nodes;
+      if (!r.finished) {
+        // A relaxed schedule below the target (or out of nodes): past a refuted target, the
+        // relaxed optimum lies between the bound and that schedule; the exact search finds it.
+        if (k == 0 || !(r.upper < target) || node_budget - out.nodes <= 0) break;
+        const TwoDeviceRelaxation e = two_device_relaxation(inst, p, a, b, head, r.upper, node_budget - out.nodes);
+        out.nodes += e.nodes;
+        if (e.finished) better(e.exact ? e.bound : std::max(0.0, r.upper - 1e-7), a, b);
+        break;
+      }
+      if (k == 0) ++out.finished;
+      better(r.bound, a, b);
+      if (target >= cutoff) return out;  // the cutoff itself
+    }
   }
   return out;
 }
 
-TwoDeviceBound two_device_bound(const Instance& inst, double cutoff, std::int64_t node_budget) {
+TwoDeviceBound two_device_bound(const Instance& inst, double cutoff, std::int64_t node_budget, double from) {
   const BoundProblem p(inst);
-  return two_device_bound(inst, p, root_heads(inst, p), cutoff, node_budget);
+  return two_device_bound(inst, p, root_heads(inst, p), cutoff, node_budget, from);
 }
 
 }  // namespace optpipe

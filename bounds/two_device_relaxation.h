@@ -7,8 +7,9 @@
 // root bound of seed-23 small-loop-01 from 29.02 ms to its optimum 30.02 in 16k nodes for all
 // six pairs, seed-1 small-loop-03 from 30.30 to 30.79 (optimum 31.04) in 68k, and reaches the
 // optimum on 4 of the 14 slowest whose root bound is below it. The solve runs it before probing
-// only on request (`optpipe solve --two-devices N`, ProbingOptions::two_device_nodes): there, and
-// at the nodes, it costs about what it saves on those families (bench/README.md).
+// only on request (`optpipe solve --two-devices N`, ProbingOptions::two_device_nodes, by
+// targets): there, and at the nodes, it costs about what it saves on those families
+// (bench/README.md).
 //
 // The relaxed problem keeps, of every schedule of the spec, only what concerns devices a and b
 // and the stages s_0 < s_1 < ... they hold:
@@ -81,23 +82,30 @@ bool two_device_relaxation_applies(const Instance& instance, const BoundProblem&
 // Devices a and b with heads `head` [op] (empty, or NaN for an op: 0): the relaxed optimum,
 // or, where it is at least `cutoff`, the cutoff (both less 1e-7 ms). prune = false: every
 // interleaving of the two devices' orders, no bound and no dominance (for the tests).
+// below_only: only whether the optimum reaches the cutoff; the search stops unfinished at its
+// first relaxed schedule below it (`upper`).
 TwoDeviceRelaxation two_device_relaxation(const Instance& instance, const BoundProblem& problem, int a, int b,
                                           const std::vector<double>& head, double cutoff, std::int64_t node_limit,
-                                          bool prune = true);
+                                          bool prune = true, bool below_only = false);
 
 // The largest two-device relaxation over the pairs that apply, pairs with more chain links
-// between them (consecutive stages on the two devices) first, each with what the budget has
-// left; stops once a pair reaches the cutoff.
+// between them (consecutive stages on the two devices) first, within `node_budget` nodes in all.
+// from = 0: each pair's relaxed optimum below the cutoff, with what the budget has left (a pair
+// that does not finish claims nothing); stops once a pair reaches the cutoff. from > 0 (a bound
+// known already): each pair is asked only whether it reaches targets 0.1%, 0.25%, 0.5%, 1%, 2%,
+// 2%, ... above the best bound so far (below-only: a search that finds a relaxed schedule under
+// the target stops there, cheap where the pair cannot lift the bound), its first target within
+// an eighth of the budget; each target refuted is a bound even where the budget ends later.
 struct TwoDeviceBound {
   double bound = 0;          // 0: none finished
   int a = -1, b = -1;        // the pair that gave it
   int pairs = 0;             // pairs searched
-  int finished = 0;          // of them, finished within their nodes
+  int finished = 0;          // of them, finished within their nodes (from > 0: refuted a target)
   std::int64_t nodes = 0;    // all pairs together
 };
 TwoDeviceBound two_device_bound(const Instance& instance, const BoundProblem& problem, const std::vector<double>& head,
-                                double cutoff, std::int64_t node_budget);
+                                double cutoff, std::int64_t node_budget, double from = 0);
 // The same at the root: with the root's heads (heads.h, at the simulator's first decision).
-TwoDeviceBound two_device_bound(const Instance& instance, double cutoff, std::int64_t node_budget);
+TwoDeviceBound two_device_bound(const Instance& instance, double cutoff, std::int64_t node_budget, double from = 0);
 
 }  // namespace optpipe

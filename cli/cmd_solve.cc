@@ -109,8 +109,8 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs& args) {
                 "small V and loop instances: do not search below targets just above the bound before the tree (for comparisons)");
   cmd->add_option("--two-devices", args.two_devices,
                   "small V and loop instances: before probing, bound with two devices at once (the two-device "
-                  "relaxation) within this many search nodes (default 0: off; it lifts some bounds to the optimum "
-                  "and costs time on others, bench/README.md)")
+                  "relaxation) within this many search nodes, e.g. 100000 (default 0: off; it lifts some bounds to "
+                  "the optimum and costs time on others, bench/README.md)")
       ->check(from_to(0, 1000000000));
   cmd->add_option("--cache", args.cache, "schedule cache file (default: $OPTPIPE_CACHE, else $XDG_CACHE_HOME/optpipe/schedules.sqlite)");
   cmd->add_flag("--no-cache", args.no_cache, "neither read nor write the schedule cache");

@@ -29,7 +29,7 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
   out.start = out.bound = options.bound;
   if (!(options.bound > 0)) return out;
   if (options.two_device_nodes > 0 && options.bound < options.upper - kTimeEps) {
-    out.two_device = two_device_bound(instance, options.upper, options.two_device_nodes);
+    out.two_device = two_device_bound(instance, options.upper, options.two_device_nodes, options.bound);
     out.two_device_seconds = elapsed();
     out.start = out.bound = std::max(out.bound, out.two_device.bound);
   }

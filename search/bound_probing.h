@@ -81,9 +81,9 @@ struct ProbingOptions {
   // old target too). Up to this many bytes of kept nodes; past them the next search starts
   // from the root. 0: always from the root (the reference the tests compare against).
   std::size_t frontier_bytes = std::size_t{128} << 20;
-  // Before the first target, the two-device relaxations (bounds/two_device_relaxation.h) with
-  // the incumbent as their cutoff, within this many nodes in all (0: none): where one finishes
-  // above the bound, the targets start from it.
+  // Before the first target, the two-device relaxations (bounds/two_device_relaxation.h), asked
+  // for targets above `bound` up to the incumbent, within this many nodes in all (0: none): the
+  // targets here start from the best they refuted.
   std::int64_t two_device_nodes = 0;
 };
 

@@ -34,7 +34,7 @@ nlohmann::json probing_to_json(const ProbingResult& p) {
   nlohmann::json two_device = nullptr;
   if (const TwoDeviceBound& t = p.two_device; t.pairs > 0) {
     two_device = {{"bound", t.bound},       {"devices", t.a >= 0 ? nlohmann::json{t.a, t.b} : nlohmann::json(nullptr)},
-                  {"pairs", t.pairs},       {"finished", t.finished},
+                  {"pairs", t.pairs},       {"lifted", t.finished},
                   {"nodes", t.nodes},       {"seconds", p.two_device_seconds}};
   }
   return {{"start", p.start},

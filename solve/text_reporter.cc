@@ -80,7 +80,7 @@ void TextSolveReporter::on_warm_starts(const WarmStartReport& r) {
   for (std::size_t k = 0; k < quick; ++k) local_search(k);
   if (const ProbingResult* p = r.probing) {  // before the tree first
     if (const TwoDeviceBound& t = p->two_device; t.pairs > 0) {
-      out_ << "two-device relaxations: " << t.finished << " of " << t.pairs << " pairs finished, " << t.nodes
+      out_ << "two-device relaxations: " << t.finished << " of " << t.pairs << " pairs above the bound, " << t.nodes
            << " nodes in " << num(p->two_device_seconds, 3) << " s"
            << (t.a >= 0 ? ", best " + num(t.bound) + " (devices " + std::to_string(t.a) + " and " + std::to_string(t.b) + ")"
                         : std::string())

@@ -6,6 +6,7 @@
 // 30.02.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -106,6 +107,44 @@ TEST(TwoDeviceRelaxation, NeverAboveTheOptimumOrAnySchedule) {
   EXPECT_GT(schedules, 120);
 }
 
+// By targets from a known bound (two_device_bound's from > 0) every refuted target is a bound:
+// never above the best pair's relaxed optimum, and above the known bound where a pair lifts it.
+TEST(TwoDeviceRelaxation, ByTargetsNeverAboveTheRelaxedOptimum) {
+  std::mt19937 rng(31);
+  int compared = 0, lifted = 0;
+  for (int i = 0; i < 300 && compared < 40; ++i) {
+    const Instance inst = random_multi_stage(rng, 4);
+    if (inst.num_devices() != 3) continue;
+    const BoundProblem p(inst);
+    const std::vector<double> head = root_heads(inst, p);
+    // Every pair's relaxed optimum (none without a relaxed schedule: the instance is infeasible
+    // there, and every target is refuted).
+    double best = 0;
+    bool all_exact = true;
+    for (int a = 0; a < 3 && all_exact; ++a) {
+      for (int b = a + 1; b < 3 && all_exact; ++b) {
+        const TwoDeviceRelaxation r = two_device_relaxation(inst, p, a, b, head, kInf, kNodes);
+        all_exact = r.applicable && r.exact;
+        best = std::max(best, r.bound);
+      }
+    }
+    if (!all_exact) continue;
+    const RootBound root = root_lower_bound(inst, kInf, exact_options(-1));
+    for (const double budget : {2'000.0, 200'000.0}) {
+      const TwoDeviceBound t = two_device_bound(inst, p, head, kInf, static_cast<std::int64_t>(budget), root.bound);
+      SCOPED_TRACE("instance " + std::to_string(i) + ", budget " + std::to_string(budget));
+      EXPECT_LE(t.bound, best + 1e-6);
+      EXPECT_LE(t.nodes, static_cast<std::int64_t>(budget) + 3);
+      lifted += t.bound > root.bound + 1e-6 ? 1 : 0;
+    }
+    ++compared;
+  }
+  std::printf("[ two-dev  ] by targets: %d instances, the root bound lifted on %d of %d runs\n", compared, lifted,
+              2 * compared);
+  EXPECT_GE(compared, 30);
+  EXPECT_GT(lifted, 5);
+}
+
 TEST(TwoDeviceRelaxation, PrunedSearchFindsWhatThePlainEnumerationFinds) {
   std::mt19937 rng(29);
   int compared = 0;
@@ -152,6 +191,14 @@ TEST(TwoDeviceRelaxation, LiftsSeed23SmallLoop01ToItsOptimum) {
   const SolveResult exact = solve(inst, {}, opt);
   ASSERT_EQ(exact.status, SolveResult::Status::kOptimal);
   EXPECT_NEAR(exact.makespan, 30.02, 1e-6);
+  // From a known bound, by targets: 29.02, 29.05, ... up to where pair (2, 3) has a relaxed
+  // schedule below the target, then its exact search below that schedule: the optimum again.
+  const TwoDeviceBound targets = two_device_bound(inst, p, head, 30.42, kNodes, 29.02);
+  EXPECT_NEAR(targets.bound, 30.02, 1e-6);
+  EXPECT_EQ(targets.a, 2);
+  EXPECT_EQ(targets.b, 3);
+  std::printf("[ two-dev  ] by targets from 29.02: %.4f ms in %lld nodes\n", targets.bound,
+              static_cast<long long>(targets.nodes));
   // Each pair gets what the budget left: with too few nodes for any pair, nothing is claimed.
   const TwoDeviceBound starved = two_device_bound(inst, p, head, kInf, 50);
   EXPECT_EQ(starved.bound, 0.0);
