@@ -355,7 +355,7 @@ TwoDeviceBound two_device_bound(const Instance& inst, const BoundProblem& p, con
         if (k == 0 || !(r.upper < target) || node_budget - out.nodes <= 0) break;
         const TwoDeviceRelaxation e = two_device_relaxation(inst, p, a, b, head, r.upper, node_budget - out.nodes);
         out.nodes += e.nodes;
-        if (e.finished) better(e.exact ? e.bound : std::max(0.0, r.upper - 1e-7), a, b);
+        if (e.finished) better(e.exact ? e.bound : std::max(0.0, r.upper - kHair), a, b);
         break;
       }
       if (k == 0) ++out.finished;
