@@ -296,17 +296,16 @@ int links(const BoundProblem& p, int a, int b) {
 
 }  // namespace
 
-bool two_device_relaxation_applies(const Instance& inst, const BoundProblem& p, int a, int b) {
+bool two_device_relaxation_applies(const BoundProblem& p, int a, int b) {
   if (a == b || a < 0 || b < 0 || a >= p.D || b >= p.D) return false;
   if (!holds_a_stage(p, a) || !holds_a_stage(p, b)) return false;
-  (void)inst;
   return p.S <= 16;  // (the candidates' array; these searches are for small instances)
 }
 
 TwoDeviceRelaxation two_device_relaxation(const Instance& inst, const BoundProblem& p, int a, int b,
                                           const std::vector<double>& head, double cutoff, std::int64_t node_limit,
                                           bool prune, bool below_only) {
-  if (!two_device_relaxation_applies(inst, p, a, b)) return {};
+  if (!two_device_relaxation_applies(p, a, b)) return {};
   PairSearch search(inst, p, a, b, head, cutoff, node_limit, prune);
   if (below_only) search.below_only();
   return search.run();
@@ -317,7 +316,7 @@ TwoDeviceBound two_device_bound(const Instance& inst, const BoundProblem& p, con
   std::vector<std::pair<int, int>> pairs;
   for (int a = 0; a < p.D; ++a) {
     for (int b = a + 1; b < p.D; ++b) {
-      if (two_device_relaxation_applies(inst, p, a, b)) pairs.emplace_back(a, b);
+      if (two_device_relaxation_applies(p, a, b)) pairs.emplace_back(a, b);
     }
   }
   std::stable_sort(pairs.begin(), pairs.end(), [&](const auto& u, const auto& v) {
@@ -325,7 +324,10 @@ TwoDeviceBound two_device_bound(const Instance& inst, const BoundProblem& p, con
   });
   TwoDeviceBound out;
   auto better = [&](double bound, int a, int b) {
-    if (bound > out.bound) out.bound = bound, out.a = a, out.b = b;
+    if (!(bound > out.bound)) return;
+    out.bound = bound;
+    out.a = a;
+    out.b = b;
   };
   for (const auto& [a, b] : pairs) {
     if (node_budget - out.nodes <= 0) break;

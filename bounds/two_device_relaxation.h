@@ -77,7 +77,7 @@ struct TwoDeviceRelaxation {
 // Whether devices a != b fit the model: each holds a stage (and the instance has at most 16
 // stages). Memory need not bind: two machines and the chains between them alone lift seed-23
 // small-loop-01's root bound (29.02 ms, the one-machine bounds) to its optimum, 30.02.
-bool two_device_relaxation_applies(const Instance& instance, const BoundProblem& problem, int a, int b);
+bool two_device_relaxation_applies(const BoundProblem& problem, int a, int b);
 
 // Devices a and b with heads `head` [op] (empty, or NaN for an op: 0): the relaxed optimum,
 // or, where it is at least `cutoff`, the cutoff (both less 1e-7 ms). prune = false: every

@@ -26,6 +26,7 @@
 #include "model/simulator.h"
 #include "model/validator.h"
 #include "search/solver.h"
+#include "tests/feasible_makespans.h"
 #include "tests/root_heads.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
@@ -47,19 +48,7 @@ DeviceRelaxation relax(const Instance& inst, int d, double cutoff = kInf, std::i
 
 using test_support::random_multi_stage;
 
-// Makespans of feasible schedules: of 30 random lists (most deadlock under tight memory), those
-// that complete, and every heuristic's.
-std::vector<double> feasible_makespans(const Instance& inst, std::mt19937& rng) {
-  std::vector<double> makespans;
-  for (int k = 0; k < 30; ++k) {
-    const SimResult sim = simulate(inst, test_support::random_valid_schedule(inst, rng, 0.0));
-    if (sim.feasible) makespans.push_back(sim.makespan);
-  }
-  for (const HeuristicResult& h : run_all_heuristics(inst, false).results) {
-    if (h.ok()) makespans.push_back(h.sim.makespan);
-  }
-  return makespans;
-}
+using test_support::feasible_makespans;
 
 Instance small_v04() {
   return load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "tests" / "data" / "relaxation" / "small-v-04.json").string());

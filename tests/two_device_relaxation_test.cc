@@ -16,10 +16,9 @@
 
 #include "bounds/bound_problem.h"
 #include "bounds/two_device_relaxation.h"
-#include "heuristics/registry.h"
 #include "model/instance_io.h"
-#include "model/simulator.h"
 #include "search/solver.h"
+#include "tests/feasible_makespans.h"
 #include "tests/root_heads.h"
 #include "tests/test_paths.h"
 #include "tests/test_util.h"
@@ -77,14 +76,7 @@ TEST(TwoDeviceRelaxation, NeverAboveTheOptimumOrAnySchedule) {
     if (exact.status == SolveResult::Status::kInfeasible) continue;
     const bool optimal = exact.status == SolveResult::Status::kOptimal;
     proven += optimal ? 1 : 0;
-    std::vector<double> makespans;
-    for (int k = 0; k < 30; ++k) {
-      const SimResult sim = simulate(inst, test_support::random_valid_schedule(inst, rng, 0.0));
-      if (sim.feasible) makespans.push_back(sim.makespan);
-    }
-    for (const HeuristicResult& h : run_all_heuristics(inst, false).results) {
-      if (h.ok()) makespans.push_back(h.sim.makespan);
-    }
+    const std::vector<double> makespans = test_support::feasible_makespans(inst, rng);
     schedules += static_cast<int>(makespans.size());
     for (int a = 0; a < 3; ++a) {
       for (int b = a + 1; b < 3; ++b) {
