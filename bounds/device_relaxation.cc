@@ -5,11 +5,11 @@
 #include <chrono>
 #include <limits>
 #include <string>
-#include <unordered_map>
 
 #include "bounds/node_times.h"
 #include "bounds/one_machine_bound.h"
 #include "bounds/last_tails.h"
+#include "bounds/dominance_memo.h"
 #include "bounds/local_stages.h"
 #include "bounds/pair_releases.h"
 #include "model/simulator.h"
@@ -60,6 +60,15 @@ class DeviceSearch {
         }
       }
     }
+    for (int i = 0; i < k_; ++i) {
+      for (int t = 0; t < types_; ++t) {
+        for (int j = 0; j < m_; ++j) {
+          tail_order_.push_back({t, i, j, at(t, i, j), t * k_ + i, dur(t, stages_[i]), tail_[at(t, i, j)]});
+        }
+      }
+    }
+    std::stable_sort(tail_order_.begin(), tail_order_.end(), [](const Slot& a, const Slot& b) { return a.tail > b.tail; });
+    late_.resize(kLateJobs);
     end_.assign(3 * n, kInf);
     cnt_.assign(3 * k_, 0);
     tails_.resize(static_cast<std::size_t>(k_));
@@ -167,9 +176,6 @@ class DeviceSearch {
 
   // The key (counters) and the values that decide every completion: the free time, the makespan
   // so far, and the effective releases (at least the free time) of what placed ops still release.
-  std::string key() const {
-    return std::string(reinterpret_cast<const char*>(cnt_.data()), cnt_.size() * sizeof(int));
-  }
   void signature(double t, double cur, std::vector<double>& sig) const {
     sig.clear();
     sig.push_back(t);
@@ -197,12 +203,25 @@ class DeviceSearch {
   // Whether a stored state with the same counters is no worse everywhere; else stores this one.
   bool dominated(double t, double cur) {
     signature(t, cur, sig_);
-    return dominated_or_stored(memo_[key()], sig_, kMemoEntries, kTimeTol);
+    return memo_.dominated_or_stored(cnt_.data(), cnt_.size(), sig_);
   }
 
   // Jackson's preemptive bound (one_machine_bound.h) of the ops not placed, each released at the
   // free time, its head, and (for the next of its stage and type) what the placed ops release.
+  // The jobs come by tail (tail_order_) for the closed form, which answers unless many are
+  // released after t (near the search's start); then Jackson's rule itself.
   double one_machine(double t) {
+    JacksonByTail by_tail{t, late_.data(), kLateJobs};
+    for (const Slot& x : tail_order_) {
+      const int c = cnt_[x.counter];
+      if (x.j < c) continue;
+      double r = std::max(t, head_[x.op]);
+      if (x.j == c && known_inputs(x.ty, x.i, x.j)) r = std::max(r, release(x.ty, x.i, x.j));
+      if (!by_tail.add(r, x.dur, x.tail)) return one_machine_by_rule(t);
+    }
+    return by_tail.value();
+  }
+  double one_machine_by_rule(double t) {
     jobs_.clear();
     for (int i = 0; i < k_; ++i) {
       const int s = stages_[i];
@@ -320,9 +339,17 @@ class DeviceSearch {
   std::vector<std::vector<PairRelease>> releases_;  // [depth]: the release pairs branched on there
   std::vector<double> end_;           // [at(t, i, j)]: ends of placed ops
   std::vector<int> cnt_;              // [t * k + i]: ops of each type placed per local stage
-  std::unordered_map<std::string, std::vector<std::vector<double>>> memo_;
+  DominanceMemo memo_{kMemoEntries, kTimeTol};
   std::vector<double> sig_;
-  std::vector<OneMachineJob> jobs_;
+  struct Slot {  // an op: type, local stage, microbatch, at(), its counter's index, duration, tail
+    int ty, i, j, op, counter;
+    double dur, tail;
+  };
+  // Past this many ops released after the free time, Jackson's rule instead of the closed form
+  // (O(late^2)); 8 answers 90% or more of the calls on random_small.py's slow V and loop instances.
+  static constexpr int kLateJobs = 16;
+  std::vector<Slot> tail_order_;      // every op, by tail, descending
+  std::vector<OneMachineJob> jobs_, late_;
   std::vector<JacksonEntry> heap_;
   double best_;
   bool found_ = false;

@@ -53,8 +53,9 @@
 //
 // Complexity: exponential in the worst case, bounded by the node limit; per search node O(k)
 // candidates (k stages on the device; with the pairs, each forward at most S - s + 1 branches),
-// O(n log n) for Jackson's bound of the n = 3·k·m ops and O(k·m) for the dominance key and
-// comparison. The pair releases' orders: O(S^3) per stage, once (pair_releases.h).
+// O(n + l^2) for Jackson's bound of the n = 3·k·m ops in its closed form by tail, l of them
+// released after the free time (O(n log n) by the rule itself where l > 16), and O(k·m) for the
+// dominance key and comparison (dominance_memo.h). The pair releases' orders: O(S^3) per stage, once (pair_releases.h).
 #pragma once
 
 #include <cstdint>

@@ -3,8 +3,8 @@
 // ones through the stages in between, which run there without a machine, and what each op adds
 // to its device's memory.
 //
-// Complexity: O(S) for the chains, O(k) for the memory changes (k stages kept); the dominance
-// check O(entries · signature).
+// Complexity: O(S) for the chains, O(k) for the memory changes (k stages kept). (Their dominance
+// memo: dominance_memo.h.)
 #pragma once
 
 #include <vector>
@@ -41,20 +41,6 @@ inline std::vector<double> memory_changes(const Instance& inst, const std::vecto
     change[2 * k + i] = -inst.freed_by_w(stages[i]);
   }
   return change;
-}
-
-// The dominance memo's check, for states with the same counters: whether one of `list` is no
-// later than `sig` everywhere (within `tol`); else `sig` joins the list while it has fewer than
-// `max_entries` (more: less pruning, no error).
-inline bool dominated_or_stored(std::vector<std::vector<double>>& list, const std::vector<double>& sig,
-                                std::size_t max_entries, double tol) {
-  for (const std::vector<double>& e : list) {
-    bool le = e.size() == sig.size();
-    for (std::size_t x = 0; le && x < e.size(); ++x) le = e[x] <= sig[x] + tol;
-    if (le) return true;
-  }
-  if (list.size() < max_entries) list.push_back(sig);
-  return false;
 }
 
 }  // namespace optpipe

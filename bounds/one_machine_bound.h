@@ -124,6 +124,61 @@ OPTPIPE_HD inline double jackson_core(OneMachineJob* jobs, int n, JacksonEntry* 
   return bound;
 }
 
+// Jackson's preemptive value from its closed form, for jobs given by tail, descending, all
+// released at `t` or later: the value is the largest r(I) + p(I) + q(I) over job sets I (least
+// release, total processing, least tail; Carlier 1982, §2), and for a threshold pair (rho, theta)
+// the best set is every job with release >= rho and tail >= theta. Scanning the jobs by tail
+// gives rho = t in one pass (every job qualifies); the other rhos are the "late" jobs' releases
+// (release > t), each a pass over the late ones. O(n + late^2), no sort, no heap: the device
+// relaxation's search (device_relaxation.h) asks this at every node, where the ops left are
+// mostly released at its free time. It declines (add() false, or -infinity from
+// jackson_by_tail) when more than `max_late` jobs are late; the caller then runs jackson_core.
+// `late` holds max_late entries. Equal to jackson_core up to rounding
+// (tests/bounds_test.cc, against a unit-step simulation of the rule).
+struct JacksonByTail {
+  double t = 0;
+  OneMachineJob* late = nullptr;
+  int max_late = 0;
+  int n = 0, nl = 0;
+  double sum = 0, best = -hd::inf();
+
+  // The next job by tail (no larger than every tail added before); false: too many late.
+  OPTPIPE_HD bool add(double release, double processing, double tail) {
+    ++n;
+    sum += processing;
+    best = hd::max(best, sum + tail);
+    if (release > t) {
+      if (nl == max_late) return false;
+      late[nl++] = {release, processing, tail};
+    }
+    return true;
+  }
+  OPTPIPE_HD double value() const {
+    if (n == 0) return 0.0;
+    double bound = t + best;
+    for (int a = 0; a < nl; ++a) {
+      const double rho = late[a].release;
+      double s = 0, v = -hd::inf();
+      for (int x = 0; x < nl; ++x) {
+        if (late[x].release < rho) continue;
+        s += late[x].processing;
+        v = hd::max(v, s + late[x].tail);
+      }
+      bound = hd::max(bound, rho + v);
+    }
+    return bound;
+  }
+};
+
+OPTPIPE_HD inline double jackson_by_tail(const OneMachineJob* jobs, int n, double t, OneMachineJob* late,
+                                         int max_late) {
+  JacksonByTail j{t, late, max_late};
+  for (int x = 0; x < n; ++x) {
+    if (!j.add(jobs[x].release, jobs[x].processing, jobs[x].tail)) return -hd::inf();
+  }
+  return j.value();
+}
+
 // Device d's one-machine bound from the node's heads [op] (NaN: started): Jackson's preemptive
 // schedule of its ops not started. Scratch: `jobs` and `heap` with room for the device's ops.
 OPTPIPE_HD inline double one_machine_device_core(const BoundProblemView& p, const double* head, int d,

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <string>
-#include <unordered_map>
 #include <utility>
 
 #include "bounds/heads.h"
+#include "bounds/dominance_memo.h"
 #include "bounds/local_stages.h"
 #include "bounds/one_machine_bound.h"
 #include "model/simulator.h"
@@ -182,8 +182,7 @@ class PairSearch {
       }
       // (A W's release is its B's end, on the same device: never after that device's free time.)
     }
-    key_.assign(reinterpret_cast<const char*>(cnt_.data()), cnt_.size() * sizeof(int));
-    return dominated_or_stored(memo_[key_], sig_, kMemoEntries, kTimeTol);
+    return memo_.dominated_or_stored(cnt_.data(), cnt_.size(), sig_);
   }
 
   // Depth first from the placed ops, makespan so far `cur`; false when the node limit stopped it.
@@ -273,8 +272,7 @@ class PairSearch {
   std::vector<double> mem_change_;    // [t * k + i]: bytes an op of type t of local stage i adds
   std::vector<double> head_, tail_, end_, release_;  // [at(t, i, j)]
   std::vector<int> cnt_;              // [t * k + i]: ops of each type placed per local stage
-  std::unordered_map<std::string, std::vector<std::vector<double>>> memo_;
-  std::string key_;
+  DominanceMemo memo_{kMemoEntries, kTimeTol};
   std::vector<double> sig_;
   std::vector<OneMachineJob> jobs_;
   std::vector<JacksonEntry> heap_;

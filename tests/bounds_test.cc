@@ -3,7 +3,8 @@
 //
 // 1. jackson_preemptive_bound against a unit-step simulation of Jackson's rule on integer data;
 //    never above the non-preemptive one-machine optimum (all permutations), never below the
-//    largest release + processing + tail.
+//    largest release + processing + tail; its closed form by tail (jackson_by_tail) against the
+//    same simulation.
 // 2. compute_heads against a Bellman-Ford longest-path relaxation over an explicit edge list of
 //    the precedence DAG plus the memory precedences (recomputed from the instance), at every
 //    decision of open simulations driven along random valid schedules.
@@ -274,6 +275,44 @@ TEST(Bounds, JacksonMatchesUnitStepSimulationOnLongerLists) {
                                [](const OneMachineJob& a, const OneMachineJob& b) { return a.release < b.release; }));
   }
   EXPECT_GT(past_insertion_sort, 100);
+}
+
+// The closed form by tail (jackson_by_tail, what the device relaxation's search asks at each of
+// its nodes) against the unit-step simulation: jobs by tail, descending (ties as they come), all
+// released at t or later, most at t; it answers exactly when at most max_late are released after
+// t, and then with the rule's value (integer data: the sums are exact).
+TEST(Bounds, JacksonClosedFormByTailMatchesUnitStepSimulation) {
+  std::mt19937 rng(13);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int answered = 0, declined = 0, late_answered = 0;
+  for (int c = 0; c < 20000; ++c) {
+    const int n = pick(0, 12);
+    const int t = pick(0, 6);
+    const int late_share = pick(0, 3);  // 0: none late, else about one in 4 - late_share
+    std::vector<OneMachineJob> jobs;
+    int late = 0;
+    for (int i = 0; i < n; ++i) {
+      const bool is_late = late_share > 0 && pick(0, 3 - late_share) == 0;
+      const int r = is_late ? t + pick(1, 12) : t;
+      late += is_late;
+      jobs.push_back({static_cast<double>(r), static_cast<double>(pick(0, 6)), static_cast<double>(pick(0, 8))});
+    }
+    std::stable_sort(jobs.begin(), jobs.end(), [](const OneMachineJob& a, const OneMachineJob& b) { return a.tail > b.tail; });
+    const int max_late = pick(0, 6);
+    std::vector<OneMachineJob> scratch(static_cast<std::size_t>(max_late) + 1);
+    const double got = jackson_by_tail(jobs.data(), n, t, scratch.data(), max_late);
+    if (late > max_late) {
+      ASSERT_EQ(got, -std::numeric_limits<double>::infinity()) << "case " << c;
+      ++declined;
+      continue;
+    }
+    ASSERT_EQ(got, naive_jackson(jobs)) << "case " << c << ", " << n << " jobs, " << late << " late, t " << t;
+    ++answered;
+    late_answered += late > 0;
+  }
+  EXPECT_GT(answered, 10000);
+  EXPECT_GT(declined, 1000);
+  EXPECT_GT(late_answered, 5000);
 }
 
 // ---- 2. heads ------------------------------------------------------------------------------
