@@ -267,7 +267,7 @@ class DeviceSearch {
       double start;
       int t, i, j;
     };
-    std::array<Cand, 3 * 8> cands{};
+    std::array<Cand, 3 * 8> cands;  // (not zeroed at every node: only the first nc are read)
     int nc = 0;
     for (int i = 0; i < k_ && nc + 3 <= static_cast<int>(cands.size()); ++i) {
       const int nf = cnt(kF, i), nb = cnt(kB, i), nw = cnt(kW, i);
