@@ -1,12 +1,23 @@
 #include "search/dive_worker.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <thread>
 
 namespace optpipe {
 
+namespace {
+constexpr std::size_t kKeptStates = 64;     // kept along a dive (stride_)
+constexpr std::size_t kReplayKeepEvery = 8;  // ... and along a replay, every 8 strides
+}  // namespace
+
 DiveWorker::DiveWorker(const SearchContext& ctx, const NodeExpander& expander, int index)
-    : ctx_(ctx), expander_(expander), index_(index), w_(ctx.inst) {}
+    : ctx_(ctx), expander_(expander), index_(index), w_(ctx.inst) {
+  // At most about kKeptStates states along a path (each holds the simulation's per-op arrays:
+  // ~100 KB at 2048 ops), so the dives keep one every stride_ decisions.
+  const std::size_t decisions = static_cast<std::size_t>(ctx.problem.S) * ctx.problem.m * ctx.problem.types;
+  stride_ = std::max<std::size_t>(1, (decisions + kKeptStates - 1) / kKeptStates);
+}
 
 SolveStats DiveWorker::run() {
   while (!ctx_.shared.stopping()) {
@@ -24,8 +35,63 @@ SolveStats DiveWorker::run() {
   return w_.final_stats();
 }
 
+Simulator::Step DiveWorker::restore_or_replay(const SearchNode& n) {
+  const auto& p = n.path;
+  std::size_t c = 0;  // the common prefix of p and path_, within what is kept
+  const std::size_t most = std::min({p.size(), path_.size(), kept_valid_.empty() ? 0 : kept_valid_.size() - 1});
+  while (c < most && p[c] == path_[c]) ++c;
+  while (c > 0 && !kept_valid_[c]) --c;
+  Simulator::Step step;
+  if (c == 0 && (kept_valid_.empty() || !kept_valid_[0])) {
+    w_.sim.start_open();
+    step = w_.sim.advance();
+    kept_valid_.assign(1, 0);
+    path_.clear();
+  } else {
+    // States past c belong to another branch now.
+    kept_valid_.resize(c + 1);
+    path_.resize(c);
+    w_.sim.restore(kept_[c].state);
+    step = kept_[c].step;
+  }
+  // On the way down, a state every kReplayKeepEvery decisions for the nodes that share them.
+  for (std::size_t x = c; x < p.size(); ++x) {
+    w_.sim.append(step.device, ctx_.codec.decode(p[x]));
+    step = w_.sim.advance();
+    path_.push_back(p[x]);
+    const std::size_t d = x + 1;
+    if (d % (kReplayKeepEvery * stride_) == 0 && d < p.size()) {
+      if (kept_.size() < d + 1) kept_.resize(d + 1);
+      kept_valid_.resize(d + 1, 0);
+      kept_[d].state = w_.sim.snapshot();
+      kept_[d].step = step;
+      kept_valid_[d] = 1;
+    }
+  }
+  return step;
+}
+
+void DiveWorker::keep_state(const SearchNode& n, const Simulator::Step& step) {
+  const std::size_t d = n.path.size();
+  if (d % stride_ != 0) return;
+  // Only along one path: a kept state deeper than d, or one at a depth up to d on another branch,
+  // is dropped (restore_or_replay keeps what is consistent with path_).
+  if (path_.size() > d || !std::equal(path_.begin(), path_.end(), n.path.begin())) {
+    std::size_t c = 0;
+    const std::size_t most = std::min(path_.size(), d);
+    while (c < most && path_[c] == n.path[c]) ++c;
+    kept_valid_.resize(std::min(kept_valid_.size(), c + 1));
+  }
+  if (kept_.size() < d + 1) kept_.resize(d + 1);
+  kept_valid_.resize(d + 1, 0);
+  std::swap(kept_[d].state, w_.parent);
+  kept_[d].step = step;
+  kept_valid_[d] = 1;
+  path_ = n.path;
+}
+
 void DiveWorker::dive(NodePtr n) {
-  Simulator::Step step = expander_.replay(w_, *n);
+  Simulator::Step step = restore_or_replay(*n);
   std::vector<NodePtr> children;
   std::vector<Action> actions;
   while (n && !ctx_.shared.stopping()) {
@@ -59,6 +125,7 @@ void DiveWorker::dive(NodePtr n) {
     for (std::size_t k = 1; k < order.size(); ++k) ctx_.pool.push(std::move(children[order[k]]));
     // Continue with the best child: re-run its decision from the parent's state.
     w_.sim.restore(w_.parent);
+    keep_state(*n, step);
     w_.sim.append(step.device, actions[order[0]]);
     step = w_.sim.advance();
     n = std::move(children[order[0]]);

@@ -12,6 +12,7 @@
 // itself without the pool, which keeps the search exact but less best-first.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "search/node_expansion.h"
@@ -33,10 +34,29 @@ class DiveWorker {
   // what is left goes back to the pool so that the bound stays proven.
   void local_dfs(std::vector<NodePtr>& stack);
 
+  // The simulator at node n's decision: restored from the deepest state this worker kept along
+  // its dives whose path n's path begins with, then n's remaining decisions replayed (all of them,
+  // from the root, where none is kept). The pool is best-first with ties to the deeper node, so a
+  // popped node is mostly a sibling of a node on a recent dive: replaying whole paths (about 70
+  // decisions on random_small.py's V and loop instances) was 8-17% of a solve (`perf`).
+  Simulator::Step restore_or_replay(const SearchNode& n);
+  // Keeps the state of the node just expanded (w_.parent, swapped out: the next expansion
+  // overwrites it anyway) as the state after its path, at every stride_-th depth (at most about
+  // 64 along a path: memory stays small at 2048 ops too).
+  void keep_state(const SearchNode& n, const Simulator::Step& step);
+
   const SearchContext& ctx_;
   const NodeExpander& expander_;
   const int index_;
   SearchWorker w_;
+  struct KeptState {
+    Simulator::Snapshot state;
+    Simulator::Step step{};
+  };
+  std::vector<KeptState> kept_;        // [depth]: the state after path_[0..depth), where kept_valid_
+  std::vector<char> kept_valid_;       // [depth]
+  decltype(SearchNode::path) path_;    // the path of the deepest node kept
+  std::size_t stride_ = 1;             // a state kept every stride_ decisions
 };
 
 }  // namespace optpipe
