@@ -206,35 +206,34 @@ class DeviceSearch {
     return memo_.dominated_or_stored(cnt_.data(), cnt_.size(), sig_);
   }
 
+  struct Slot {  // an op: type, local stage, microbatch, at(), its counter's index, duration, tail
+    int ty, i, j, op, counter;
+    double dur, tail;
+  };
   // Jackson's preemptive bound (one_machine_bound.h) of the ops not placed, each released at the
   // free time, its head, and (for the next of its stage and type) what the placed ops release.
   // The jobs come by tail (tail_order_) for the closed form, which answers unless many are
-  // released after t (near the search's start); then Jackson's rule itself.
+  // released after t (near the search's start); then Jackson's rule itself on the same jobs.
   double one_machine(double t) {
     JacksonByTail by_tail{t, late_.data(), kLateJobs};
     for (const Slot& x : tail_order_) {
-      const int c = cnt_[x.counter];
-      if (x.j < c) continue;
-      double r = std::max(t, head_[x.op]);
-      if (x.j == c && known_inputs(x.ty, x.i, x.j)) r = std::max(r, release(x.ty, x.i, x.j));
-      if (!by_tail.add(r, x.dur, x.tail)) return one_machine_by_rule(t);
+      if (x.j < cnt_[x.counter]) continue;
+      if (!by_tail.add(job_release(x, t), x.dur, x.tail)) return one_machine_by_rule(t);
     }
     return by_tail.value();
   }
   double one_machine_by_rule(double t) {
     jobs_.clear();
-    for (int i = 0; i < k_; ++i) {
-      const int s = stages_[i];
-      for (int ty = 0; ty < types_; ++ty) {
-        for (int j = cnt_[ty * k_ + i]; j < m_; ++j) {
-          double r = std::max(t, head_[at(ty, i, j)]);
-          if (j == cnt_[ty * k_ + i] && known_inputs(ty, i, j)) r = std::max(r, release(ty, i, j));
-          jobs_.push_back({r, dur(ty, s), tail_[at(ty, i, j)]});
-        }
-      }
+    for (const Slot& x : tail_order_) {
+      if (x.j >= cnt_[x.counter]) jobs_.push_back({job_release(x, t), x.dur, x.tail});
     }
     heap_.resize(jobs_.size());
     return jackson_core(jobs_.data(), static_cast<int>(jobs_.size()), heap_.data());
+  }
+  // The release of a job not placed at free time t.
+  double job_release(const Slot& x, double t) const {
+    const double r = std::max(t, head_[x.op]);
+    return x.j == cnt_[x.counter] && known_inputs(x.ty, x.i, x.j) ? std::max(r, release(x.ty, x.i, x.j)) : r;
   }
   // Whether the ops that release (ty, i, j) are placed (then release() reads their ends).
   bool known_inputs(int ty, int i, int j) const {
@@ -341,12 +340,8 @@ class DeviceSearch {
   std::vector<int> cnt_;              // [t * k + i]: ops of each type placed per local stage
   DominanceMemo memo_{kMemoEntries, kTimeTol};
   std::vector<double> sig_;
-  struct Slot {  // an op: type, local stage, microbatch, at(), its counter's index, duration, tail
-    int ty, i, j, op, counter;
-    double dur, tail;
-  };
   // Past this many ops released after the free time, Jackson's rule instead of the closed form
-  // (O(late^2)); 8 answers 90% or more of the calls on random_small.py's slow V and loop instances.
+  // (O(late^2)); 16 answers 98% of the calls on seed-17 small-loop-06 of random_small.py.
   static constexpr int kLateJobs = 16;
   std::vector<Slot> tail_order_;      // every op, by tail, descending
   std::vector<OneMachineJob> jobs_, late_;

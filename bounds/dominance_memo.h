@@ -49,8 +49,6 @@ class DominanceMemo {
     return false;
   }
 
-  std::size_t keys() const { return map_.size(); }
-
  private:
   struct Entry {
     std::size_t len = 0, count = 0;

@@ -9,6 +9,7 @@
 #include "bounds/dominance_memo.h"
 #include "bounds/local_stages.h"
 #include "bounds/one_machine_bound.h"
+#include "bounds/target_steps.h"
 #include "model/simulator.h"
 
 namespace optpipe {
@@ -20,10 +21,6 @@ constexpr double kHair = 1e-7;           // the bound is the value less this (de
 constexpr double kTimeTol = 1e-9;        // ms: starts, ends and bounds compared with this slack
 constexpr std::size_t kMemoEntries = 64;  // states kept per counter key (more: less pruning, no error)
 constexpr int kF = 0, kB = 1, kW = 2;
-// two_device_bound's targets above the bound so far (as probing's, search/bound_probing.cc), and
-// the hair above each (a refuted target is the bound less kHair).
-constexpr std::array<double, 5> kTargetSteps = {0.001, 0.0025, 0.005, 0.01, 0.02};
-constexpr double kTargetHair = 1e-6;
 
 // Device d's room above its static memory (with the simulator's tolerance), or infinity where
 // its memory cannot bind or one of its stages can offload.
@@ -345,7 +342,7 @@ TwoDeviceBound two_device_bound(const Instance& inst, const BoundProblem& p, con
       const std::int64_t left = node_budget - out.nodes;
       if (left <= 0) break;
       const double lo = std::max(from, out.bound);
-      const double target = std::min(cutoff, lo * (1 + kTargetSteps[std::min(k, kTargetSteps.size() - 1)]) + kTargetHair);
+      const double target = std::min(cutoff, target_above(lo, k));  // (as probing's: target_steps.h)
       const TwoDeviceRelaxation r = two_device_relaxation(inst, p, a, b, head, target,
                                                           k == 0 ? std::min(left, node_budget / 8) : left, true, true);
       out.nodes += r.nodes;

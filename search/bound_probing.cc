@@ -1,10 +1,10 @@
 #include "search/bound_probing.h"
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <optional>
 
+#include "bounds/target_steps.h"
 #include "model/simulator.h"
 #include "search/relaxation_memo.h"
 #include "search/search_shared.h"
@@ -13,10 +13,6 @@ namespace optpipe {
 
 namespace {
 
-// The targets' steps above the bound so far (see the header); the last one repeats. With 1% as
-// the last (and the close range 1%), seed-17 small-v-02 of bench/solvers/random_small.py took
-// 3.7 s instead of 2.0 s (its optimum 3.8% above the root bound), the others the same.
-constexpr std::array<double, 5> kSteps = {0.001, 0.0025, 0.005, 0.01, 0.02};
 // A target refuted in fewer nodes than this skips the next step.
 constexpr std::int64_t kQuickRefutation = 1000;
 
@@ -39,8 +35,7 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
   CutFrontier cut(options.frontier_bytes);
   std::optional<TreeSearch> tree;
   for (std::size_t k = 0;; ++k) {
-    // A hair above: the relaxations return their value less 1e-7 ms, and the optimum may be the bound.
-    const double target = out.bound * (1 + kSteps[std::min(k, kSteps.size() - 1)]) + kRelaxationTolerance;
+    const double target = target_above(out.bound, k);  // (bounds/target_steps.h: the steps and the hair)
     if (target >= options.upper - kTimeEps) break;
     // Within the limits; once a target was refuted, within `grace` times them.
     const double grace = out.bound > out.start ? std::max(1.0, options.grace) : 1.0;

@@ -9,6 +9,15 @@ namespace optpipe {
 namespace {
 constexpr std::size_t kKeptStates = 64;     // kept along a dive (stride_)
 constexpr std::size_t kReplayKeepEvery = 8;  // ... and along a replay, every 8 strides
+
+// How many first decisions paths a and b share, at most `most`.
+template <class A, class B>
+std::size_t common_prefix(const A& a, const B& b, std::size_t most) {
+  most = std::min({most, a.size(), b.size()});
+  std::size_t c = 0;
+  while (c < most && a[c] == b[c]) ++c;
+  return c;
+}
 }  // namespace
 
 DiveWorker::DiveWorker(const SearchContext& ctx, const NodeExpander& expander, int index)
@@ -37,9 +46,8 @@ SolveStats DiveWorker::run() {
 
 Simulator::Step DiveWorker::restore_or_replay(const SearchNode& n) {
   const auto& p = n.path;
-  std::size_t c = 0;  // the common prefix of p and path_, within what is kept
-  const std::size_t most = std::min({p.size(), path_.size(), kept_valid_.empty() ? 0 : kept_valid_.size() - 1});
-  while (c < most && p[c] == path_[c]) ++c;
+  // The deepest kept state on the common prefix of p and path_.
+  std::size_t c = common_prefix(p, path_, kept_valid_.empty() ? 0 : kept_valid_.size() - 1);
   while (c > 0 && !kept_valid_[c]) --c;
   Simulator::Step step;
   if (c == 0 && (kept_valid_.empty() || !kept_valid_[0])) {
@@ -74,14 +82,9 @@ Simulator::Step DiveWorker::restore_or_replay(const SearchNode& n) {
 void DiveWorker::keep_state(const SearchNode& n, const Simulator::Step& step) {
   const std::size_t d = n.path.size();
   if (d % stride_ != 0) return;
-  // Only along one path: a kept state deeper than d, or one at a depth up to d on another branch,
-  // is dropped (restore_or_replay keeps what is consistent with path_).
-  if (path_.size() > d || !std::equal(path_.begin(), path_.end(), n.path.begin())) {
-    std::size_t c = 0;
-    const std::size_t most = std::min(path_.size(), d);
-    while (c < most && path_[c] == n.path[c]) ++c;
-    kept_valid_.resize(std::min(kept_valid_.size(), c + 1));
-  }
+  // Only along one path: the states past what path_ shares with n's path are dropped.
+  const std::size_t c = common_prefix(path_, n.path, d);
+  if (c < path_.size()) kept_valid_.resize(std::min(kept_valid_.size(), c + 1));
   if (kept_.size() < d + 1) kept_.resize(d + 1);
   kept_valid_.resize(d + 1, 0);
   std::swap(kept_[d].state, w_.parent);
