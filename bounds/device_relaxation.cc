@@ -279,8 +279,18 @@ class DeviceSearch {
     std::sort(cands.begin(), cands.begin() + nc, [](const Cand& a, const Cand& b) {
       return a.start < b.start || (a.start == b.start && a.t > b.t);  // ties: W, then B, then F
     });
+    // Active orders only (see the header): no op that starts at or after the earliest end of a
+    // candidate B or W, except that one. Seed-1 small-loop-03's device 0 at the root: 1.4M -> 0.73M
+    // nodes; at the tree's nodes 20-50% fewer on the slow V and loop instances.
+    double freeing_end = kInf;
+    int freeing = -1;
+    for (int c = 0; c < nc && prune_; ++c) {
+      const double e = cands[c].start + dur(cands[c].t, stages_[cands[c].i]);
+      if (cands[c].t != kF && e < freeing_end) freeing_end = e, freeing = c;
+    }
     for (int c = 0; c < nc; ++c) {
       const Cand& x = cands[c];
+      if (c != freeing && x.start >= freeing_end) continue;
       const int s = stages_[x.i];
       const double d = dur(x.t, s), e = x.start + d;
       const double mem2 = mem + mem_change_[x.t * k_ + x.i];

@@ -41,7 +41,12 @@
 // a time), so it depends on the order only, and each op's best start is the earliest its
 // releases and the machine allow (a later start never helps an op after it: nothing else frees
 // memory). The search is over orders: depth first, the next op of the device among those whose
-// FIFO predecessors are placed and whose F fits in memory, earliest start first; pruned by
+// FIFO predecessors are placed and whose F fits in memory, earliest start first, skipping every
+// op that cannot start before a waiting B or W could have ended (the active schedules of B. Giffler,
+// G. L. Thompson, "Algorithms for solving production-scheduling problems", Operations Research
+// 8(4), 1960: in any completion that runs such an op next, running that B or W first instead
+// starts nothing later and frees its memory sooner, so one no worse completion starts with it;
+// not an F, whose memory could keep a later F out); pruned by
 // max(makespan so far, device free time + the work left, Jackson's preemptive one-machine bound
 // of the ops left with their heads, releases and tails: one_machine_bound.h) against the best
 // found (initially the cutoff), and by dominance between states with the same counters (a state whose free time,

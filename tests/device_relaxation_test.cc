@@ -471,7 +471,8 @@ TEST(DeviceRelaxation, TheSearchReusesTheRootBoundsRelaxation) {
 }
 
 // At the root each device's relaxation has a node budget, not a time budget: small-loop-03
-// (bench/solvers/random_small.py, seed 1) needs about 1.4M nodes on device 0 for 41.72 ms, which
+// (bench/solvers/random_small.py, seed 1) needed about 1.4M nodes on device 0 for 41.72 ms (0.73M
+// since the search skips an op that a waiting B or W could have ended before), which
 // 0.5 s reached on one 2-core VM and not on one 2.5 times slower (38.98 ms, the other devices'
 // relaxations). With 10 s of limit the time only guards (2 s), so every machine gets 41.72.
 TEST(DeviceRelaxation, TheRootBudgetIsNodesSoTheBoundIsTheSameOnEveryMachine) {
@@ -485,7 +486,7 @@ TEST(DeviceRelaxation, TheRootBudgetIsNodesSoTheBoundIsTheSameOnEveryMachine) {
   // The same from device 0's relaxation alone, searched to its end.
   const DeviceRelaxation d0 = relax(inst, 0, 42.50, 20'000'000);
   ASSERT_TRUE(d0.finished);
-  EXPECT_GT(d0.nodes, 1'000'000);  // more than 0.2 s on a slow machine: a time budget would bind
+  EXPECT_GT(d0.nodes, 500'000);  // about 0.2 s on a slow machine: a time budget would bind
   EXPECT_NEAR(d0.bound, 41.72, 1e-6);
 }
 
