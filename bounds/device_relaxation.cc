@@ -214,7 +214,8 @@ class DeviceSearch {
   // free time, its head, and (for the next of its stage and type) what the placed ops release.
   // The jobs come by tail (tail_order_) for the closed form, which answers unless many are
   // released after t (near the search's start); then Jackson's rule itself on the same jobs.
-  double one_machine(double t) {
+  double one_machine(double t, double mem) {
+    memory_releases(t, mem);
     JacksonByTail by_tail{t, late_.data(), kLateJobs};
     for (const Slot& x : tail_order_) {
       if (x.j < cnt_[x.counter]) continue;
@@ -232,8 +233,69 @@ class DeviceSearch {
   }
   // The release of a job not placed at free time t.
   double job_release(const Slot& x, double t) const {
-    const double r = std::max(t, head_[x.op]);
+    double r = std::max(t, head_[x.op]);
+    if (x.ty == kF && mem_on_) r = std::max(r, ftau_[static_cast<std::size_t>(x.j - cnt_[x.counter])]);
     return x.j == cnt_[x.counter] && known_inputs(x.ty, x.i, x.j) ? std::max(r, release(x.ty, x.i, x.j)) : r;
+  }
+  // Memory releases (see the header): ftau_[q] is no later than the start of any F placed
+  // q + 1-th from now, so of F(i, cnt + q) of every stage i. Before it, the B's and W's of the
+  // placed and the placeable microbatches, each at its earliest end (its release, its FIFO
+  // predecessor, the free time; the machine ignored), free at most what they hold, and q + 1 F's
+  // need room for at least q + 1 times the smallest activation. O(n log n) for the n frees.
+  void memory_releases(double t, double mem) {
+    mem_on_ = nodes_ > kMemoryReleasesFrom;
+    if (!mem_on_) return;
+    int fleft = 0;
+    double amin = kInf, adds = 0;
+    for (int i = 0; i < k_; ++i) {
+      const int left = m_ - cnt(kF, i);
+      fleft = std::max(fleft, left);
+      adds += left * mem_change_[kF * k_ + i];
+      if (left > 0) amin = std::min(amin, mem_change_[kF * k_ + i]);
+    }
+    ftau_.assign(static_cast<std::size_t>(fleft), t);
+    if (mem + adds <= cap_) return;  // every F left fits without a free
+    frees_.clear();
+    for (int i = 0; i < k_; ++i) {
+      const int s = stages_[i];
+      const int nf = cnt(kF, i), nb = cnt(kB, i), nw = types_ == 3 ? cnt(kW, i) : 0;
+      const double fb = -mem_change_[kB * k_ + i], fw = types_ == 3 ? -mem_change_[kW * k_ + i] : 0.0;
+      const double db = dur(kB, s), dw = types_ == 3 ? dur(kW, s) : 0.0;
+      double prev_w = -kInf;
+      for (int j = nw; j < nb && types_ == 3; ++j) {
+        prev_w = std::max(std::max(t, end_[at(kB, i, j)]) + dw, prev_w + dw);
+        if (fw > 0) frees_.push_back({prev_w, fw});
+      }
+      double prev_b = -kInf;
+      for (int j = nb; j < m_; ++j) {
+        double r = head_[at(kB, i, j)];
+        if (j < nf) {
+          r = std::max({r, end_[at(kF, i, j)] + p_.latency[s], pair_release_[at(kB, i, j)]});
+          if (i + 1 < k_ && j < cnt(kB, i + 1)) r = std::max(r, end_[at(kB, i + 1, j)] + bgap_[i + 1]);
+        } else {
+          r = std::max(r, t + dur(kF, s) + p_.latency[s]);
+        }
+        prev_b = std::max(std::max(t, r) + db, prev_b + db);
+        if (fb > 0) frees_.push_back({prev_b, fb});
+        if (types_ == 3) {
+          prev_w = std::max(prev_b + dw, prev_w + dw);
+          if (fw > 0) frees_.push_back({prev_w, fw});
+        }
+      }
+    }
+    std::sort(frees_.begin(), frees_.end(), [](const Free& a, const Free& b) { return a.at < b.at; });
+    const double eps = 1e-9 * cap_;
+    std::size_t e = 0;
+    double freed = 0, when = t;
+    for (int q = 0; q < fleft; ++q) {
+      const double need = mem + (q + 1) * amin - cap_;
+      while (freed < need - eps && e < frees_.size()) {
+        freed += frees_[e].bytes;
+        when = std::max(when, frees_[e].at);
+        ++e;
+      }
+      ftau_[static_cast<std::size_t>(q)] = need <= eps ? t : when;
+    }
   }
   // Whether the ops that release (ty, i, j) are placed (then release() reads their ends).
   bool known_inputs(int ty, int i, int j) const {
@@ -259,7 +321,7 @@ class DeviceSearch {
       }
       return true;
     }
-    if (prune_ && std::max(cur, one_machine(t)) >= best_ - kTimeTol) return true;
+    if (prune_ && std::max(cur, one_machine(t, mem)) >= best_ - kTimeTol) return true;
     if (prune_ && dominated(t, cur)) return true;
     // The candidates, by start.
     struct Cand {
@@ -353,6 +415,18 @@ class DeviceSearch {
   // Past this many ops released after the free time, Jackson's rule instead of the closed form
   // (O(late^2)); 16 answers 98% of the calls on seed-17 small-loop-06 of random_small.py.
   static constexpr int kLateJobs = 16;
+  // The memory releases only from this many nodes of a search on: most searches at the tree's
+  // nodes end sooner, where they cost more than they cut. Median CPU time of the 17 slowest V and
+  // loop instances of random_small.py (one thread, 5 interleaved runs): 12.06 s without them,
+  // 12.70 s from the first node, 12.37 s from 100, 11.39 s from 1000 (seed-7 v-06 1.05 -> 0.74 s,
+  // seed-11 v-04 0.68 -> 0.48 s; bench/README.md).
+  static constexpr std::int64_t kMemoryReleasesFrom = 1000;
+  struct Free {  // a B or W freeing `bytes` at the earliest at `at`
+    double at, bytes;
+  };
+  std::vector<Free> frees_;
+  std::vector<double> ftau_;  // [q]: the memory release of the F placed q + 1-th from now
+  bool mem_on_ = false;       // ftau_ is in use (past kMemoryReleasesFrom nodes)
   std::vector<Slot> tail_order_;      // every op, by tail, descending
   std::vector<OneMachineJob> jobs_, late_;
   std::vector<JacksonEntry> heap_;

@@ -48,7 +48,10 @@
 // starts nothing later and frees its memory sooner, so one no worse completion starts with it;
 // not an F, whose memory could keep a later F out); pruned by
 // max(makespan so far, device free time + the work left, Jackson's preemptive one-machine bound
-// of the ops left with their heads, releases and tails: one_machine_bound.h) against the best
+// of the ops left with their heads, releases and tails: one_machine_bound.h, where past the
+// search's first 1000 nodes each F is also released no earlier than the device's memory can have
+// room for it: the q-th F placed from now waits until the B's and W's, each at its earliest end,
+// can have freed what q more activations need beyond the room left) against the best
 // found (initially the cutoff), and by dominance between states with the same counters (a state whose free time,
 // makespan so far and effective releases of the waiting B's and F's are no later than another's
 // has no worse completion: every start is a non-decreasing function of them). If the search ends
