@@ -37,7 +37,10 @@
 // candidate: the sequences sorted by start cover every semi-active schedule, the time-oriented
 // enumeration of schedule generation schemes, R. Kolisch, "Serial and parallel
 // resource-constrained project scheduling methods revisited: theory and computation", EJOR
-// 90(2), 1996, §3). Depth first, earliest start first; pruned by max(makespan so far, each
+// 90(2), 1996, §3), and of those only the active ones on each device: no op that starts at or
+// after the earliest end of a waiting B or W of its device (device_relaxation.h: running that
+// B or W first starts nothing later and frees memory sooner). Depth first, earliest start
+// first; pruned by max(makespan so far, each
 // device's free time + its work left, Jackson's preemptive one-machine bound of each device's
 // ops left (one_machine_bound.h), with releases propagated along the chains from the placed
 // ops) against the best found (initially the cutoff), and by dominance between states with the
