@@ -278,6 +278,7 @@ struct RootBound {
   int relaxed_device = -1;
   std::vector<Action> device_order;
   double device_pairs_raised = 0;  // what its second pass, with the pair releases, added (0: nothing)
+  std::int64_t device_relaxation_nodes = 0;  // its searches' nodes, all devices and both passes
 };
 RootBound root_lower_bound(const Instance& instance, double incumbent, const SolveOptions& options = {});
 
