@@ -234,7 +234,7 @@ class DeviceSearch {
   // The release of a job not placed at free time t.
   double job_release(const Slot& x, double t) const {
     double r = std::max(t, head_[x.op]);
-    if (x.ty == kF && mem_on_) r = std::max(r, ftau_[static_cast<std::size_t>(x.j - cnt_[x.counter])]);
+    if (x.ty == kF && memory_releases_on()) r = std::max(r, ftau_[static_cast<std::size_t>(x.j - cnt_[x.counter])]);
     return x.j == cnt_[x.counter] && known_inputs(x.ty, x.i, x.j) ? std::max(r, release(x.ty, x.i, x.j)) : r;
   }
   // Memory releases (see the header): ftau_[q] is no later than the start of any F placed
@@ -242,9 +242,9 @@ class DeviceSearch {
   // placed and the placeable microbatches, each at its earliest end (its release, its FIFO
   // predecessor, the free time; the machine ignored), free at most what they hold, and q + 1 F's
   // need room for at least q + 1 times the smallest activation. O(n log n) for the n frees.
+  bool memory_releases_on() const { return nodes_ > kMemoryReleasesFrom; }
   void memory_releases(double t, double mem) {
-    mem_on_ = nodes_ > kMemoryReleasesFrom;
-    if (!mem_on_) return;
+    if (!memory_releases_on()) return;
     int fleft = 0;
     double amin = kInf, adds = 0;
     for (int i = 0; i < k_; ++i) {
@@ -344,15 +344,13 @@ class DeviceSearch {
     // Active orders only (see the header): no op that starts at or after the earliest end of a
     // candidate B or W, except that one. Seed-1 small-loop-03's device 0 at the root: 1.4M -> 0.73M
     // nodes; at the tree's nodes 20-50% fewer on the slow V and loop instances.
-    double freeing_end = kInf;
-    int freeing = -1;
+    EarliestFreeing freeing;
     for (int c = 0; c < nc && prune_; ++c) {
-      const double e = cands[c].start + dur(cands[c].t, stages_[cands[c].i]);
-      if (cands[c].t != kF && e < freeing_end) freeing_end = e, freeing = c;
+      freeing.offer(c, cands[c].t != kF, cands[c].start + dur(cands[c].t, stages_[cands[c].i]));
     }
     for (int c = 0; c < nc; ++c) {
       const Cand& x = cands[c];
-      if (c != freeing && x.start >= freeing_end) continue;
+      if (freeing.skips(c, x.start)) continue;
       const int s = stages_[x.i];
       const double d = dur(x.t, s), e = x.start + d;
       const double mem2 = mem + mem_change_[x.t * k_ + x.i];
@@ -426,7 +424,6 @@ class DeviceSearch {
   };
   std::vector<Free> frees_;
   std::vector<double> ftau_;  // [q]: the memory release of the F placed q + 1-th from now
-  bool mem_on_ = false;       // ftau_ is in use (past kMemoryReleasesFrom nodes)
   std::vector<Slot> tail_order_;      // every op, by tail, descending
   std::vector<OneMachineJob> jobs_, late_;
   std::vector<JacksonEntry> heap_;

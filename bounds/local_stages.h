@@ -3,10 +3,11 @@
 // ones through the stages in between, which run there without a machine, and what each op adds
 // to its device's memory.
 //
-// Complexity: O(S) for the chains, O(k) for the memory changes (k stages kept). (Their dominance
-// memo: dominance_memo.h.)
+// Complexity: O(S) for the chains, O(k) for the memory changes (k stages kept), O(1) per
+// candidate for the active-orders rule. (Their dominance memo: dominance_memo.h.)
 #pragma once
 
+#include <limits>
 #include <vector>
 
 #include "bounds/bound_problem.h"
@@ -42,5 +43,17 @@ inline std::vector<double> memory_changes(const Instance& inst, const std::vecto
   }
   return change;
 }
+
+// The active-orders rule of both searches on one device (device_relaxation.h): an op that starts
+// at or after the earliest end of a candidate B or W of the device is not branched on, except
+// that B or W itself. Offer every candidate (frees: a B or a W), then ask for each.
+struct EarliestFreeing {
+  double end = std::numeric_limits<double>::infinity();
+  int index = -1;  // the candidate that ends there
+  void offer(int candidate, bool frees, double candidate_end) {
+    if (frees && candidate_end < end) end = candidate_end, index = candidate;
+  }
+  bool skips(int candidate, double start) const { return candidate != index && start >= end; }
+};
 
 }  // namespace optpipe

@@ -233,17 +233,14 @@ class PairSearch {
     });
     // Active orders on each device (device_relaxation.h): no op of a device that starts at or
     // after the earliest end of a candidate B or W of that device, except that one.
-    std::array<double, 2> freeing_end{kInf, kInf};
-    std::array<int, 2> freeing{-1, -1};
+    std::array<EarliestFreeing, 2> freeing;
     for (int c = 0; c < nc && prune_; ++c) {
-      const int x = dev_[cands[c].i];
-      const double e = cands[c].start + dur(cands[c].t, stages_[cands[c].i]);
-      if (cands[c].t != kF && e < freeing_end[x]) freeing_end[x] = e, freeing[x] = c;
+      freeing[dev_[cands[c].i]].offer(c, cands[c].t != kF, cands[c].start + dur(cands[c].t, stages_[cands[c].i]));
     }
     for (int c = 0; c < nc; ++c) {
       const Cand& y = cands[c];
       const int x = dev_[y.i];
-      if (c != freeing[x] && y.start >= freeing_end[x]) continue;
+      if (freeing[x].skips(c, y.start)) continue;
       const double d = dur(y.t, stages_[y.i]), e = y.start + d;
       const double t_before = t_[x], mem_before = mem_[x], last_before = last_;
       end_[at(y.t, y.i, y.j)] = e;
