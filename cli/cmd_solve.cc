@@ -14,6 +14,7 @@
 #include "model/instance_io.h"
 #include "model/schedule_io.h"
 #include "model/simulator.h"
+#include "model/validator.h"
 #include "solve/json_reporter.h"
 #include "solve/solve_pipeline.h"
 #include "solve/text_reporter.h"
@@ -65,6 +66,24 @@ WrittenFiles write_outputs(const SolveArgs& a, const Instance& inst, const Solve
   return files;
 }
 
+// The --warm-start files: each must be a schedule of this instance that runs (the spec's
+// simulator), else the solve stops before it starts, naming the file and what is wrong.
+std::vector<Schedule> load_warm_starts(const std::vector<std::string>& files, const Instance& inst) {
+  std::vector<Schedule> starts;
+  for (const std::string& f : files) {
+    Schedule sch = load_schedule(f);
+    const auto problems = check_structure(inst, sch);
+    if (!problems.empty()) {
+      throw InputError("--warm-start " + f + ": not a schedule of this instance: " + problems.front().message);
+    }
+    const SimResult sim = simulate(inst, sch);
+    if (!sim.feasible) throw InputError("--warm-start " + f + ": the schedule does not run: " + sim.reason);
+    sch.solver = f;  // what -v and the JSON log name as its origin
+    starts.push_back(std::move(sch));
+  }
+  return starts;
+}
+
 }  // namespace
 
 CLI::App* add_solve_command(CLI::App& app, SolveArgs& args) {
@@ -114,6 +133,9 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs& args) {
       ->check(from_to(0, 1000000000));
   cmd->add_option("--cache", args.cache, "schedule cache file (default: $OPTPIPE_CACHE, else $XDG_CACHE_HOME/optpipe/schedules.sqlite)");
   cmd->add_flag("--no-cache", args.no_cache, "neither read nor write the schedule cache");
+  cmd->add_option("--warm-start", args.warm_starts,
+                  "schedule file to start from, e.g. an earlier solve's -o or another solver's (may be given more than "
+                  "once): the search starts with the best of these and the heuristics as its incumbent");
   cmd->footer("Ctrl-C stops the search and still writes the best schedule with its bound.");
   return cmd;
 }
@@ -136,7 +158,9 @@ int run_solve(const SolveArgs& a) {
     reporter = std::make_unique<TextSolveReporter>(std::cout, ro);
   }
   for (const auto& w : warnings) reporter->on_warning(w);
-  const PipelineResult r = solve_pipeline(inst, options, *reporter);
+  PipelineOptions with_starts = options;
+  with_starts.warm_starts = load_warm_starts(a.warm_starts, inst);
+  const PipelineResult r = solve_pipeline(inst, with_starts, *reporter);
 
   // The result, always written when there is one (also after Ctrl-C or a limit).
   SimResult sim;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -26,6 +27,7 @@ struct SolveArgs {
   long long local_search = -1;  // simulations per improved warm start (0: none; < 0: from the time limit)
   std::string cache;               // schedule cache file (cache/); empty: the default path
   bool no_cache = false;           // neither read nor write the cache
+  std::vector<std::string> warm_starts;  // schedule files to start from (--warm-start)
 };
 
 // Registers the `solve` subcommand on `app` with its flags bound to `args`, which must outlive

@@ -14,6 +14,7 @@
 #include "kernels/cuda_devices.h"
 #include "model/error.h"
 #include "model/simulator.h"
+#include "model/validator.h"
 #include "search/bound_probing.h"
 #include "solve/early_search.h"
 
@@ -373,6 +374,7 @@ class PipelineRun {
     double upper = std::numeric_limits<double>::infinity();
     if (const HeuristicResult* best = heur_.best_result()) upper = best->sim.makespan;
     for (const ImprovedStart& i : so_far.improved) upper = std::min(upper, i.after);
+    upper = std::min(upper, given_makespan());
     ProbingOptions po;
     po.search = quick;
     po.search.on_root_bound = {};
@@ -395,6 +397,21 @@ class PipelineRun {
     probing_->found.reset();
     probing_proved_ = true;
     return true;
+  }
+
+  // The best makespan among the caller's warm starts and the cache's schedule (infinity: none
+  // runs), so that probing stops its targets below them as below the heuristics'.
+  double given_makespan() const {
+    std::vector<const Schedule*> given;
+    for (const Schedule& s : o_.warm_starts) given.push_back(&s);
+    if (cached_.hit.schedule) given.push_back(&*cached_.hit.schedule);
+    double best = std::numeric_limits<double>::infinity();
+    for (const Schedule* s : given) {
+      if (s->num_devices() != inst_.num_devices() || !check_structure(inst_, *s).empty()) continue;
+      const SimResult r = simulate(inst_, *s, SimOptions::quiet());
+      if (r.feasible) best = std::min(best, r.makespan);
+    }
+    return best;
   }
 
   // The tree first's second thread (SolveOptions::beside): when the quick phase had the device

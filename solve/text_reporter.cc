@@ -239,7 +239,8 @@ void TextSolveReporter::done(const Instance& inst, const PipelineResult& r, cons
        << (r.tree_resumed ? ", going on from the tree first's open nodes" : "") << "\n";
   if (res.schedule) {  // when the schedule written was found, on the solve's clock (issue 23)
     const std::string from = r.best_from();
-    out_ << "best schedule: " << (from == "search" ? "found by the search" : "from the warm start " + from)
+    out_ << "best schedule: "
+         << (from == "search" ? "found by the search" : from == "warm start" ? "a warm start" : "from the warm start " + from)
          << ", " << num(r.seconds_to_best(), 2) << " s into the solve\n";
   }
   if (s.pool_full > 0) {

@@ -219,6 +219,36 @@ TEST(Cli, SolveWithoutOutputSaysWhereTheScheduleIs) {
   EXPECT_LE(done["seconds_to_best_total"].get<double>(), done["total_seconds"].get<double>()) << last;
 }
 
+// --warm-start: a schedule from elsewhere (here an earlier solve's) is the incumbent from the
+// start, so a run that may not search (no nodes, no local search) ends at it, not at the best
+// heuristic; and a file that is not a running schedule of the instance is refused, named.
+TEST(Cli, SolveStartsFromAWarmStartFile) {
+  REQUIRE_CLI();
+  const std::string inst = instance_path("v-4x8"), best = temp_path("warm-best.json");
+  const CliRun first = run_cli("solve --no-cache -q " + quote(inst) + " -o " + quote(best));
+  ASSERT_EQ(first.status, 0) << first.output;
+  const std::string quick = "solve --no-cache --node-limit 0 --local-search 0 --log-format json " + quote(inst);
+  auto done_of = [](const std::string& output) {
+    std::string last;
+    for (std::istringstream lines(output); std::getline(lines, last) && !contains(last, "\"event\":\"done\"");) {
+    }
+    return nlohmann::json::parse(last);
+  };
+  const CliRun cold = run_cli(quick);
+  ASSERT_EQ(cold.status, 0) << cold.output;
+  const CliRun warm = run_cli(quick + " --warm-start " + quote(best));
+  ASSERT_EQ(warm.status, 0) << warm.output;
+  const nlohmann::json c = done_of(cold.output), w = done_of(warm.output);
+  const double optimum = nlohmann::json::parse(read_file(best))["makespan"].get<double>();
+  EXPECT_GT(c["makespan"].get<double>(), optimum + 1e-6) << "the heuristics alone reach the optimum: no test";
+  EXPECT_NEAR(w["makespan"].get<double>(), optimum, 1e-6);
+  EXPECT_EQ(w["best_from"].get<std::string>(), best);
+
+  const CliRun wrong = run_cli("solve --no-cache " + quote(instance_path("uniform-4x8")) + " --warm-start " + quote(best));
+  EXPECT_EQ(wrong.status, 2) << wrong.output;
+  EXPECT_CONTAINS(wrong.output, "--warm-start " + best + ": not a schedule of this instance");
+}
+
 TEST(Cli, ScheduleWritesFilesAndValidates) {
   REQUIRE_CLI();
   const std::string inst = instance_path("uniform-4x8");
