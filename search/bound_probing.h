@@ -29,7 +29,8 @@
 // bound; a schedule at most the target ends the probing: its search goes on with that schedule
 // as the incumbent and proves it optimal when it ends. Probing stops, keeping the bound it
 // proved, when a search stops at the node or time budget, or when the next target would reach
-// the incumbent (`upper`): there the plain search is the same thing. A target searched once
+// the incumbent (`upper`); past a refutation, the last target is then just below the
+// incumbent, so that the frontier kept (below) proves it optimal. A target searched once
 // another was refuted may run past the limits (ProbingOptions::grace).
 //
 // One search for all the targets: each target's search after a refutation goes on from the
@@ -91,6 +92,8 @@ struct ProbeStep {
   double target = 0;
   bool found = false;     // a schedule at most the target (the last step)
   bool refuted = false;   // none: the bound is now the target
+  // The target is just below the incumbent (ProbingOptions::upper): refuted, it is optimal.
+  bool below_incumbent = false;
   std::int64_t nodes = 0;
   double seconds = 0;
 };

@@ -28,7 +28,8 @@ nlohmann::json done_from_cache(const PipelineResult& r, const SimResult& sim) {
 nlohmann::json probing_to_json(const ProbingResult& p) {
   nlohmann::json steps = nlohmann::json::array();
   for (const ProbeStep& s : p.steps) {
-    steps.push_back({{"target", s.target}, {"found", s.found}, {"refuted", s.refuted}, {"nodes", s.nodes},
+    steps.push_back({{"target", s.target}, {"found", s.found}, {"refuted", s.refuted},
+                     {"below_incumbent", s.below_incumbent}, {"nodes", s.nodes},
                      {"seconds", s.seconds}});
   }
   nlohmann::json two_device = nullptr;

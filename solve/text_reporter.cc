@@ -89,12 +89,15 @@ void TextSolveReporter::on_warm_starts(const WarmStartReport& r) {
     out_ << "probing from the bound " << num(p->start) << ":";
     for (std::size_t k = 0; k < p->steps.size(); ++k) {
       const ProbeStep& s = p->steps[k];
-      out_ << (k ? ", " : " ") << num(s.target) << " "
+      out_ << (k ? ", " : " ") << (s.below_incumbent ? "below the incumbent " : "") << num(s.target) << " "
            << (s.found ? "found " + num(p->makespan) : s.refuted ? std::string("refuted") : std::string("stopped"))
            << " (" << s.nodes << " nodes)";
     }
     out_ << "; " << p->nodes << " nodes in " << num(p->seconds, 3) << " s, "
-         << (p->proven ? std::string("proven optimal") : "bound " + num(p->bound) + ", not proven: the tree first next")
+         << (p->proven                                              ? std::string("proven optimal")
+             : !p->steps.empty() && p->steps.back().below_incumbent && p->steps.back().refuted
+                 ? "the incumbent " + num(p->bound) + " is optimal"
+                 : "bound " + num(p->bound) + ", not proven: the tree first next")
          << "\n";
   }
   if (const SolveResult* t = r.tree_first) {  // it runs between the quick and the full phase

@@ -196,6 +196,42 @@ TEST(BoundProbing, GoingOnFromTheCutNodesRefutesAndFindsWhatSearchesFromTheRootD
               fewer);
 }
 
+// At the incumbent (ProbingOptions::upper): no target reaches it, and past a refutation the last
+// one lies just below it, from the frontier kept. With the optimum as the incumbent that target is
+// refuted and the bound is the optimum (before, the targets stopped one short and the bound with
+// them); with an incumbent a little above the optimum it finds the optimum and proves it.
+TEST(BoundProbing, AtTheIncumbentTheLastTargetIsJustBelowIt) {
+  int at_optimum = 0, above = 0, below_used = 0;
+  for_quick_cases(47, 200, [&] { return at_optimum < 8; }, [&](const Instance& inst, QuickCase& c) {
+    const double optimum = c.exact.makespan;
+    ProbingOptions& po = c.probe;
+    po.upper = optimum;
+    const ProbingResult p = probe_targets(inst, po);
+    if (p.steps.empty() || !p.steps.front().refuted) return;  // nothing refuted: nothing to go on from
+    ++at_optimum;
+    for (const ProbeStep& st : p.steps) EXPECT_LT(st.target, optimum - 1e-12);
+    const ProbeStep& last = p.steps.back();
+    EXPECT_TRUE(last.below_incumbent);
+    EXPECT_TRUE(last.refuted);
+    EXPECT_FALSE(p.found.has_value());
+    EXPECT_NEAR(p.bound, optimum, 1e-9);
+
+    po.upper = optimum * 1.0005;
+    const ProbingResult q = probe_targets(inst, po);
+    ASSERT_TRUE(q.found.has_value());
+    EXPECT_TRUE(q.proven);
+    EXPECT_NEAR(q.makespan, optimum, 1e-6);
+    for (const ProbeStep& st : q.steps) EXPECT_LT(st.target, po.upper);
+    expect_schedule(inst, *q.found);
+    ++above;
+    below_used += q.steps.back().below_incumbent;
+  });
+  EXPECT_GE(at_optimum, 4);
+  EXPECT_GT(below_used, 0);  // the optimum found by the target below the incumbent, at least once
+  std::printf("[ probing  ] at the incumbent: %d proven by the target below it, %d found below a higher one (%d by "
+              "that target)\n", at_optimum, above, below_used);
+}
+
 // The grace (ProbingOptions::grace): once a target is refuted the limits grow, so a probe whose
 // node limit only covers its first target still finds and proves the optimum with grace enough;
 // without it, it stops after that target; and where no target has been refuted, the limit holds.
