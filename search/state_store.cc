@@ -35,7 +35,7 @@ void StateStore::remove(std::uint64_t hash, std::uint32_t i, std::uint32_t prev)
   --size_;
 }
 
-void StateStore::insert(const StateKey& key) {
+void StateStore::insert(const StateKey& key, const std::int64_t* same_discrete) {
   if (10 * (used_heads_ + 1) > 7 * heads_.size()) grow_heads();
   const std::size_t slot = slot_of(key.hash);
   Head& h = heads_[slot];
@@ -43,23 +43,29 @@ void StateStore::insert(const StateKey& key) {
     h = {key.hash, kNone, true};
     ++used_heads_;
   }
+  // The discrete values: shared with a stored state's, or appended (never written over).
+  std::size_t discrete_at = 0;
+  if (same_discrete) {
+    discrete_at = static_cast<std::size_t>(same_discrete - discrete_.data());
+  } else {
+    discrete_at = discrete_.size();
+    discrete_.insert(discrete_.end(), key.discrete.begin(), key.discrete.end());
+  }
   std::uint32_t i;
-  if (!free_.empty() && records_[free_.back()].discrete_size == key.discrete.size() &&
-      records_[free_.back()].times_size == key.times.size()) {
-    i = free_.back();  // the space of a removed state of the same sizes
+  if (!free_.empty() && records_[free_.back()].times_size == key.times.size()) {
+    i = free_.back();  // the record and times of a removed state with as many times
     free_.pop_back();
   } else {
     i = static_cast<std::uint32_t>(records_.size());
-    records_.push_back({0, kNone, static_cast<std::uint32_t>(key.discrete.size()),
-                        static_cast<std::uint32_t>(key.times.size()), discrete_.size(), times_.size()});
-    discrete_.resize(discrete_.size() + key.discrete.size());
+    records_.push_back({0, kNone, 0, static_cast<std::uint32_t>(key.times.size()), 0, times_.size()});
     times_.resize(times_.size() + key.times.size());
   }
   Record& r = records_[i];
   r.hash = key.hash;
   r.next = h.first;
+  r.discrete_size = static_cast<std::uint32_t>(key.discrete.size());
+  r.discrete_at = discrete_at;
   h.first = i;
-  std::copy(key.discrete.begin(), key.discrete.end(), discrete_.begin() + static_cast<std::ptrdiff_t>(r.discrete_at));
   std::copy(key.times.begin(), key.times.end(), times_.begin() + static_cast<std::ptrdiff_t>(r.times_at));
   ++size_;
 }

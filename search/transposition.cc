@@ -237,10 +237,11 @@ bool TranspositionTable::seen_or_insert(const StateKey& key) {
 
 namespace {
 
-// dominates() with a stored state on one side.
-bool same_discrete(const StateStore::View& a, const StateKey& b) {
-  return a.hash == b.hash && a.discrete_size == b.discrete.size() &&
-         std::equal(a.discrete, a.discrete + a.discrete_size, b.discrete.begin()) && a.times_size == b.times.size();
+// dominates() with a stored state on one side; `verified`: stored discrete values already found
+// equal to b's (null: none), which a state sharing them (StateStore) equals without a compare.
+bool same_discrete(const StateStore::View& a, const StateKey& b, const std::int64_t* verified) {
+  return a.hash == b.hash && a.discrete_size == b.discrete.size() && a.times_size == b.times.size() &&
+         (a.discrete == verified || std::equal(a.discrete, a.discrete + a.discrete_size, b.discrete.begin()));
 }
 
 }  // namespace
@@ -251,10 +252,12 @@ bool TranspositionTable::dominated_or_insert(const StateKey& key) {
   std::lock_guard<std::mutex> lock(sh.mu);
   std::size_t same_key = 0;
   std::uint32_t prev = StateStore::kNone;
+  const std::int64_t* verified = nullptr;  // stored discrete values equal to key's (shared on insert)
   for (std::uint32_t i = sh.store.first(key.hash); i != StateStore::kNone;) {
     const StateStore::View v = sh.store.view(i);
     const std::uint32_t next = sh.store.next(i);
-    if (same_discrete(v, key)) {
+    if (same_discrete(v, key, verified)) {
+      verified = v.discrete;
       bool old_no_later = true, new_no_later = true;  // every time of one <= the other's
       for (std::size_t t = 0; t < v.times_size; ++t) {
         old_no_later = old_no_later && v.times[t] <= key.times[t];
@@ -262,7 +265,7 @@ bool TranspositionTable::dominated_or_insert(const StateKey& key) {
       }
       if (old_no_later) return true;
       if (new_no_later) {  // the new state is better: forget the old one
-        bytes_.fetch_sub(static_cast<double>(8 * (v.discrete_size + v.times_size) + 96));
+        bytes_.fetch_sub(static_cast<double>(8 * v.times_size + 96));  // (its discrete values stay: shared, never reused)
         --stored_;
         sh.store.remove(key.hash, i, prev);
         i = next;
@@ -274,8 +277,8 @@ bool TranspositionTable::dominated_or_insert(const StateKey& key) {
     i = next;
   }
   if (same_key >= kMaxPerKey || bytes_.load() >= budget_) return false;
-  sh.store.insert(key);
-  bytes_.fetch_add(static_cast<double>(8 * (key.discrete.size() + key.times.size()) + 96));
+  sh.store.insert(key, verified);
+  bytes_.fetch_add(static_cast<double>(8 * ((verified ? 0 : key.discrete.size()) + key.times.size()) + 96));
   ++stored_;
   return false;
 }

@@ -416,5 +416,40 @@ TEST(StateStore, ChainsRemovalsAndGrowth) {
   EXPECT_EQ(store.size(), 3003u);
 }
 
+// Shared discrete values: a state inserted with a stored state's discrete values points at them
+// (no copy), reads them back, and keeps them when that state is removed and its record and times
+// go to a state with other discrete values of the same sizes.
+TEST(StateStore, SharedDiscreteValuesOutliveTheStateThatStoredThem) {
+  StateStore store;
+  StateKey a;
+  a.hash = 11;
+  a.discrete = {1, 2, 3};
+  a.times = {0.5, 0.25};
+  store.insert(a);
+  const std::uint32_t ia = store.first(11);
+  StateKey b = a;
+  b.times = {0.25, 0.5};
+  store.insert(b, store.view(ia).discrete);
+  const std::uint32_t ib = store.first(11);
+  ASSERT_NE(ia, ib);
+  EXPECT_EQ(store.view(ib).discrete, store.view(ia).discrete);  // shared, not copied
+  // A removes; C (other discrete values, the same sizes) takes A's record and times.
+  store.remove(11, ia, ib);
+  StateKey c;
+  c.hash = 11;
+  c.discrete = {7, 8, 9};
+  c.times = {1.5, 2.5};
+  store.insert(c);
+  std::vector<std::vector<std::int64_t>> discretes;
+  std::vector<std::vector<double>> times;
+  for (std::uint32_t i = store.first(11); i != StateStore::kNone; i = store.next(i)) {
+    const StateStore::View v = store.view(i);
+    discretes.emplace_back(v.discrete, v.discrete + v.discrete_size);
+    times.emplace_back(v.times, v.times + v.times_size);
+  }
+  EXPECT_EQ(discretes, (std::vector<std::vector<std::int64_t>>{{7, 8, 9}, {1, 2, 3}}));
+  EXPECT_EQ(times, (std::vector<std::vector<double>>{{1.5, 2.5}, {0.25, 0.5}}));
+}
+
 }  // namespace
 }  // namespace optpipe
