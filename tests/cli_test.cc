@@ -247,6 +247,15 @@ TEST(Cli, SolveStartsFromAWarmStartFile) {
   const CliRun wrong = run_cli("solve --no-cache " + quote(instance_path("uniform-4x8")) + " --warm-start " + quote(best));
   EXPECT_EQ(wrong.status, 2) << wrong.output;
   EXPECT_CONTAINS(wrong.output, "--warm-start " + best + ": not a schedule of this instance");
+  // Valid lists that deadlock: device 1's second forward waits for device 0's, which waits
+  // behind a backward that needs device 1's first.
+  const std::string dead = temp_path("warm-dead.json");
+  write_file(dead, R"({"format": "optpipe-schedule/1", "instance": "tiny-2x3", "devices": [
+    ["F0.0", "B0.0", "W0.0", "F0.1", "B0.1", "W0.1", "F0.2", "B0.2", "W0.2"],
+    ["F1.0", "F1.1", "B1.0", "W1.0", "B1.1", "W1.1", "F1.2", "B1.2", "W1.2"]]})");
+  const CliRun stuck = run_cli("solve --no-cache " + quote(instance_path("tiny-2x3")) + " --warm-start " + quote(dead));
+  EXPECT_EQ(stuck.status, 2) << stuck.output;
+  EXPECT_CONTAINS(stuck.output, "--warm-start " + dead + ": the schedule does not run: deadlock");
 }
 
 TEST(Cli, ScheduleWritesFilesAndValidates) {
