@@ -77,6 +77,7 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
     step.target = target;
     step.below_incumbent = below_upper;
     step.nodes = r.stats.nodes;
+    step.relaxation_nodes = r.stats.device_node_nodes;
     step.seconds = elapsed() - started;
     out.nodes += r.stats.nodes;
     if (r.schedule) {

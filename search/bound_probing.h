@@ -95,6 +95,7 @@ struct ProbeStep {
   // The target is just below the incumbent (ProbingOptions::upper): refuted, it is optimal.
   bool below_incumbent = false;
   std::int64_t nodes = 0;
+  std::int64_t relaxation_nodes = 0;  // the device relaxations' search nodes at its nodes
   double seconds = 0;
 };
 

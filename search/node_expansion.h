@@ -54,8 +54,8 @@ class NodeExpander {
   NodePtr child_node(const SearchNode& n, const Action& a, double bound) const;
   // The child in w.sim after appending `action` at decision time `t`: its bound (scalar, with the
   // relaxations), or in batch modes its makespan so far with its times queued in the batch; the
-  // cutoff or more when it is cut.
-  double bound_child(SearchWorker& w, const SearchNode& parent, double t) const;
+  // cutoff or more when it is cut. `device`: the device that decided. Sets w.relaxation_unfinished.
+  double bound_child(SearchWorker& w, const SearchNode& parent, double t, int device) const;
   // The device relaxation of the child in w.bound (its times and heads) for the device that gave
   // the root its largest one (SearchContext::relaxed_device), with the incumbent as the cutoff;
   // 0 when there is none or its search stops at `limit` nodes.

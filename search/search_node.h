@@ -43,6 +43,9 @@ struct SearchNode {
   double bound = 0;
   int depth = 0;
   double priority = 0;  // dive order at equal bounds: smaller first (dive_worker.h)
+  // Its device relaxation stopped at its node limit undecided: its children skip theirs
+  // (NodeExpander::bound_child).
+  bool relaxation_unfinished = false;
 
 #ifndef OPTPIPE_NODES_FROM_SYSTEM_ALLOCATOR
   static void* operator new(std::size_t bytes) {

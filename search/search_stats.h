@@ -47,6 +47,7 @@ namespace optpipe {
   X(device_node_nodes, "... their search nodes (not in nodes)")                                         \
   X(device_node_hits, "... answered from their memo instead")                                           \
   X(device_node_unfinished, "... stopped at their node limit undecided (worth 0)")                      \
+  X(device_node_skipped, "... not asked: the parent's stopped undecided (node_expansion.cc)")           \
   X(pruned_device, "children cut by a device relaxation (also in pruned_bound)")                        \
   X(pruned_pool, "open nodes dropped from the pool once an incumbent made them useless")                 \
   X(pool_full, "times a worker kept children out of the full pool (SolveOptions::pool_memory_bytes)")

@@ -27,6 +27,7 @@ struct SearchWorker {
   EnergySampling energy;    // whether the node bound computes its memory energy part
   std::vector<Candidate> candidates;
   StateKey key;
+  bool relaxation_unfinished = false;  // the last bound_child's device relaxation stopped undecided
   // Batch modes: the evaluator and the children waiting for their batched bounds.
   std::unique_ptr<BatchedBounds> batch;
   NodeTimesBatch nodes;  // the children's times and transfers

@@ -232,6 +232,34 @@ TEST(BoundProbing, AtTheIncumbentTheLastTargetIsJustBelowIt) {
               "that target)\n", at_optimum, above, below_used);
 }
 
+// Below a node whose device relaxation stopped at its node limit undecided, the children do not
+// ask theirs unless their decision is on the relaxed device (node_expansion.cc): on small-loop-03
+// of bench/solvers/random_small.py (seed 11; root bound 41.72, optimum 42.30) the first target,
+// 0.1% above the bound, is refuted with 18.3M nodes of device relaxations (3.1k tree nodes).
+// When every child asked, each near the root searched 20k nodes to stop undecided again: 27.8M
+// (2.2k tree nodes, twice the time; in the 4 s that `optpipe solve` gives the first target with
+// two threads it stopped after 1.5k nodes, not refuted).
+TEST(BoundProbing, BelowAnUndecidedDeviceRelaxationTheChildrenDoNotAsk) {
+  const Instance inst =
+      load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "tests" / "data" / "relaxation" / "small-loop-03.json").string());
+  const RootBound root = root_lower_bound(inst, 44.32, one_thread());  // the quick local search's best there
+  ASSERT_TRUE(root.device_relaxation_ran);
+  EXPECT_NEAR(root.bound, 41.72, 1e-6);
+  ProbingOptions po;
+  po.search = one_thread();
+  po.bound = root.bound;
+  po.upper = 44.32;
+  po.node_limit = 20000;
+  po.time_limit = 20;
+  const ProbingResult p = probe_targets(inst, po);
+  ASSERT_FALSE(p.steps.empty());
+  std::printf("[ probing  ] small-loop-03's first target: %s in %lld nodes (%lld of device relaxations), %.2f s\n",
+              p.steps[0].refuted ? "refuted" : "not refuted", static_cast<long long>(p.steps[0].nodes),
+              static_cast<long long>(p.steps[0].relaxation_nodes), p.steps[0].seconds);
+  EXPECT_TRUE(p.steps[0].refuted);
+  EXPECT_LT(p.steps[0].relaxation_nodes, 23'000'000);
+}
+
 // The grace (ProbingOptions::grace): once a target is refuted the limits grow, so a probe whose
 // node limit only covers its first target still finds and proves the optimum with grace enough;
 // without it, it stops after that target; and where no target has been refuted, the limit holds.
