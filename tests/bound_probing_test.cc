@@ -247,10 +247,11 @@ TEST(BoundProbing, BelowAnUndecidedDeviceRelaxationTheChildrenDoNotAsk) {
   EXPECT_NEAR(root.bound, 41.72, 1e-6);
   ProbingOptions po;
   po.search = one_thread();
+  po.search.time_limit = 120;  // the node limit decides (5-7 s here; a slower machine must not stop it)
   po.bound = root.bound;
   po.upper = 44.32;
   po.node_limit = 20000;
-  po.time_limit = 20;
+  po.time_limit = 120;
   const ProbingResult p = probe_targets(inst, po);
   ASSERT_FALSE(p.steps.empty());
   std::printf("[ probing  ] small-loop-03's first target: %s in %lld nodes (%lld of device relaxations), %.2f s\n",
