@@ -144,7 +144,7 @@ double NodeExpander::bound_child(SearchWorker& w, const SearchNode& parent, doub
   const std::size_t decisions = static_cast<std::size_t>(ctx_.problem.S) * ctx_.problem.m * ctx_.problem.types;
   const std::size_t depth = parent.path.size() + 1;
   if (parent.relaxation_unfinished && device != ctx_.relaxed_device) {
-    if (ctx_.relaxed_device >= 0) ++w.stats.device_node_skipped;
+    ++w.stats.device_node_skipped;  // (its parent's was asked: there is a relaxed device)
   } else if (8 * depth >= 3 * decisions) {
     b = std::max(b, device_relaxation(w, kDeviceNodeLimit));
   } else if (16 * depth >= decisions && cut - ctx_.shared.proven_bound() <= kCloseGap * cut) {

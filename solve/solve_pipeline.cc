@@ -211,6 +211,7 @@ class PipelineRun {
       out.seconds = since(started_);
       return out;
     }
+    given_ = given_makespan();
     // The heuristics, within a quarter of the time limit (each stops looking at its deadline or
     // the stop request and keeps what it has); then warm starts against the root's bounds (the
     // thorough one is kept: the search reuses its relaxation).
@@ -315,7 +316,7 @@ class PipelineRun {
       ro.device_relaxation = o_.device_relaxation;
       ro.stop = stop;  // set by the caller once the bound cannot matter, and on o_.stop
       if (thorough) ro.root_relaxation = &cheap_;  // its device relaxation, not searched again
-      if (cached_.hit.schedule) incumbent = std::min(incumbent, cached_.hit.makespan);
+      incumbent = std::min(incumbent, given_);
       const RootBound r = root_lower_bound(inst_, incumbent, ro);
       (thorough ? relaxed_ : cheap_) = r;
       trace_.note(since(started_), std::numeric_limits<double>::infinity(), r.bound,
@@ -333,8 +334,7 @@ class PipelineRun {
       // With offload only a glimpse (kTreeFirstOffloadNodes): the relaxation is what proves most of those.
       if (compute_ops(inst_) > kTreeFirstMaxOps || o_.node_limit >= 0) return false;
       std::vector<Schedule> starts = so_far.schedules;
-      if (cached_.hit.schedule) starts.push_back(*cached_.hit.schedule);
-      starts.insert(starts.end(), o_.warm_starts.begin(), o_.warm_starts.end());
+      append_given(starts);
       SolveOptions quick = search_options(o_, std::min(kTreeFirstShare * o_.time_limit, kTreeFirstSeconds));
       quick.node_limit = inst_.can_offload() ? kTreeFirstOffloadNodes : kTreeFirstNodes;
       quick.stage_relaxation = false;  // the relaxation comes next if this does not prove it
@@ -374,7 +374,7 @@ class PipelineRun {
     double upper = std::numeric_limits<double>::infinity();
     if (const HeuristicResult* best = heur_.best_result()) upper = best->sim.makespan;
     for (const ImprovedStart& i : so_far.improved) upper = std::min(upper, i.after);
-    upper = std::min(upper, given_makespan());
+    upper = std::min(upper, given_);
     ProbingOptions po;
     po.search = quick;
     po.search.on_root_bound = {};
@@ -399,16 +399,19 @@ class PipelineRun {
     return true;
   }
 
-  // The best makespan among the caller's warm starts and the cache's schedule (infinity: none
-  // runs), so that probing stops its targets below them as below the heuristics'.
+  // The schedules given to the run: the cache's hit (re-simulated and repaired), then the
+  // caller's warm starts.
+  void append_given(std::vector<Schedule>& starts) const {
+    if (cached_.hit.schedule) starts.push_back(*cached_.hit.schedule);
+    starts.insert(starts.end(), o_.warm_starts.begin(), o_.warm_starts.end());
+  }
+  // The best makespan among them (infinity: none runs): an incumbent for the root's bounds and
+  // for probing, as the heuristics' are. Computed once, after the cache's lookup (given_).
   double given_makespan() const {
-    std::vector<const Schedule*> given;
-    for (const Schedule& s : o_.warm_starts) given.push_back(&s);
-    if (cached_.hit.schedule) given.push_back(&*cached_.hit.schedule);
-    double best = std::numeric_limits<double>::infinity();
-    for (const Schedule* s : given) {
-      if (s->num_devices() != inst_.num_devices() || !check_structure(inst_, *s).empty()) continue;
-      const SimResult r = simulate(inst_, *s, SimOptions::quiet());
+    double best = cached_.hit.schedule ? cached_.hit.makespan : std::numeric_limits<double>::infinity();
+    for (const Schedule& s : o_.warm_starts) {
+      if (s.num_devices() != inst_.num_devices() || !check_structure(inst_, s).empty()) continue;
+      const SimResult r = simulate(inst_, s, SimOptions::quiet());
       if (r.feasible) best = std::min(best, r.makespan);
     }
     return best;
@@ -473,8 +476,7 @@ class PipelineRun {
   // The search, from every warm start, the cache's hit and the short tree's best.
   PipelineResult search(const BoundedWarmStarts& bounded) {
     std::vector<Schedule> warm = bounded.starts.schedules;
-    if (cached_.hit.schedule) warm.push_back(*cached_.hit.schedule);  // the cache's hit, re-simulated (and repaired)
-    warm.insert(warm.end(), o_.warm_starts.begin(), o_.warm_starts.end());
+    append_given(warm);
     if (tree_first_ && tree_first_->schedule) warm.push_back(*tree_first_->schedule);
     if (polished_) warm.push_back(*polished_);
 
@@ -567,6 +569,7 @@ class PipelineRun {
   SolveObserver& obs_;
   const Clock::time_point started_;
   CacheSession cached_;
+  double given_ = std::numeric_limits<double>::infinity();  // given_makespan(), once the cache was asked
   BestResult heur_;
   RootBound relaxed_, cheap_;
   double tree_root_ = 0, tree_started_ = 0;
