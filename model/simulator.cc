@@ -624,10 +624,7 @@ bool Simulator::forward_wait_never_ends() const {
     if (st.pc[d] >= static_cast<int>(lst.size())) continue;
     const Action& a = lst[st.pc[d]];
     if (a.type != OpType::F) continue;
-    if (a.stage > 0) {
-      const double e = st.end[op_id(OpType::F, a.stage - 1, a.mb)];
-      if (!(e == e)) continue;  // inputs not done: it may still be waiting for them
-    }
+    // Whether its inputs are done does not matter: until it starts, the device runs nothing else.
     const double need = inst_.stages[a.stage].activation;
     const double limit = inst_.devices[d].memory_limit + kMemoryTolerance;
     if (st.mem[d] + need <= limit) continue;

@@ -333,6 +333,59 @@ TEST_P(SimulatorOpenLists, ReproduceTheClosedRun) {
 }
 INSTANTIATE_TEST_SUITE_P(Seed11, SimulatorOpenLists, testing::ValuesIn(case_ranges(300, 3)), case_range_name);
 
+// Simulator::forward_wait_never_ends is a proof that no continuation of the lists completes: so
+// whenever it holds at a decision along a schedule's lists, that schedule deadlocks. It says so
+// on some of them before the blocked forward's inputs have arrived.
+using SimulatorNeverEnds = test_support::CaseRangeTest;
+
+TEST_P(SimulatorNeverEnds, OnlyWhereTheListsDeadlock) {
+  const CaseRange range = GetParam();
+  std::mt19937 rng(29);
+  int fired = 0, early = 0, deadlocks = 0;
+  for (int i = 0; i < range.end; ++i) {
+    test_support::RandomInstanceOptions o;
+    o.tight_memory = true;
+    o.offloadable_probability = (i % 3) == 0 ? 0.0 : 0.7;
+    const Instance inst = test_support::random_instance(rng, o);
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.4);
+    if (!range.contains(i)) continue;  // drawn only to keep the engine in step
+    SCOPED_TRACE("case " + std::to_string(i));
+    const SimResult want = Simulator(inst).run(sch, SimOptions::quiet());
+    deadlocks += want.feasible ? 0 : 1;
+    Simulator open(inst);
+    open.start_open();
+    std::vector<std::size_t> next(inst.num_devices(), 0);
+    Simulator::Step step = open.advance();
+    while (step.kind == Simulator::Step::Kind::kDecision) {
+      if (open.forward_wait_never_ends()) {
+        ++fired;
+        ASSERT_FALSE(want.feasible) << "the check cut lists that complete";
+        // Early: no device's next F that is blocked so has its inputs done.
+        const Simulator::Snapshot& st = open.snapshot();
+        bool inputs_done = false;
+        for (int d = 0; d < inst.num_devices(); ++d) {
+          const auto& lst = st.owned.devices[d];
+          if (st.running[d] || st.pc[d] >= static_cast<int>(lst.size())) continue;
+          const Action& a = lst[st.pc[d]];
+          if (a.type != OpType::F) continue;
+          const double e = a.stage > 0 ? st.end[open.op_id(OpType::F, a.stage - 1, a.mb)] : 0.0;
+          inputs_done = inputs_done || e == e;
+        }
+        early += inputs_done ? 0 : 1;
+        break;
+      }
+      const auto& list = sch.devices[step.device];
+      ASSERT_LT(next[step.device], list.size());
+      open.append(step.device, list[next[step.device]++]);
+      step = open.advance();
+    }
+  }
+  EXPECT_GT(deadlocks, range.share(200));  // 298 of the 400 when written
+  EXPECT_GT(fired, range.share(150));      // 227
+  EXPECT_GT(early, range.share(10));       // 23
+}
+INSTANTIATE_TEST_SUITE_P(Seed29, SimulatorNeverEnds, testing::ValuesIn(case_ranges(400, 2)), case_range_name);
+
 using SimulatorMakespan = test_support::CaseRangeTest;
 
 TEST_P(SimulatorMakespan, IsAtLeastEveryDevicesBusyTime) {

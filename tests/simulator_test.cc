@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "model/instance_io.h"
 #include "model/simulator.h"
 #include "model/validator.h"
 #include "tests/test_util.h"
@@ -270,6 +271,55 @@ TEST(Simulator, RepeatedRunsOnOneSimulatorAgree) {
     EXPECT_EQ(ra1.peak_memory, ra2.peak_memory);
     EXPECT_EQ(rb.feasible, simulate(inst, b).feasible);
   }
+}
+
+// An F listed where its device can never have room for it is a dead end as soon as it is
+// listed: until it starts the device runs nothing else, whether its inputs are done or not, so
+// only the device's pending offloads could make room. Device 1 has room for one activation and
+// lists F1.1 right after F1.0 (its B comes later in the list): at device 2's decision (t = 3.5)
+// F1.1's input F0.1 is still running (until t = 4), and the wait is already known to never end.
+TEST(Simulator, AForwardWithNoRoomEverIsDeadBeforeItsInputsArrive) {
+  auto instance = [](double limit1, bool offload) {
+    std::string stages;
+    for (int s = 0; s < 3; ++s) {
+      const double f = s == 0 ? 2.0 : s == 1 ? 1.0 : 0.5;
+      stages += (s ? "," : "") + std::string(R"({"device": )") + std::to_string(s) + R"(, "forward": )" +
+                std::to_string(f) + R"(, "backward": 1, "weight": 1, "activation": 10)" +
+                (offload && s == 1 ? R"(, "offload": 0.5, "reload": 0.5)" : "") + "}";
+    }
+    return parse_instance(R"({"format": "optpipe-instance/1", "microbatches": 2,
+        "devices": [{"memory_limit": 100}, {"memory_limit": )" + std::to_string(limit1) + R"(}, {"memory_limit": 100}],
+        "stages": [)" + stages + "]}");
+  };
+  // The first actions of each device, one per decision, and what the check says at device 2's
+  // decision after device 1 listed its second forward.
+  auto check_after_second_forward = [](const Instance& inst, double level) {
+    Simulator sim(inst);
+    sim.start_open();
+    const std::vector<std::vector<Action>> plan = {
+        {make_f(0, 0), make_f(0, 1)}, {make_f(1, 0, level), make_f(1, 1)}, {make_f(2, 0), make_f(2, 1)}};
+    std::vector<std::size_t> next(3, 0);
+    Simulator::Step step = sim.advance();
+    bool listed = false;
+    while (step.kind == Simulator::Step::Kind::kDecision) {
+      if (listed && step.device == 2) {
+        EXPECT_DOUBLE_EQ(step.time, 3.5);
+        EXPECT_FALSE(sim.snapshot().end[sim.op_id(OpType::F, 0, 1)] == sim.snapshot().end[sim.op_id(OpType::F, 0, 1)])
+            << "F0.1, the input of F1.1, has not ended yet";
+        return sim.forward_wait_never_ends();
+      }
+      if (next[step.device] >= plan[step.device].size()) break;
+      sim.append(step.device, plan[step.device][next[step.device]++]);
+      listed = listed || (step.device == 1 && next[1] == 2);
+      step = sim.advance();
+    }
+    ADD_FAILURE() << "device 2 had no decision after F1.1 was listed";
+    return false;
+  };
+  EXPECT_TRUE(check_after_second_forward(instance(10, false), 0.0));   // room for one: F1.0 holds it
+  EXPECT_FALSE(check_after_second_forward(instance(20, false), 0.0));  // room for two
+  // F1.0 offloaded: its offload's end will make room (the offload is requested at t = 3).
+  EXPECT_FALSE(check_after_second_forward(instance(10, true), 1.0));
 }
 
 }  // namespace
