@@ -254,6 +254,7 @@ BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur
   // The cheap bound's guide, when it has one (the device relaxation's order: the quick local
   // search from the best heuristic with that device's list in it finds small-v-04's optimum).
   quick.guide_device = cheap.order.empty() ? -1 : cheap.device;
+  if (opt.quick_improve_best >= 0) quick.improve_best = opt.quick_improve_best;
   quick.guide = cheap.order;
   // The caller's schedules (the early search's) join, first among the improved runs; when one
   // meets the cheap bound there is no quick phase.

@@ -38,6 +38,11 @@ struct WarmStartOptions {
   // The quick phase's budget per start (bounded_warm_starts below): < 0, a twentieth of
   // `evaluations`, at least 1000 (and at most `evaluations`).
   std::int64_t quick_evaluations = -1;
+  // The quick phase's starts besides the guide's hybrid: the best this many heuristic schedules
+  // (< 0: improve_best). Where a tree search follows at once (the small instances' tree first,
+  // solve_pipeline.h) the quick phase is there for a first incumbent, and the guide's hybrid and
+  // the best heuristic give it: 1 there (bench/README.md, "The quick phase from two starts").
+  int quick_improve_best = -1;
   // Wall-clock cap for the local search phase (seconds); when it binds, the result depends on
   // the machine's speed. Infinity: only the evaluation budget counts (deterministic).
   double time_limit = std::numeric_limits<double>::infinity();

@@ -55,6 +55,8 @@ constexpr double kProbingGrace = 2.0;
 constexpr std::int64_t kTreeFirstOffloadNodes = 1000;
 // ... and the quick local search before it, per start, whatever the time limit.
 constexpr std::int64_t kTreeFirstQuickEvaluations = 1000;
+// ... from this many of the best heuristics (besides the relaxation's guided start).
+constexpr int kTreeFirstQuickStarts = 1;
 
 // Large instances (issue 21): from this many compute ops on, the tree search is not run and the
 // local search gets the time instead, in rounds on every thread until the end (see the header).
@@ -253,8 +255,13 @@ class PipelineRun {
     // milliseconds, and at the default 60 s the quick phase's 6000 simulations a start took 0.05
     // s of small-chain-06's 0.09 s (bench/README.md). With offload the larger quick phase reaches
     // offload-fast-pcie-4x8's cheap bound, where 1000 simulations need the relaxation after.
+    // There the quick phase gives the tree its first incumbent, from the guide's hybrid and the
+    // best heuristic only: the second and third best heuristics' searches rarely gave the best
+    // one and cost a thread's 10-20 ms before the tree (the random V, loop, chain and unsplit
+    // instances of bench/solvers/random_small.py: 7-9% less wall time in all, bench/README.md).
     if (compute_ops(inst_) <= kTreeFirstMaxOps && !inst_.can_offload() && o_.local_search < 0) {
       wo.quick_evaluations = kTreeFirstQuickEvaluations;
+      wo.quick_improve_best = kTreeFirstQuickStarts;
     }
     wo.extra = early_;
     wo.extra_runs = early_runs_;

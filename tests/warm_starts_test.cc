@@ -288,6 +288,46 @@ TEST(WarmStarts, BesideTheBoundASearchThatMeetsTheCheapBoundStopsIt) {
   }
 }
 
+// The quick phase's starts (WarmStartOptions::quick_improve_best): by default the guide's hybrid
+// and the three best heuristics; with 1, the guide's hybrid and the best heuristic only, in that
+// order, each within the quick budget. seed-11 small-loop-03 of bench/solvers/random_small.py:
+// the device relaxation's order is the guide, and no heuristic meets the cheap bound.
+TEST(WarmStarts, TheQuickPhaseCanRunFromTheGuideAndTheBestHeuristicOnly) {
+  const Instance inst = load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/small-loop-03.json");
+  const BestResult heur = run_all_heuristics(inst);
+  ASSERT_NE(heur.best_result(), nullptr);
+  const RootBoundFn bound = [&](double incumbent, bool thorough, const std::atomic<bool>* stop) {
+    SolveOptions ro;
+    ro.stop = stop;
+    ro.stage_relaxation = thorough;
+    const RootBound r = root_lower_bound(inst, incumbent, ro);
+    return GuidedBound{r.bound, r.device, r.order};
+  };
+  // The heuristics' distinct makespans: the default quick phase has that many starts (up to 3).
+  std::vector<double> distinct;
+  for (const HeuristicResult& r : heur.results) {
+    if (r.ok() && std::none_of(distinct.begin(), distinct.end(), [&](double m) { return std::fabs(m - r.sim.makespan) < 1e-9; })) {
+      distinct.push_back(r.sim.makespan);
+    }
+  }
+  ASSERT_GE(distinct.size(), 2u) << "the instance must have a second heuristic start to leave out";
+  for (const int starts : {-1, 1}) {
+    SCOPED_TRACE(starts);
+    WarmStartOptions wo;
+    wo.evaluations = 1500;
+    wo.quick_evaluations = 1000;
+    wo.quick_improve_best = starts;
+    wo.guide_name = "relaxed order";
+    const BoundedWarmStarts b = build_warm_starts(inst, heur, wo, bound);
+    const int expected = 1 + (starts < 0 ? std::min<int>(3, static_cast<int>(distinct.size())) : 1);
+    ASSERT_EQ(b.quick_runs, expected);
+    const ImprovedStart& guided = b.starts.improved[0];
+    EXPECT_TRUE(guided.heuristic.ends_with(" + relaxed order")) << guided.heuristic;
+    EXPECT_EQ(b.starts.improved[1].heuristic, heur.best_result()->name);
+    for (int k = 0; k < b.quick_runs; ++k) EXPECT_LE(b.starts.improved[static_cast<std::size_t>(k)].evaluations, 1000);
+  }
+}
+
 TEST(WarmStarts, BudgetGrowsWithTheTimeLimitWithinItsRange) {
   EXPECT_EQ(local_search_budget(10), 20000);
   EXPECT_EQ(local_search_budget(0), 1000);
