@@ -255,14 +255,17 @@ class PipelineRun {
     // milliseconds, and at the default 60 s the quick phase's 6000 simulations a start took 0.05
     // s of small-chain-06's 0.09 s (bench/README.md). With offload the larger quick phase reaches
     // offload-fast-pcie-4x8's cheap bound, where 1000 simulations need the relaxation after.
-    // There the quick phase gives the tree its first incumbent, from the guide's hybrid and the
-    // best heuristic only: the second and third best heuristics' searches rarely gave the best
-    // one and cost a thread's 10-20 ms before the tree (the random V, loop, chain and unsplit
-    // instances of bench/solvers/random_small.py: 7-9% less wall time in all, bench/README.md).
     if (compute_ops(inst_) <= kTreeFirstMaxOps && !inst_.can_offload() && o_.local_search < 0) {
       wo.quick_evaluations = kTreeFirstQuickEvaluations;
-      wo.quick_improve_best = kTreeFirstQuickStarts;
     }
+    // On every small instance the quick phase is there for a first incumbent (the tree's, or
+    // with offload the relaxation's cutoff), and the guide's hybrid and the best heuristic give
+    // it: the second and third best heuristics' searches rarely gave the best one, and kept a
+    // thread 10-20 ms (with offload at the default limit, 6000 simulations a start: more) before
+    // the tree or the relaxation. The random instances of bench/solvers/ and the shipped ones,
+    // interleaved A/B: V, loop, chain and unsplit 7.5-8.9% less wall time in all, offload 21-23%
+    // at the default limit and 5% at 10 s (bench/README.md, "The quick phase from two starts").
+    if (compute_ops(inst_) <= kTreeFirstMaxOps && o_.local_search < 0) wo.quick_improve_best = kTreeFirstQuickStarts;
     wo.extra = early_;
     wo.extra_runs = early_runs_;
     if (at_scale()) {

@@ -306,6 +306,33 @@ TEST(SolvePipeline, AtScaleRoundsInsteadOfTheTreeTheSameWithOneAndTwoThreads) {
   EXPECT_EQ(makespans[0], makespans[1]);
 }
 
+// On small instances the quick phase runs from the best heuristic (and the relaxation's guided
+// start, when there is one) only, with offload too: offload-slow-pcie-4x8 has three feasible
+// heuristics above its cheap bound and no guide, so one quick run, from the best of them. With
+// a fixed budget (--local-search N) the three best heuristics as before.
+TEST(SolvePipeline, SmallInstancesQuickPhaseRunsFromTheBestHeuristic) {
+  const Instance inst = shipped("offload-slow-pcie-4x8");
+  for (bool fixed : {false, true}) {
+    SCOPED_TRACE(fixed);
+    PipelineOptions o = quick(1);
+    o.threads = 2;
+    if (fixed) o.local_search = 1000;
+    struct Seen : SolveObserver {
+      int quick_runs = -1;
+      std::string first, best;
+      void on_warm_starts(const WarmStartReport& r) override {
+        quick_runs = r.starts.quick_runs;
+        if (!r.starts.starts.improved.empty()) first = r.starts.starts.improved.front().heuristic;
+        if (const HeuristicResult* b = r.heuristics.best_result()) best = b->name;
+      }
+    } seen;
+    const PipelineResult p = solve_pipeline(inst, o, seen);
+    EXPECT_LE(p.result.makespan, p.best_heuristic_makespan + 1e-9);
+    EXPECT_EQ(seen.quick_runs, fixed ? 3 : 1);
+    EXPECT_EQ(seen.first, seen.best);
+  }
+}
+
 // At scale under a time limit there is no quick phase: the improved starts are the rounds' (and
 // the search beside the slow heuristics'), none a quick search from a heuristic's schedule.
 // With a fixed budget (--local-search N) the quick phase stays.
