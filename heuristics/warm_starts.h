@@ -39,8 +39,8 @@ struct WarmStartOptions {
   // `evaluations`, at least 1000 (and at most `evaluations`).
   std::int64_t quick_evaluations = -1;
   // The quick phase's starts besides the guide's hybrid: the best this many heuristic schedules
-  // (< 0: improve_best). Where a tree search follows at once (the small instances' tree first,
-  // solve_pipeline.h) the quick phase is there for a first incumbent, and the guide's hybrid and
+  // (< 0: improve_best). On small instances (solve_pipeline.h) the quick phase is there for a
+  // first incumbent, for the tree first or the relaxation's cutoff, and the guide's hybrid and
   // the best heuristic give it: 1 there (bench/README.md, "The quick phase from two starts").
   int quick_improve_best = -1;
   // Wall-clock cap for the local search phase (seconds); when it binds, the result depends on
