@@ -321,6 +321,11 @@ class IteratedLocalSearch {
     return stats_.evaluations >= opt_.max_evaluations || (opt_.stop != nullptr && opt_.stop->load(std::memory_order_relaxed));
   }
 
+  // LocalSearchOptions::stall_evaluations runs since the last new best (the start counts as one).
+  bool stalled() const {
+    return opt_.stall_evaluations > 0 && stats_.evaluations - last_best_evaluation_ >= opt_.stall_evaluations;
+  }
+
   // One simulation; false when the schedule deadlocks.
   bool evaluate(const Schedule& sch, Key* key) {
     ++stats_.evaluations;
@@ -593,7 +598,8 @@ class IteratedLocalSearch {
     report();
     int since_best = 0, barren = 0;
     const int kmin = std::max(1, opt_.kick_min), kmax = std::max(kmin, opt_.kick_max);
-    while (!out_of_budget() && best.key.makespan > target() + kTargetTolerance) {
+    last_best_evaluation_ = stats_.evaluations;
+    while (!out_of_budget() && !stalled() && best.key.makespan > target() + kTargetTolerance) {
       const int strength = kmin + since_best % (kmax - kmin + 1);
       Solution cand = cur;
       bool feasible = false, applied = false;
@@ -618,6 +624,7 @@ class IteratedLocalSearch {
       if (better(cand.key, best.key)) {
         best = cand;
         ++stats_.new_best;
+        last_best_evaluation_ = stats_.evaluations;
         report();
         since_best = 0;
       } else {
@@ -639,6 +646,7 @@ class IteratedLocalSearch {
   int S_, m_;
   std::vector<char> crit_, crit_reload_, mem_rel_;
   std::vector<int> where_d_, where_k_;
+  std::int64_t last_best_evaluation_ = 0;
 };
 
 }  // namespace

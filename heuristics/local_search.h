@@ -64,6 +64,8 @@ namespace optpipe {
 
 struct LocalSearchOptions {
   std::int64_t max_evaluations = 20000;  // simulator runs, the start's included (always run)
+  // Stop after this many simulator runs without a new best (<= 0: never; the budget above holds).
+  std::int64_t stall_evaluations = 0;
   std::uint64_t seed = 1;
   int kick_min = 2, kick_max = 8;        // random moves per perturbation
   int max_shift = 4;                     // kShift moves of critical ops by up to this many places

@@ -74,6 +74,7 @@ std::vector<Schedule> improve_all(const Instance& inst, const std::vector<Start>
     const auto t0 = std::chrono::steady_clock::now();
     LocalSearchOptions lo;
     lo.max_evaluations = opt.evaluations;
+    lo.stall_evaluations = opt.stall_evaluations;
     lo.stop = &stop;
     lo.target = opt.target;
     lo.live_target = live_target;
@@ -255,6 +256,7 @@ BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur
   // search from the best heuristic with that device's list in it finds small-v-04's optimum).
   quick.guide_device = cheap.order.empty() ? -1 : cheap.device;
   if (opt.quick_improve_best >= 0) quick.improve_best = opt.quick_improve_best;
+  quick.stall_evaluations = opt.quick_stall_evaluations;
   quick.guide = cheap.order;
   // The caller's schedules (the early search's) join, first among the improved runs; when one
   // meets the cheap bound there is no quick phase.

@@ -43,6 +43,11 @@ struct WarmStartOptions {
   // first incumbent, for the tree first or the relaxation's cutoff, and the guide's hybrid and
   // the best heuristic give it: 1 there (bench/README.md, "The quick phase from two starts").
   int quick_improve_best = -1;
+  // Each local search run of this phase stops after this many simulations without a new best
+  // (LocalSearchOptions::stall_evaluations; <= 0: never), and the quick phase's runs after
+  // quick_stall_evaluations.
+  std::int64_t stall_evaluations = 0;
+  std::int64_t quick_stall_evaluations = 0;
   // Wall-clock cap for the local search phase (seconds); when it binds, the result depends on
   // the machine's speed. Infinity: only the evaluation budget counts (deterministic).
   double time_limit = std::numeric_limits<double>::infinity();

@@ -57,6 +57,8 @@ constexpr std::int64_t kTreeFirstOffloadNodes = 1000;
 constexpr std::int64_t kTreeFirstQuickEvaluations = 1000;
 // ... from this many of the best heuristics (besides the relaxation's guided start).
 constexpr int kTreeFirstQuickStarts = 1;
+// ... each stopping after this many simulations without a new best.
+constexpr std::int64_t kTreeFirstQuickStall = 1500;
 
 // Large instances (issue 21): from this many compute ops on, the tree search is not run and the
 // local search gets the time instead, in rounds on every thread until the end (see the header).
@@ -266,6 +268,15 @@ class PipelineRun {
     // interleaved A/B: V, loop, chain and unsplit 7.5-8.9% less wall time in all, offload 21-23%
     // at the default limit and 5% at 10 s (bench/README.md, "The quick phase from two starts").
     if (compute_ops(inst_) <= kTreeFirstMaxOps && o_.local_search < 0) wo.quick_improve_best = kTreeFirstQuickStarts;
+    // ... and each run stops after kTreeFirstQuickStall simulations without a new best: with
+    // offload at the default limit (6000 a start) the best heuristic's search often finds its
+    // best early and then runs on before the tree's glimpse or the relaxation, which prove it
+    // (offload-random-06: 40.07 ms found, then 0.07 s of simulations, then 605 tree nodes).
+    // Where the search reaches the cheap bound it keeps improving (offload-fast-pcie-4x8 and
+    // shared-pcie-4x8 after about 4300 simulations; 1000 without a new best stopped the latter
+    // at 3879, short of it). The offload instances of bench/solvers/ and the shipped ones,
+    // interleaved: 18% less wall time in all (bench/README.md, "The quick phase from two starts").
+    if (compute_ops(inst_) <= kTreeFirstMaxOps && o_.local_search < 0) wo.quick_stall_evaluations = kTreeFirstQuickStall;
     wo.extra = early_;
     wo.extra_runs = early_runs_;
     if (at_scale()) {

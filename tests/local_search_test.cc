@@ -531,6 +531,59 @@ TEST(LocalSearch, StopsAtItsTarget) {
   EXPECT_GT(stopped_early, 0);
 }
 
+// A stall limit (LocalSearchOptions::stall_evaluations) only ends the run early: the run it
+// ends is the budget-limited run cut where it stopped (same schedule as a plain run with that
+// many evaluations), it stops only after at least that many evaluations without a new best (a
+// plain run of that budget plus the limit has the same best), and with a limit larger than the
+// budget nothing changes.
+TEST(LocalSearch, AStallLimitOnlyCutsTheRunShort) {
+  std::mt19937 rng(53);
+  int stopped_early = 0, compared = 0, after_new_bests = 0;
+  for (const Instance& inst : random_instances(40, 48, 4, 6)) {
+    const auto start = random_feasible_schedule(inst, rng);
+    if (!start) continue;
+    ++compared;
+    LocalSearchOptions o;
+    o.max_evaluations = 3000;
+    o.stall_evaluations = 300;
+    LocalSearchStats stalled;
+    std::int64_t last_report = -1;  // evaluations when the last shorter best was reported
+    o.on_new_best = [&](const Schedule&, double) { last_report = stalled.evaluations; };
+    const Schedule x = improve_schedule(inst, *start, o, &stalled);
+    o.on_new_best = nullptr;
+    EXPECT_LE(stalled.evaluations, o.max_evaluations) << label(inst);
+    // Runs that ended for another reason: the budget, or no move applies (tiny instances).
+    if (stalled.evaluations >= o.max_evaluations || stalled.evaluations < o.stall_evaluations) continue;
+    ++stopped_early;
+    // The limit counts from the last new best, not from the start.
+    EXPECT_GE(stalled.evaluations, last_report + o.stall_evaluations) << label(inst);
+    after_new_bests += stalled.new_best > 0 ? 1 : 0;
+    LocalSearchOptions plain = o;
+    plain.stall_evaluations = 0;
+    plain.max_evaluations = stalled.evaluations;
+    LocalSearchStats cut;
+    const Schedule y = improve_schedule(inst, *start, plain, &cut);
+    EXPECT_EQ(x.devices, y.devices) << label(inst);
+    EXPECT_EQ(cut.evaluations, stalled.evaluations);
+    // The last new best came at least stall_evaluations before the end: the run cut that much
+    // earlier already had it.
+    plain.max_evaluations = stalled.evaluations - o.stall_evaluations;
+    LocalSearchStats earlier;
+    improve_schedule(inst, *start, plain, &earlier);
+    EXPECT_EQ(earlier.new_best, stalled.new_best) << label(inst);
+    EXPECT_NEAR(earlier.final_makespan, stalled.final_makespan, 1e-9);
+    LocalSearchOptions loose = o;
+    loose.stall_evaluations = o.max_evaluations + 1;
+    plain.max_evaluations = o.max_evaluations;
+    LocalSearchStats a, b;
+    EXPECT_EQ(improve_schedule(inst, *start, loose, &a).devices, improve_schedule(inst, *start, plain, &b).devices);
+    EXPECT_EQ(a.evaluations, b.evaluations);
+  }
+  EXPECT_GE(compared, 6);
+  EXPECT_GT(stopped_early, 0);
+  EXPECT_GT(after_new_bests, 0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // 5. Bad starts.
 

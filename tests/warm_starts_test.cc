@@ -328,6 +328,43 @@ TEST(WarmStarts, TheQuickPhaseCanRunFromTheGuideAndTheBestHeuristicOnly) {
   }
 }
 
+// The quick phase's stall limit (WarmStartOptions::quick_stall_evaluations) ends its runs early
+// and only them: offload-slow-pcie-4x8, whose cheap bound (318.63 ms) no schedule meets, so
+// every quick run uses its whole budget without the limit.
+TEST(WarmStarts, TheQuickPhasesStallLimitEndsOnlyItsRuns) {
+  const Instance inst = load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/offload-slow-pcie-4x8.json");
+  const BestResult heur = run_all_heuristics(inst);
+  const RootBoundFn cheap_only = [&](double incumbent, bool, const std::atomic<bool>* stop) {
+    SolveOptions ro;
+    ro.stop = stop;
+    ro.stage_relaxation = false;  // the thorough bound too: the phases do not end at a proof
+    const RootBound r = root_lower_bound(inst, incumbent, ro);
+    return GuidedBound{r.bound, r.device, r.order};
+  };
+  for (const std::int64_t stall : {0, 200}) {
+    SCOPED_TRACE(stall);
+    WarmStartOptions wo;
+    wo.evaluations = 5000;
+    wo.quick_evaluations = 3000;
+    wo.quick_improve_best = 1;
+    wo.quick_stall_evaluations = stall;
+    const BoundedWarmStarts b = build_warm_starts(inst, heur, wo, cheap_only);
+    ASSERT_EQ(b.quick_runs, 1);
+    ASSERT_GT(b.starts.improved.size(), 1u);  // the full phase ran
+    const ImprovedStart& q = b.starts.improved[0];
+    if (stall == 0) {
+      EXPECT_EQ(q.evaluations, 3000);
+    } else {
+      EXPECT_LT(q.evaluations, 3000);
+      EXPECT_GE(q.evaluations, stall);
+    }
+    // The full phase's runs have no stall limit: each uses the rest of the budget.
+    for (std::size_t k = 1; k < b.starts.improved.size(); ++k) {
+      if (b.starts.improved[k].before > b.bound + 1e-6) EXPECT_EQ(b.starts.improved[k].evaluations, 2000) << b.starts.improved[k].heuristic;
+    }
+  }
+}
+
 TEST(WarmStarts, BudgetGrowsWithTheTimeLimitWithinItsRange) {
   EXPECT_EQ(local_search_budget(10), 20000);
   EXPECT_EQ(local_search_budget(0), 1000);
