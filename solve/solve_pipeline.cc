@@ -267,8 +267,7 @@ class PipelineRun {
     // the tree or the relaxation. The random instances of bench/solvers/ and the shipped ones,
     // interleaved A/B: V, loop, chain and unsplit 7.5-8.9% less wall time in all, offload 21-23%
     // at the default limit and 5% at 10 s (bench/README.md, "The quick phase from two starts").
-    if (compute_ops(inst_) <= kTreeFirstMaxOps && o_.local_search < 0) wo.quick_improve_best = kTreeFirstQuickStarts;
-    // ... and each run stops after kTreeFirstQuickStall simulations without a new best: with
+    // And each run stops after kTreeFirstQuickStall simulations without a new best: with
     // offload at the default limit (6000 a start) the best heuristic's search often finds its
     // best early and then runs on before the tree's glimpse or the relaxation, which prove it
     // (offload-random-06: 40.07 ms found, then 0.07 s of simulations, then 605 tree nodes).
@@ -276,7 +275,10 @@ class PipelineRun {
     // shared-pcie-4x8 after about 4300 simulations; 1000 without a new best stopped the latter
     // at 3879, short of it). The offload instances of bench/solvers/ and the shipped ones,
     // interleaved: 18% less wall time in all (bench/README.md, "The quick phase from two starts").
-    if (compute_ops(inst_) <= kTreeFirstMaxOps && o_.local_search < 0) wo.quick_stall_evaluations = kTreeFirstQuickStall;
+    if (compute_ops(inst_) <= kTreeFirstMaxOps && o_.local_search < 0) {
+      wo.quick_improve_best = kTreeFirstQuickStarts;
+      wo.quick_stall_evaluations = kTreeFirstQuickStall;
+    }
     wo.extra = early_;
     wo.extra_runs = early_runs_;
     if (at_scale()) {
