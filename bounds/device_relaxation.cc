@@ -214,14 +214,18 @@ class DeviceSearch {
   // free time, its head, and (for the next of its stage and type) what the placed ops release.
   // The jobs come by tail (tail_order_) for the closed form, which answers unless many are
   // released after t (near the search's start); then Jackson's rule itself on the same jobs.
-  double one_machine(double t, double mem) {
+  // Only compared with a threshold (`enough`): it returns as soon as the value is known to reach
+  // it, with a lower bound of at least `enough` then (the jobs added so far, all released at t or
+  // later, are one of the closed form's sets; JacksonByTail::value).
+  double one_machine(double t, double mem, double enough) {
     memory_releases(t, mem);
     JacksonByTail by_tail{t, late_.data(), kLateJobs};
     for (const Slot& x : tail_order_) {
       if (x.j < cnt_[x.counter]) continue;
       if (!by_tail.add(job_release(x, t), x.dur, x.tail)) return one_machine_by_rule(t);
+      if (t + by_tail.best >= enough) return t + by_tail.best;
     }
-    return by_tail.value();
+    return by_tail.value(enough);
   }
   double one_machine_by_rule(double t) {
     jobs_.clear();
@@ -321,7 +325,7 @@ class DeviceSearch {
       }
       return true;
     }
-    if (prune_ && std::max(cur, one_machine(t, mem)) >= best_ - kTimeTol) return true;
+    if (prune_ && (cur >= best_ - kTimeTol || one_machine(t, mem, best_ - kTimeTol) >= best_ - kTimeTol)) return true;
     if (prune_ && dominated(t, cur)) return true;
     // The candidates, by start.
     struct Cand {

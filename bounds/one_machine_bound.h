@@ -153,9 +153,13 @@ struct JacksonByTail {
     }
     return true;
   }
-  OPTPIPE_HD double value() const {
+  // With `enough`: returns as soon as the value is known to be at least that (a caller that only
+  // compares it with a threshold needs no more), with a lower bound on it of at least `enough`
+  // then (the largest set seen so far); below `enough`, the value itself.
+  OPTPIPE_HD double value(double enough = hd::inf()) const {
     if (n == 0) return 0.0;
     double bound = t + best;
+    if (bound >= enough) return bound;
     for (int a = 0; a < nl; ++a) {
       const double rho = late[a].release;
       double s = 0, v = -hd::inf();
@@ -165,18 +169,19 @@ struct JacksonByTail {
         v = hd::max(v, s + late[x].tail);
       }
       bound = hd::max(bound, rho + v);
+      if (bound >= enough) return bound;
     }
     return bound;
   }
 };
 
 OPTPIPE_HD inline double jackson_by_tail(const OneMachineJob* jobs, int n, double t, OneMachineJob* late,
-                                         int max_late) {
+                                         int max_late, double enough = hd::inf()) {
   JacksonByTail j{t, late, max_late};
   for (int x = 0; x < n; ++x) {
     if (!j.add(jobs[x].release, jobs[x].processing, jobs[x].tail)) return -hd::inf();
   }
-  return j.value();
+  return j.value(enough);
 }
 
 // Device d's one-machine bound from the node's heads [op] (NaN: started): Jackson's preemptive

@@ -315,6 +315,43 @@ TEST(Bounds, JacksonClosedFormByTailMatchesUnitStepSimulation) {
   EXPECT_GT(late_answered, 5000);
 }
 
+// With a threshold (`enough`, what the device relaxation's pruning asks) the closed form stops
+// early only where the value reaches it: below it the value itself, else a lower bound on the
+// value of at least the threshold (integer data, thresholds around the value, half-integers
+// included so that none ties).
+TEST(Bounds, JacksonClosedFormByTailStopsOnlyAtItsThreshold) {
+  std::mt19937 rng(17);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int below = 0, reached = 0, early = 0;
+  for (int c = 0; c < 20000; ++c) {
+    const int n = pick(1, 12);
+    const int t = pick(0, 6);
+    std::vector<OneMachineJob> jobs;
+    for (int i = 0; i < n; ++i) {
+      const int r = pick(0, 2) == 0 ? t + pick(1, 12) : t;
+      jobs.push_back({static_cast<double>(r), static_cast<double>(pick(0, 6)), static_cast<double>(pick(0, 8))});
+    }
+    std::stable_sort(jobs.begin(), jobs.end(), [](const OneMachineJob& a, const OneMachineJob& b) { return a.tail > b.tail; });
+    std::vector<OneMachineJob> scratch(jobs.size());
+    const double full = jackson_by_tail(jobs.data(), n, t, scratch.data(), n);
+    ASSERT_EQ(full, naive_jackson(jobs)) << "case " << c;
+    const double enough = full + 0.5 * pick(-8, 4);
+    const double got = jackson_by_tail(jobs.data(), n, t, scratch.data(), n, enough);
+    if (full < enough) {
+      ASSERT_EQ(got, full) << "case " << c << ", threshold " << enough;
+      ++below;
+    } else {
+      ASSERT_GE(got, enough) << "case " << c;
+      ASSERT_LE(got, full) << "case " << c;
+      ++reached;
+      early += got < full;
+    }
+  }
+  EXPECT_GT(below, 3000);
+  EXPECT_GT(reached, 10000);
+  EXPECT_GT(early, 500);  // it does stop early, with less than the value
+}
+
 // ---- 2. heads ------------------------------------------------------------------------------
 
 // The memory quantities of bound_problem.cc, recomputed from the instance by counting.
