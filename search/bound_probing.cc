@@ -36,7 +36,8 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
   std::optional<TreeSearch> tree;
   bool below_upper = false;  // the last target is below the incumbent (then no step follows)
   for (std::size_t k = 0;; ++k) {
-    double target = target_above(out.bound, k);  // (bounds/target_steps.h: the steps and the hair)
+    // (bounds/target_steps.h: the steps and the hair)
+    double target = target_above(out.bound, std::min(k, options.widest_step));
     if (target >= options.upper - kTimeEps) {
       // The next step would reach the incumbent. Past a refutation, the last target is just
       // below the incumbent itself, from the frontier kept: refuted, it proves the incumbent

@@ -18,9 +18,9 @@
 // all the same (seed-1 small-loop-00: its optimum found and proven in 33k nodes, the tree from
 // the incumbent 65k), so the solver probes on every small instance without offload.
 //
-// The targets: T = B·(1 + r) + a hair, B the bound proven so far, r = 0.1%, 0.25%, 0.5%, 1%,
-// and 2% from then on (the device relaxation's close range near a proof, kCloseGap in
-// node_expansion.cc); a target refuted in fewer
+// The targets: T = B·(1 + r) + a hair, B the bound proven so far, r = 0.1%, 0.25%, 0.5%, and 1%
+// from then on (ProbingOptions::widest_step; inside the device relaxation's close range near a
+// proof, 2%: kCloseGap in node_expansion.cc); a target refuted in fewer
 // than 1000 nodes skips the next step, one refuted only after a long search sends the next back
 // to 0.1% (ProbingOptions::long_refutation). Not r = 0: where the device
 // relaxation's optimum is the target, each of its searches at the nodes has to find that
@@ -43,7 +43,7 @@
 //
 // Complexity: the nodes whose bound is at most the last target, each expanded once (up to
 // ProbingOptions::frontier_bytes of kept nodes, past which a target's search starts from the
-// root again); with steps of at most 2% of the bound, at most log(upper / B) / log(1.02) + 5
+// root again); with steps of at most 1% of the bound, at most log(upper / B) / log(1.01) + 4
 // targets.
 #pragma once
 
@@ -86,6 +86,15 @@ struct ProbingOptions {
   // for targets above `bound` up to the incumbent, within this many nodes in all (0: none): the
   // targets here start from the best they refuted.
   std::int64_t two_device_nodes = 0;
+  // The widest step, as an index into bounds/target_steps.h's steps: 3, 1% (4: 2%). Since each
+  // target's search goes on from the last one's cut nodes, the narrower steps cost little, and a
+  // target far above the optimum makes the search that finds it explore every node up to it
+  // first. The 16 slowest V and loop instances of random_small.py, one thread: 716k -> 652k nodes
+  // (seed-17 small-v-02 57k -> 38k, seed-1 small-loop-00 78k -> 56k, loop-03 64k -> 44k); the
+  // other 93 V and loop instances 36.3k -> 34.4k, none more than a few dozen up. With two
+  // threads, interleaved, wall time 5.92 -> 5.68 s and 1.76 -> 1.71 s (bench/README.md). With 0.5%
+  // as the widest: 659k, but seed-29 small-loop-04 290k instead of 263k.
+  std::size_t widest_step = 3;
 };
 
 struct ProbeStep {

@@ -330,6 +330,40 @@ TEST(BoundProbing, ALongRefutationSendsTheNextTargetBackToTheFirstStep) {
   std::printf("[ probing  ] long refutations: %d instances with three or more targets\n", checked);
 }
 
+// No target is more than the widest step (ProbingOptions::widest_step, 1% by default) above the
+// bound before it, save the last one just below the incumbent; with 2% as the widest some are,
+// where the optimum lies far enough above the root bound. Both prove the same optima.
+TEST(BoundProbing, NoTargetIsWiderThanTheWidestStepAboveTheBoundBeforeIt) {
+  int probes = 0, wider_with_two = 0;
+  for_quick_cases(41, 120, [&] { return probes < 25; }, [&](const Instance& inst, QuickCase& c) {
+    ProbingOptions& po = c.probe;
+    po.upper = c.exact.makespan * 1.2;  // room above the optimum: the steps, not the incumbent, end the probe
+    ASSERT_EQ(po.widest_step, 3u);  // the default
+    const ProbingResult narrow = probe_targets(inst, po);
+    po.widest_step = 4;
+    const ProbingResult wide = probe_targets(inst, po);
+    ASSERT_TRUE(narrow.proven);
+    ASSERT_TRUE(wide.proven);
+    EXPECT_NEAR(narrow.makespan, c.exact.makespan, 1e-6);
+    EXPECT_NEAR(wide.makespan, c.exact.makespan, 1e-6);
+    ++probes;
+    auto widest = [&](const ProbingResult& p) {
+      double bound = po.bound, most = 0;
+      for (const ProbeStep& s : p.steps) {
+        if (!s.below_incumbent) most = std::max(most, (s.target - kRelaxationTolerance) / bound - 1);
+        if (s.refuted) bound = s.target;
+      }
+      return most;
+    };
+    EXPECT_LE(widest(narrow), 0.01 + 1e-9);
+    wider_with_two += widest(wide) > 0.01 + 1e-9;
+  });
+  EXPECT_GE(probes, 10);
+  EXPECT_GT(wider_with_two, 0);
+  std::printf("[ probing  ] widest step: %d probes, %d with a step over 1%% when 2%% is allowed\n", probes,
+              wider_with_two);
+}
+
 // small-v-02 (bench/solvers/random_small.py, seed 11): its root bound, 43.77 ms with the pair
 // releases, is its optimum; the first target (0.1% above) finds and proves it. The plain tree
 // explores every node between the bound and the heuristics' incumbent before it finds it.
