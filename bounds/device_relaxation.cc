@@ -68,6 +68,17 @@ class DeviceSearch {
       }
     }
     std::stable_sort(tail_order_.begin(), tail_order_.end(), [](const Slot& a, const Slot& b) { return a.tail > b.tail; });
+    // The ops not placed, linked in tail order (all of them now; place() and unplace() keep it).
+    const int size = static_cast<int>(tail_order_.size());
+    pos_of_.assign(3 * n, -1);
+    next_.resize(static_cast<std::size_t>(size) + 1);
+    prev_.resize(static_cast<std::size_t>(size) + 1);
+    for (int q = 0; q <= size; ++q) {
+      next_[static_cast<std::size_t>(q)] = q == size ? 0 : q + 1;
+      prev_[static_cast<std::size_t>(q)] = q == 0 ? size : q - 1;
+      if (q < size) pos_of_[static_cast<std::size_t>(tail_order_[static_cast<std::size_t>(q)].op)] = q;
+    }
+    if (size == 0) next_[0] = prev_[0] = 0;
     late_.resize(kLateJobs);
     end_.assign(3 * n, kInf);
     cnt_.assign(3 * k_, 0);
@@ -105,6 +116,7 @@ class DeviceSearch {
           if (!(e == e)) break;
           end_[at(ty, i, j)] = e;
           ++cnt(ty, i);
+          unlink(at(ty, i, j));
           ++placed_;
           left_ -= dur(ty, s);
           t = std::max(t, e);
@@ -220,8 +232,9 @@ class DeviceSearch {
   double one_machine(double t, double mem, double enough) {
     memory_releases(t, mem);
     JacksonByTail by_tail{t, late_.data(), kLateJobs};
-    for (const Slot& x : tail_order_) {
-      if (x.j < cnt_[x.counter]) continue;
+    const int end = static_cast<int>(tail_order_.size());
+    for (int q = next_[static_cast<std::size_t>(end)]; q != end; q = next_[static_cast<std::size_t>(q)]) {
+      const Slot& x = tail_order_[static_cast<std::size_t>(q)];
       if (!by_tail.add(job_release(x, t), x.dur, x.tail)) return one_machine_by_rule(t);
       if (t + by_tail.best >= enough) return t + by_tail.best;
     }
@@ -229,11 +242,26 @@ class DeviceSearch {
   }
   double one_machine_by_rule(double t) {
     jobs_.clear();
-    for (const Slot& x : tail_order_) {
-      if (x.j >= cnt_[x.counter]) jobs_.push_back({job_release(x, t), x.dur, x.tail});
+    const int end = static_cast<int>(tail_order_.size());
+    for (int q = next_[static_cast<std::size_t>(end)]; q != end; q = next_[static_cast<std::size_t>(q)]) {
+      const Slot& x = tail_order_[static_cast<std::size_t>(q)];
+      jobs_.push_back({job_release(x, t), x.dur, x.tail});
     }
     heap_.resize(jobs_.size());
     return jackson_core(jobs_.data(), static_cast<int>(jobs_.size()), heap_.data());
+  }
+  // The list of the ops not placed (tail order): op `o` (at()) leaves it when placed, and comes
+  // back when unplaced; the search undoes placements in the reverse order (dancing links, D. E.
+  // Knuth, "Dancing links", 2000), so each is O(1). one_machine() walks only the ops left.
+  void unlink(int o) {
+    const std::size_t q = static_cast<std::size_t>(pos_of_[static_cast<std::size_t>(o)]);
+    next_[static_cast<std::size_t>(prev_[q])] = next_[q];
+    prev_[static_cast<std::size_t>(next_[q])] = prev_[q];
+  }
+  void relink(int o) {
+    const std::size_t q = static_cast<std::size_t>(pos_of_[static_cast<std::size_t>(o)]);
+    next_[static_cast<std::size_t>(prev_[q])] = static_cast<int>(q);
+    prev_[static_cast<std::size_t>(next_[q])] = static_cast<int>(q);
   }
   // The release of a job not placed at free time t.
   double job_release(const Slot& x, double t) const {
@@ -360,6 +388,7 @@ class DeviceSearch {
       const double mem2 = mem + mem_change_[x.t * k_ + x.i];
       end_[at(x.t, x.i, x.j)] = e;
       ++cnt(x.t, x.i);
+      unlink(at(x.t, x.i, x.j));
       ++placed_;
       path_.push_back(x.t == kF ? make_f(s, x.j) : x.t == kB ? make_b(s, x.j) : make_w(s, x.j));
       const double cur2 = std::max(cur, end_tail(x.t, x.i, x.j, e));
@@ -385,6 +414,7 @@ class DeviceSearch {
         ok = dfs(e, mem2, cur2, left - d);
       }
       --cnt(x.t, x.i);
+      relink(at(x.t, x.i, x.j));
       --placed_;
       path_.pop_back();
       end_[at(x.t, x.i, x.j)] = kInf;
@@ -415,8 +445,10 @@ class DeviceSearch {
   DominanceMemo memo_{kMemoEntries, kTimeTol};
   std::vector<double> sig_;
   // Past this many ops released after the free time, Jackson's rule instead of the closed form
-  // (O(late^2)); 16 answers 98% of the calls on seed-17 small-loop-06 of random_small.py.
-  static constexpr int kLateJobs = 16;
+  // (O(late^2)); 16 answered 98% of the calls on seed-17 small-loop-06 of random_small.py, and 24
+  // takes 2.7% of the instructions off seed-17 small-v-02's probing (callgrind), where the rule ran
+  // 68k times past 16.
+  static constexpr int kLateJobs = 24;
   // The memory releases only from this many nodes of a search on: most searches at the tree's
   // nodes end sooner, where they cost more than they cut. Median CPU time of the 17 slowest V and
   // loop instances of random_small.py (one thread, 5 interleaved runs): 12.06 s without them,
@@ -429,6 +461,8 @@ class DeviceSearch {
   std::vector<Free> frees_;
   std::vector<double> ftau_;  // [q]: the memory release of the F placed q + 1-th from now
   std::vector<Slot> tail_order_;      // every op, by tail, descending
+  std::vector<int> pos_of_;           // [at()]: its place in tail_order_
+  std::vector<int> next_, prev_;      // the ops not placed, linked in tail order (sentinel: tail_order_.size())
   std::vector<OneMachineJob> jobs_, late_;
   std::vector<JacksonEntry> heap_;
   double best_;
