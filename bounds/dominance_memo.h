@@ -37,8 +37,17 @@ class DominanceMemo {
     if (e.count > 0 && e.len != len) return false;  // (not for one search's states: same counters, same length)
     for (std::size_t k = 0; k < e.count; ++k) {
       const double* s = e.sigs.data() + k * len;
+      // The value that ruled out the last stored state first: states with the same counters
+      // tend to differ from a new one in the same place (the same answers, fewer comparisons).
+      if (hint_ < len && !(s[hint_] <= sig[hint_] + tol_)) continue;
       bool le = true;
-      for (std::size_t x = 0; le && x < len; ++x) le = s[x] <= sig[x] + tol_;
+      for (std::size_t x = 0; x < len; ++x) {
+        if (!(s[x] <= sig[x] + tol_)) {
+          le = false;
+          hint_ = x;
+          break;
+        }
+      }
       if (le) return true;
     }
     if (e.count < max_entries_) {
@@ -58,6 +67,7 @@ class DominanceMemo {
   double tol_;
   std::unordered_map<std::string, Entry> map_;
   std::string buf_;
+  std::size_t hint_ = 0;  // the signature value that last ruled a stored state out
 };
 
 }  // namespace optpipe
