@@ -68,7 +68,7 @@ class DeviceSearch {
       }
     }
     std::stable_sort(tail_order_.begin(), tail_order_.end(), [](const Slot& a, const Slot& b) { return a.tail > b.tail; });
-    // The ops not placed, linked in tail order (all of them now; place() and unplace() keep it).
+    // The ops not placed, linked in tail order: all of them now; unlink() and relink() keep it.
     const int size = static_cast<int>(tail_order_.size());
     pos_of_.assign(3 * n, -1);
     next_.resize(static_cast<std::size_t>(size) + 1);
@@ -78,7 +78,6 @@ class DeviceSearch {
       prev_[static_cast<std::size_t>(q)] = q == 0 ? size : q - 1;
       if (q < size) pos_of_[static_cast<std::size_t>(tail_order_[static_cast<std::size_t>(q)].op)] = q;
     }
-    if (size == 0) next_[0] = prev_[0] = 0;
     late_.resize(kLateJobs);
     end_.assign(3 * n, kInf);
     cnt_.assign(3 * k_, 0);

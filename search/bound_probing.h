@@ -19,8 +19,8 @@
 // the incumbent 65k), so the solver probes on every small instance without offload.
 //
 // The targets: T = B·(1 + r) + a hair, B the bound proven so far, r = 0.1%, 0.25%, 0.5%, and 1%
-// from then on (ProbingOptions::widest_step; inside the device relaxation's close range near a
-// proof, 2%: kCloseGap in node_expansion.cc); a target refuted in fewer
+// from then on (ProbingOptions::widest_step; every target is then within the device
+// relaxation's close range near a proof, 2%: kCloseGap in node_expansion.cc); a target refuted in fewer
 // than 1000 nodes skips the next step, one refuted only after a long search sends the next back
 // to 0.1% (ProbingOptions::long_refutation). Not r = 0: where the device
 // relaxation's optimum is the target, each of its searches at the nodes has to find that
