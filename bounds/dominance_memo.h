@@ -22,6 +22,22 @@
 
 namespace optpipe {
 
+// Whether stored[x] <= now[x] + tol for every x < n. The value at `hint` is compared first, and
+// `hint` becomes the first value that fails: states stored under one key tend to differ from a
+// new one in the same place, so most comparisons end at once (the same answer, fewer
+// comparisons; the relaxations' dominance memos, here and in single_stage_relaxation.cc).
+inline bool no_later_everywhere(const double* stored, const double* now, std::size_t n, double tol,
+                                std::size_t& hint) {
+  if (hint < n && !(stored[hint] <= now[hint] + tol)) return false;
+  for (std::size_t x = 0; x < n; ++x) {
+    if (!(stored[x] <= now[x] + tol)) {
+      hint = x;
+      return false;
+    }
+  }
+  return true;
+}
+
 class DominanceMemo {
  public:
   DominanceMemo(std::size_t max_entries, double tol) : max_entries_(max_entries), tol_(tol) {}
@@ -36,19 +52,7 @@ class DominanceMemo {
     const std::size_t len = sig.size();
     if (e.count > 0 && e.len != len) return false;  // (not for one search's states: same counters, same length)
     for (std::size_t k = 0; k < e.count; ++k) {
-      const double* s = e.sigs.data() + k * len;
-      // The value that ruled out the last stored state first: states with the same counters
-      // tend to differ from a new one in the same place (the same answers, fewer comparisons).
-      if (hint_ < len && !(s[hint_] <= sig[hint_] + tol_)) continue;
-      bool le = true;
-      for (std::size_t x = 0; x < len; ++x) {
-        if (!(s[x] <= sig[x] + tol_)) {
-          le = false;
-          hint_ = x;
-          break;
-        }
-      }
-      if (le) return true;
+      if (no_later_everywhere(e.sigs.data() + k * len, sig.data(), len, tol_, hint_)) return true;
     }
     if (e.count < max_entries_) {
       e.len = len;

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "model/action.h"
+#include "bounds/dominance_memo.h"
 #include "bounds/node_transfers.h"
 #include "bounds/pair_releases.h"
 #include "bounds/last_tails.h"
@@ -479,18 +480,7 @@ class RelaxationSearch {
     if (found == memo_.end()) found = memo_.emplace(key, std::vector<Entry>{}).first;
     auto& entries = found->second;
     for (const Entry& e : entries) {
-      // The coordinate that ruled out the last entry first: the entries of a key tend to differ
-      // from a state in the same place, and most comparisons end at their first later time.
-      if (hint_ < times.size() && !(e.times[hint_] <= times[hint_] + kEps)) continue;
-      bool no_later = true;
-      for (std::size_t k = 0; k < times.size(); ++k) {
-        if (!(e.times[k] <= times[k] + kEps)) {
-          no_later = false;
-          hint_ = k;
-          break;
-        }
-      }
-      if (!no_later) continue;
+      if (!no_later_everywhere(e.times.data(), times.data(), times.size(), kEps, hint_)) continue;
       // Memory no fuller at every instant a future reload could cover.
       const double from = std::min({s.free - p_.rel, e.free - p_.rel, reach, e.reach});
       const bool no_fuller = no_fuller_from(e.memory, s.memory, from);
@@ -836,7 +826,7 @@ class RelaxationSearch {
   std::chrono::steady_clock::time_point start_;
   std::int64_t nodes_ = 0;
   std::size_t next_slot_ = 0;
-  std::size_t hint_ = 0;  // dominated(): the coordinate that last ruled an entry out
+  std::size_t hint_ = 0;  // dominated(): the coordinate that last ruled an entry out (no_later_everywhere)
   mutable std::vector<std::pair<double, double>> drops_;  // lower_bound's scratch: (time, bytes released)
   struct FutureMb {
     double f_end, b_end, w_end;  // earliest ends of a microbatch whose F is not placed yet
