@@ -128,6 +128,57 @@ class DeviceSearch {
     cur0_ = cur;
   }
 
+  // The ops of `order` (of d's, not placed yet) run in that order from the start, each at its
+  // earliest start (as the search places them): their makespan, or infinity when the order is
+  // not one the search could follow (an op out of FIFO order or before its inputs, a forward
+  // that does not fit in memory) or leaves an op of d out. O(n) for the n ops of d.
+  double timed(const std::vector<Action>& order) {
+    double t = t0_, mem = mem0_, cur = cur0_;
+    std::vector<int>& placed_here = timed_;
+    placed_here.clear();
+    double value = kInf;
+    bool ok = static_cast<int>(order.size()) == ops_ - placed_;
+    for (std::size_t q = 0; q < order.size() && ok; ++q) {
+      const Action& a = order[q];
+      const int ty = a.type == OpType::F ? kF : a.type == OpType::B ? kB : a.type == OpType::W ? kW : -1;
+      const int i = local_of(a.stage);
+      if (ty < 0 || ty >= types_ || i < 0 || a.mb != cnt(ty, i) || a.mb >= m_ || !known_inputs(ty, i, a.mb)) {
+        ok = false;
+        break;
+      }
+      const double mem2 = mem + mem_change_[ty * k_ + i];
+      if (ty == kF && mem2 > cap_) {
+        ok = false;
+        break;
+      }
+      const double e = std::max(t, release(ty, i, a.mb)) + dur(ty, stages_[i]);
+      end_[at(ty, i, a.mb)] = e;
+      ++cnt(ty, i);
+      placed_here.push_back(at(ty, i, a.mb) * 4 + ty);
+      cur = std::max(cur, end_tail(ty, i, a.mb, e));
+      t = e;
+      mem = mem2;
+    }
+    if (ok) value = cur;
+    for (auto it = placed_here.rbegin(); it != placed_here.rend(); ++it) {  // undone, as the search leaves them
+      const int o = *it / 4, ty = *it % 4;
+      end_[static_cast<std::size_t>(o)] = kInf;
+      --cnt(ty, (o / m_) % k_);
+    }
+    return value;
+  }
+
+  // The question at a node (below_only) answered by a relaxed schedule in a given order below the
+  // cutoff, without a search: unfinished (it cannot cut), with that makespan as `upper`.
+  bool answered_by(const std::vector<Action>& order, DeviceRelaxation& out) {
+    const double v = timed(order);
+    if (!(v < best_ - kTimeTol)) return false;  // (where the search would have cut it)
+    out.applicable = true;
+    out.upper = v;
+    out.from_witness = true;
+    return true;
+  }
+
   DeviceRelaxation run() {
     DeviceRelaxation out;
     out.applicable = true;
@@ -135,6 +186,7 @@ class DeviceSearch {
     out.nodes = nodes_;
     out.finished = done;
     if (found_) out.upper = best_;
+    if (found_ && !done) out.witness = best_path_;
     if (done && best_ < kInf) {  // (nothing found below an infinite cutoff: no schedule; claim nothing)
       out.exact = found_;
       out.bound = std::max(0.0, best_ - kHair);
@@ -145,6 +197,12 @@ class DeviceSearch {
 
  private:
   double dur(int t, int s) const { return p_.dur[t * p_.S + s]; }
+  int local_of(int s) const {
+    for (int i = 0; i < k_; ++i) {
+      if (stages_[i] == s) return i;
+    }
+    return -1;
+  }
   int at(int t, int i, int j) const { return (t * k_ + i) * m_ + j; }
   // The makespan's bound from op (t, i, j) ending at e: its static tail, and for the last B of
   // a stage the tail of its last B's through the stages below (last_tails.h).
@@ -469,6 +527,7 @@ class DeviceSearch {
   double floor_ = -kInf;  // stop at a relaxed schedule at most this (below_only: any)
   int ops_ = 0, placed_ = 0;  // ops of the device, and placed on the current path
   std::vector<Action> path_, best_path_;  // the current path's ops, and the best leaf's
+  std::vector<int> timed_;                // timed(): the ops it placed (at() * 4 + type), undone after
   std::int64_t nodes_ = 0;
 };
 
@@ -534,11 +593,20 @@ std::vector<double> device_relaxation_node_params(const BoundProblem& p, int d, 
 
 DeviceRelaxation device_relaxation_at_node(const Instance& inst, const BoundProblem& p, int d, const NodeTimes& node,
                                            const std::vector<double>& head, double cutoff, std::int64_t node_limit,
-                                           const std::vector<LastTails>* tails) {
+                                           const std::vector<LastTails>* tails, const std::vector<std::vector<Action>>* witnesses) {
   if (!device_relaxation_applies(inst, p, d)) return {};
   DeviceSearch search(inst, p, d, head, cutoff, node_limit, 0, true, false, tails);
   search.start_from(node);
   search.below_only();
+  DeviceRelaxation out;
+  if (witnesses) {
+    for (int q = 0; q < static_cast<int>(witnesses->size()); ++q) {
+      if (search.answered_by((*witnesses)[static_cast<std::size_t>(q)], out)) {
+        out.witness_index = q;
+        return out;
+      }
+    }
+  }
   return search.run();
 }
 

@@ -90,6 +90,14 @@ struct DeviceRelaxation {
   // device, with no R: none of its stages offloads), a guide for warm starts
   // (heuristics/warm_starts.h), like the single-stage relaxation's.
   std::vector<Action> order;
+  // device_relaxation_at_node, stopped by a relaxed schedule below the cutoff that its search
+  // met: the ops it placed, in their order (not the node's started ones), which another node's
+  // question can try first (`witnesses` there).
+  std::vector<Action> witness;
+  // device_relaxation_at_node answered by witnesses[witness_index], re-timed at the node, without
+  // a search (nodes 0; `upper` is that relaxed schedule's makespan, below the cutoff).
+  bool from_witness = false;
+  int witness_index = -1;
 };
 
 // Whether device d fits the model: it holds two to eight stages, none of them can offload, and
@@ -115,9 +123,18 @@ DeviceRelaxation device_relaxation(const Instance& instance, const BoundProblem&
 // when the search meets a relaxed schedule below the cutoff it stops there, unfinished (bound 0),
 // which is what keeps it cheap where it cannot cut. `tails` (null: computed here): every stage's
 // last_tail_choices(problem, s) (last_tails.h), which a search asking at many nodes computes once.
+// `witnesses` (null: none): orders of d's ops not started (DeviceRelaxation::witness of earlier
+// questions), tried first in turn: each is run from the node as the search would place its ops
+// (each at its earliest start; O(n)), and the first that is a relaxed schedule of this node (FIFO
+// per stage and type, every input placed before, every F fitting in memory, every op of d not
+// started) ending below the cutoff answers without a search, which would stop at the first such
+// schedule anyway (nodes that differ by a decision on another device, or a little later heads,
+// mostly still have the last node's). The answer is the same either way: no cut.
+// Complexity: O(w·n) for w witnesses before the search.
 DeviceRelaxation device_relaxation_at_node(const Instance& instance, const BoundProblem& problem, int d,
                                            const NodeTimes& node, const std::vector<double>& head, double cutoff,
-                                           std::int64_t node_limit, const std::vector<LastTails>* tails = nullptr);
+                                           std::int64_t node_limit, const std::vector<LastTails>* tails = nullptr,
+                                           const std::vector<std::vector<Action>>* witnesses = nullptr);
 
 // What device_relaxation_at_node reads of a node: the key, the ops of d that started with their
 // ends (and their counts per stage and type), equal for the nodes a memo compares; and the

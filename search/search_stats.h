@@ -46,6 +46,7 @@ namespace optpipe {
   X(device_node_calls, "device relaxations searched at the nodes")                                      \
   X(device_node_nodes, "... their search nodes (not in nodes)")                                         \
   X(device_node_hits, "... answered from their memo instead")                                           \
+  X(device_node_witness, "... of the calls, answered by an earlier relaxed schedule, re-timed")        \
   X(device_node_unfinished, "... stopped at their node limit undecided (worth 0)")                      \
   X(device_node_skipped, "... not asked: the parent's stopped undecided (node_expansion.cc)")           \
   X(pruned_device, "children cut by a device relaxation (also in pruned_bound)")                        \

@@ -430,6 +430,102 @@ TEST(DeviceRelaxation, AtANodeACutStaysACutWhenTheParamsRise) {
   EXPECT_GT(cut_only_after, 10);  // raising the params does matter
 }
 
+// Witnesses (device_relaxation_at_node's `witnesses`): the relaxed schedule a node's search
+// stopped at, given back at the same node, answers at once with the same makespan (its ops re-timed
+// as the search placed them); given at the next node of the path, or shuffled, it answers only
+// where the search does not cut (where it is no relaxed schedule of that node, the search runs).
+TEST(DeviceRelaxation, AtANodeAWitnessAnswersOnlyWhereTheSearchDoesNotCut) {
+  std::mt19937 rng(31);
+  int same = 0, next_answered = 0, next_refused = 0, shuffled_answered = 0, shuffled_refused = 0, instances = 0;
+  for (int i = 0; i < 80 && instances < 30; ++i) {
+    const Instance inst = random_multi_stage(rng, 4);
+    const BoundProblem p(inst);
+    std::vector<int> devices;
+    for (int d = 0; d < inst.num_devices(); ++d) {
+      if (device_relaxation_applies(inst, p, d)) devices.push_back(d);
+    }
+    const BestResult h = run_all_heuristics(inst, false);
+    if (devices.empty() || h.best < 0) continue;
+    ++instances;
+    const Schedule& sch = *h.results[static_cast<std::size_t>(h.best)].schedule;
+    const double makespan = simulate(inst, sch, SimOptions::quiet()).makespan;
+    for (const double cutoff : {0.97 * makespan, makespan + 1e-3}) {
+      std::vector<std::vector<std::vector<Action>>> last(static_cast<std::size_t>(inst.num_devices()));
+      test_support::along_path(inst, sch, [&](const Simulator::Snapshot& st, double t, int depth) {
+        NodeTimes times;
+        fill_node_times(p, st, t, times);
+        std::vector<double> head, finish;
+        compute_heads(p, times, head, finish);
+        for (int d : devices) {
+          const DeviceRelaxation plain = device_relaxation_at_node(inst, p, d, times, head, cutoff, kNodes);
+          EXPECT_FALSE(plain.from_witness);
+          const bool cut = plain.finished && plain.bound >= cutoff - 1e-6;
+          // An answer's makespan is a relaxed schedule's: the search, asked for one below just
+          // above it, finds one.
+          auto is_relaxed_schedule = [&](double upper) {
+            const DeviceRelaxation r = device_relaxation_at_node(inst, p, d, times, head, upper + 1e-6, kNodes);
+            return !(r.finished && r.bound >= upper + 1e-6 - 1e-6);
+          };
+          std::vector<std::vector<Action>>& before = last[static_cast<std::size_t>(d)];
+          // The last node's witness here (or the one before it, if that answered).
+          if (!before.empty()) {
+            const DeviceRelaxation w = device_relaxation_at_node(inst, p, d, times, head, cutoff, kNodes, nullptr, &before);
+            if (w.from_witness) {
+              EXPECT_FALSE(cut) << "instance " << i << ", device " << d << ", depth " << depth;
+              EXPECT_LT(w.upper, cutoff);
+              EXPECT_EQ(w.nodes, 0);
+              EXPECT_TRUE(is_relaxed_schedule(w.upper)) << "instance " << i << ", device " << d << ", depth " << depth;
+              ++next_answered;
+            } else {
+              EXPECT_EQ(w.finished, plain.finished);  // the search, as without it
+              EXPECT_EQ(w.bound, plain.bound);
+              ++next_refused;
+            }
+            // Shuffled: every op anywhere, or adjacent ops of different stages or types swapped
+            // (FIFO kept; inputs, memory and the cutoff decide).
+            std::vector<Action> mixed = before.front();
+            if (rng() % 2 == 0) {
+              std::shuffle(mixed.begin(), mixed.end(), rng);
+            } else {
+              for (int k = 0; k < 6 && mixed.size() >= 2; ++k) {
+                const std::size_t q = rng() % (mixed.size() - 1);
+                if (mixed[q].type != mixed[q + 1].type || mixed[q].stage != mixed[q + 1].stage) {
+                  std::swap(mixed[q], mixed[q + 1]);
+                }
+              }
+            }
+            const std::vector<std::vector<Action>> shuffled{mixed};
+            const DeviceRelaxation x = device_relaxation_at_node(inst, p, d, times, head, cutoff, kNodes, nullptr, &shuffled);
+            if (x.from_witness) {
+              EXPECT_FALSE(cut) << "instance " << i << ", device " << d << ", depth " << depth;
+              EXPECT_TRUE(is_relaxed_schedule(x.upper)) << "instance " << i << ", device " << d << ", depth " << depth;
+            }
+            (x.from_witness ? shuffled_answered : shuffled_refused) += 1;
+          }
+          if (plain.witness.empty()) continue;
+          EXPECT_FALSE(plain.finished);
+          EXPECT_LT(plain.upper, cutoff);
+          const std::vector<std::vector<Action>> own{plain.witness};
+          const DeviceRelaxation again = device_relaxation_at_node(inst, p, d, times, head, cutoff, kNodes, nullptr, &own);
+          EXPECT_TRUE(again.from_witness) << "instance " << i << ", device " << d << ", depth " << depth;
+          EXPECT_NEAR(again.upper, plain.upper, 1e-9);
+          ++same;
+          before = own;
+        }
+      });
+    }
+  }
+  std::printf("[ device   ] %d instances: %d witnesses answered at their own node; at the next node %d answered, %d "
+              "did not; shuffled %d answered, %d did not\n",
+              instances, same, next_answered, next_refused, shuffled_answered, shuffled_refused);
+  EXPECT_GE(instances, 20);
+  EXPECT_GT(same, 500);
+  EXPECT_GT(next_answered, 200);  // the next node mostly still has the last one's
+  EXPECT_GT(next_refused, 20);
+  EXPECT_GT(shuffled_refused, 200);  // most shuffles are no relaxed schedule
+  EXPECT_GT(shuffled_answered, 200);  // the swaps often are
+}
+
 // The solver with it (at the root and at the nodes) proves the same optima as without it.
 TEST(DeviceRelaxation, TheSolverWithItProvesTheSameOptima) {
   std::mt19937 rng(23);
