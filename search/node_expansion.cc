@@ -27,6 +27,17 @@ constexpr std::int64_t kCloseDeviceNodeLimit = 20000;
 // small-loop-03 4.47G -> 3.80G, seed-7 v-06 8.86G -> 5.96G, seed-17 v-02 6.32G -> 5.87G. With
 // the last 1, 4, 16 or 256 orders: 6.97M, 6.42M, 5.83M, 5.32M relaxation nodes.
 constexpr std::size_t kDeviceWitnesses = 64;
+// The devices other than the root's best: asked after it where it does not cut, except that once
+// one has been asked kOtherDeviceTrial times and cut fewer than kOtherDeviceCutRate of them, only
+// every kOtherDeviceEvery-th time (so that its rate can still rise: near the root, where probing's
+// first targets are searched, few answers cut). Every device's relaxation at the nodes was tried
+// before the witnesses (bench/README.md: fewer tree nodes, more time); with them, the 109 V and
+// loop instances of random_small.py's seven seeds, one thread, CPU time (min of 3): 8.84 -> 7.42
+// s (seed-29 small-loop-04 3.19 -> 2.07 s, 199k -> 120k tree nodes; seed-1 loop-03 0.60 -> 0.27 s;
+// seed-11 v-02 0.18 -> 0.07 s), where every device every time gave 7.52 s... (bench/README.md).
+constexpr std::int64_t kOtherDeviceTrial = 200;
+constexpr double kOtherDeviceCutRate = 0.05;
+constexpr std::int64_t kOtherDeviceEvery = 16;
 }  // namespace
 
 NodeExpander::NodeExpander(const SearchContext& ctx) : ctx_(ctx) {
@@ -86,14 +97,42 @@ void NodeExpander::reach_leaf(SearchWorker& w) const {
 
 double NodeExpander::device_relaxation(SearchWorker& w, std::int64_t limit) const {
   if (ctx_.relaxed_device < 0) return 0;
+  double b = device_relaxation_of(w, ctx_.relaxed_device, limit);
+  const bool unfinished = w.relaxation_unfinished;  // the root's device's, which bound_child reads
+  DeviceRelaxationTallies* tally = ctx_.device_tallies;
+  for (const int d : ctx_.other_relaxed_devices) {
+    if (b >= ctx_.shared.cutoff()) break;
+    const std::size_t x = static_cast<std::size_t>(d);
+    if (tally) {
+      const std::int64_t calls = tally->calls[x].load(std::memory_order_relaxed);
+      const bool seldom = calls >= kOtherDeviceTrial &&
+                          static_cast<double>(tally->cuts[x].load(std::memory_order_relaxed)) <
+                              kOtherDeviceCutRate * static_cast<double>(calls);
+      if (seldom && (tally->passed[x].fetch_add(1, std::memory_order_relaxed) + 1) % kOtherDeviceEvery != 0) {
+        ++w.stats.device_node_passed;
+        continue;
+      }
+    }
+    const double c = device_relaxation_of(w, d, limit);
+    if (tally) {
+      tally->calls[x].fetch_add(1, std::memory_order_relaxed);
+      if (c >= ctx_.shared.cutoff()) tally->cuts[x].fetch_add(1, std::memory_order_relaxed);
+    }
+    b = std::max(b, c);
+  }
+  w.relaxation_unfinished = unfinished;
+  return b;
+}
+
+double NodeExpander::device_relaxation_of(SearchWorker& w, int d, std::int64_t limit) const {
   const double cut = ctx_.shared.cutoff();
-  const int d = ctx_.relaxed_device;
   // From the memo where a node with the same history on d answered: a cut with params no larger
   // cuts this one too, a relaxed schedule below the cutoff with params no smaller says it cannot.
   const bool memo = ctx_.device_memo != nullptr;
   std::vector<double> key, params;
   if (memo) {
     key = device_relaxation_node_key(ctx_.problem, d, w.bound.times);
+    key.push_back(d);  // (one memo for every device)
     params = device_relaxation_node_params(ctx_.problem, d, w.bound.times, w.bound.head);
     const MonotoneMemo::Answer a = ctx_.device_memo->find(key, params, cut);
     if (a.known >= cut - kRelaxationTolerance || a.hopeless) {
@@ -104,10 +143,11 @@ double NodeExpander::device_relaxation(SearchWorker& w, std::int64_t limit) cons
     }
   }
   ++w.stats.device_node_calls;
+  if (w.device_witnesses.size() <= static_cast<std::size_t>(d)) w.device_witnesses.resize(static_cast<std::size_t>(d) + 1);
+  std::vector<std::vector<Action>>& seen = w.device_witnesses[static_cast<std::size_t>(d)];
   DeviceRelaxation r = device_relaxation_at_node(ctx_.inst, ctx_.problem, d, w.bound.times, w.bound.head, cut, limit,
-                                                 ctx_.last_tails, &w.device_witnesses);
+                                                 ctx_.last_tails, &seen);
   w.stats.device_node_nodes += r.nodes;
-  std::vector<std::vector<Action>>& seen = w.device_witnesses;
   if (r.from_witness) {  // the one that answered goes first
     ++w.stats.device_node_witness;
     std::rotate(seen.begin(), seen.begin() + r.witness_index, seen.begin() + r.witness_index + 1);

@@ -56,10 +56,13 @@ class NodeExpander {
   // relaxations), or in batch modes its makespan so far with its times queued in the batch; the
   // cutoff or more when it is cut. `device`: the device that decided. Sets w.relaxation_unfinished.
   double bound_child(SearchWorker& w, const SearchNode& parent, double t, int device) const;
-  // The device relaxation of the child in w.bound (its times and heads) for the device that gave
-  // the root its largest one (SearchContext::relaxed_device), with the incumbent as the cutoff;
-  // 0 when there is none or its search stops at `limit` nodes.
+  // The device relaxations of the child in w.bound (its times and heads), with the incumbent as
+  // the cutoff: the device that gave the root its largest one (SearchContext::relaxed_device),
+  // then, until one cuts, the others it applies to (those whose answers seldom cut only now and
+  // then); the largest, 0 when there is none or each search stops at `limit` nodes.
   double device_relaxation(SearchWorker& w, std::int64_t limit) const;
+  // Device d's (the memo, the worker's witnesses, then the search).
+  double device_relaxation_of(SearchWorker& w, int d, std::int64_t limit) const;
   // Batch modes: adds the child whose state is `st` to the worker's batch by its times and
   // transfers; returns what the CPU has for free: the makespan so far (a valid bound on its own).
   double bound_outside_batch(SearchWorker& w, const Simulator::Snapshot& st, double t) const;

@@ -4,7 +4,10 @@
 // read-only; the shared parts synchronise themselves (each header says how).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 #include "bounds/bound_problem.h"
 #include "bounds/last_tails.h"
@@ -18,6 +21,16 @@
 #include "search/transposition.h"
 
 namespace optpipe {
+
+// How often the nodes' device relaxations of each device cut, over the workers of one search
+// (node_expansion.cc asks a device other than the root's best only now and then while its
+// answers seldom cut).
+struct DeviceRelaxationTallies {
+  explicit DeviceRelaxationTallies(int devices)
+      : calls(static_cast<std::size_t>(devices)), cuts(static_cast<std::size_t>(devices)),
+        passed(static_cast<std::size_t>(devices)) {}
+  std::vector<std::atomic<std::int64_t>> calls, cuts, passed;  // [d]: asked, cut, and not asked
+};
 
 struct SearchContext {
   const Instance& inst;
@@ -33,9 +46,13 @@ struct SearchContext {
   StageRelaxations& relaxations;
   TranspositionTable* tt = nullptr;  // null when options.transposition is off
   // The device whose relaxation gave the largest root value (bounds/device_relaxation.h), which
-  // the nodes ask too (-1: none), and the memo of their answers (relaxation_memo.h).
+  // the nodes ask first (-1: none), the other devices it applies to, which they ask after it
+  // while none cuts (node_expansion.cc), the memo of their answers (relaxation_memo.h; each key
+  // ends with its device) and their tallies.
   int relaxed_device = -1;
+  std::vector<int> other_relaxed_devices;
   MonotoneMemo* device_memo = nullptr;
+  DeviceRelaxationTallies* device_tallies = nullptr;
   // Every stage's last tails (bounds/last_tails.h), computed once for the nodes' device
   // relaxations (empty when relaxed_device is -1).
   const std::vector<LastTails>* last_tails = nullptr;

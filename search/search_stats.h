@@ -49,6 +49,7 @@ namespace optpipe {
   X(device_node_witness, "... of the calls, answered by an earlier relaxed schedule, re-timed")        \
   X(device_node_unfinished, "... stopped at their node limit undecided (worth 0)")                      \
   X(device_node_skipped, "... not asked: the parent's stopped undecided (node_expansion.cc)")           \
+  X(device_node_passed, "... of a device other than the root's, not asked: it seldom cuts")              \
   X(pruned_device, "children cut by a device relaxation (also in pruned_bound)")                        \
   X(pruned_pool, "open nodes dropped from the pool once an incumbent made them useless")                 \
   X(pool_full, "times a worker kept children out of the full pool (SolveOptions::pool_memory_bytes)")

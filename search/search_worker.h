@@ -28,10 +28,10 @@ struct SearchWorker {
   std::vector<Candidate> candidates;
   StateKey key;
   bool relaxation_unfinished = false;  // the last bound_child's device relaxation stopped undecided
-  // The orders of the last relaxed schedules below the cutoff that the device relaxations at
-  // this worker's nodes met (the ops each placed after its node's; at most kDeviceWitnesses,
+  // [d]: the orders of the last relaxed schedules below the cutoff that device d's relaxations
+  // at this worker's nodes met (the ops each placed after its node's; at most kDeviceWitnesses,
   // node_expansion.cc): a node's question tries them first (device_relaxation_at_node).
-  std::vector<std::vector<Action>> device_witnesses;
+  std::vector<std::vector<std::vector<Action>>> device_witnesses;
   // Batch modes: the evaluator and the children waiting for their batched bounds.
   std::unique_ptr<BatchedBounds> batch;
   NodeTimesBatch nodes;  // the children's times and transfers

@@ -299,10 +299,22 @@ class BranchAndBound {
                                                            .relaxations = relaxations_,
                                                            .tt = tt_.get(),
                                                            .relaxed_device = device_root_.device,
+                                                           .other_relaxed_devices = other_relaxed_devices(),
                                                            .device_memo = opt_.device_memo ? opt_.device_memo : &device_memo_,
+                                                           .device_tallies = &device_tallies_,
                                                            .last_tails = &last_tails_});
     }
     return *ctx_;
+  }
+  // The devices other than the root's best that the device relaxation applies to (none when no
+  // device gave the root a bound: then the nodes ask none).
+  std::vector<int> other_relaxed_devices() const {
+    std::vector<int> out;
+    if (device_root_.device < 0) return out;
+    for (int d = 0; d < inst_.num_devices(); ++d) {
+      if (d != device_root_.device && device_relaxation_applies(inst_, problem_, d)) out.push_back(d);
+    }
+    return out;
   }
   const NodeExpander& expander() {
     if (!expander_) expander_ = std::make_unique<NodeExpander>(context());
@@ -621,6 +633,7 @@ class BranchAndBound {
     std::vector<Action> order;
   } device_root_;
   MonotoneMemo device_memo_{kDeviceMemoKeys, kDeviceMemoBytes};  // the nodes' device relaxations
+  DeviceRelaxationTallies device_tallies_{inst_.num_devices()};   // ... how often each cut
   std::vector<LastTails> last_tails_;  // [s]: for the nodes' device relaxations (SearchContext::last_tails)
   SolveStats stats_;  // the root's, then the workers' merged in
   SolveStats root_stats_;  // the root's alone: where each part's statistics start

@@ -182,7 +182,8 @@ void TextSolveReporter::search_statistics(const SolveStats& s) {
   if (s.device_node_calls > 0) {
     out_ << "  device relaxation at nodes: " << s.device_node_calls << " calls (" << s.device_node_hits
          << " more answered from the memo; " << s.device_node_unfinished << " stopped at their node limit, "
-         << s.device_node_skipped << " not asked below those; " << s.device_node_witness
+         << s.device_node_skipped << " not asked below those, " << s.device_node_passed
+         << " of devices that seldom cut passed over; " << s.device_node_witness
          << " of the calls answered by an earlier relaxed schedule, re-timed), "
          << s.device_node_nodes << " nodes, " << s.pruned_device << " nodes cut\n";
   }
