@@ -31,10 +31,13 @@ constexpr std::size_t kDeviceWitnesses = 64;
 // one has been asked kOtherDeviceTrial times and cut fewer than kOtherDeviceCutRate of them, only
 // every kOtherDeviceEvery-th time (so that its rate can still rise: near the root, where probing's
 // first targets are searched, few answers cut). Every device's relaxation at the nodes was tried
-// before the witnesses (bench/README.md: fewer tree nodes, more time); with them, the 109 V and
-// loop instances of random_small.py's seven seeds, one thread, CPU time (min of 3): 8.84 -> 7.42
-// s (seed-29 small-loop-04 3.19 -> 2.07 s, 199k -> 120k tree nodes; seed-1 loop-03 0.60 -> 0.27 s;
-// seed-11 v-02 0.18 -> 0.07 s), where every device every time gave 7.52 s... (bench/README.md).
+// before the witnesses and cost more time than it saved (bench/README.md); with them, the 109 V
+// and loop instances of random_small.py's seven seeds, one thread, CPU time (min of 3 runs):
+// 9.34 s (the root's device alone) -> 7.92 s (seed-29 small-loop-04 2.94 -> 2.22 s, its probing
+// 199k -> 122k nodes; seed-1 loop-03 0.83 -> 0.39 s; seed-11 v-02 0.19 -> 0.09 s). In another
+// run 8.84 -> 7.42 s, with a 2% rate 7.52 s; every device at every node, two threads, wall (min
+// of 2): 6.35 -> 5.95 s where this rule gave 5.79 s. The rule passes over the devices that never
+// cut (seed-13 loop-04's device 2: none of 18k answers).
 constexpr std::int64_t kOtherDeviceTrial = 200;
 constexpr double kOtherDeviceCutRate = 0.05;
 constexpr std::int64_t kOtherDeviceEvery = 16;
