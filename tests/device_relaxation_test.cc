@@ -50,6 +50,15 @@ using test_support::random_multi_stage;
 
 using test_support::feasible_makespans;
 
+// The devices whose relaxation applies.
+std::vector<int> relaxed_devices(const Instance& inst, const BoundProblem& p) {
+  std::vector<int> out;
+  for (int d = 0; d < inst.num_devices(); ++d) {
+    if (device_relaxation_applies(inst, p, d)) out.push_back(d);
+  }
+  return out;
+}
+
 Instance small_v04() {
   return load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "tests" / "data" / "relaxation" / "small-v-04.json").string());
 }
@@ -344,10 +353,7 @@ TEST(DeviceRelaxation, AtANodeNeverCutsACompletionButCutsWorseSchedules) {
     const BoundProblem p(inst);
     const SolveResult exact = solve(inst, {}, without_it(300'000));
     if (exact.status != SolveResult::Status::kOptimal) continue;
-    std::vector<int> devices;
-    for (int d = 0; d < inst.num_devices(); ++d) {
-      if (device_relaxation_applies(inst, p, d)) devices.push_back(d);
-    }
+    const std::vector<int> devices = relaxed_devices(inst, p);
     if (devices.empty()) continue;
     ++instances;
     std::vector<Schedule> schedules{*exact.schedule};
@@ -386,10 +392,7 @@ TEST(DeviceRelaxation, AtANodeACutStaysACutWhenTheParamsRise) {
   for (int i = 0; i < 60 && compared < 3000; ++i) {
     const Instance inst = random_multi_stage(rng, 4);
     const BoundProblem p(inst);
-    std::vector<int> devices;
-    for (int d = 0; d < inst.num_devices(); ++d) {
-      if (device_relaxation_applies(inst, p, d)) devices.push_back(d);
-    }
+    const std::vector<int> devices = relaxed_devices(inst, p);
     const BestResult h = run_all_heuristics(inst, false);
     if (devices.empty() || h.best < 0) continue;
     const Schedule& sch = *h.results[static_cast<std::size_t>(h.best)].schedule;
@@ -440,10 +443,7 @@ TEST(DeviceRelaxation, AtANodeAWitnessAnswersOnlyWhereTheSearchDoesNotCut) {
   for (int i = 0; i < 80 && instances < 30; ++i) {
     const Instance inst = random_multi_stage(rng, 4);
     const BoundProblem p(inst);
-    std::vector<int> devices;
-    for (int d = 0; d < inst.num_devices(); ++d) {
-      if (device_relaxation_applies(inst, p, d)) devices.push_back(d);
-    }
+    const std::vector<int> devices = relaxed_devices(inst, p);
     const BestResult h = run_all_heuristics(inst, false);
     if (devices.empty() || h.best < 0) continue;
     ++instances;
