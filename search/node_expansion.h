@@ -8,9 +8,12 @@
 // by the relaxation of its stages' histories and, from a quarter of the decisions on, by the
 // relaxation with its own heads. Where the root's device relaxation (bounds/device_relaxation.h)
 // applies, a child that survives the node bound from 3/8 of the decisions on (from 1/16 on near a
-// proof: the cutoff within 2% of the proven bound) is also bounded by that device's relaxation
-// with its own times and heads, answered where it can by a memo of earlier answers for the same
-// history on that device (relaxation_memo.h). Leaves offer themselves as incumbents.
+// proof: the cutoff within 2% of the proven bound) is also bounded by the relaxation of the
+// device that gave the root its bound, then, until one cuts, of each other device it applies to
+// (those that seldom cut only now and then), each with the child's own times and heads, answered
+// where it can by a memo of earlier answers for the same history on that device
+// (relaxation_memo.h) or by one of the worker's earlier relaxed schedules of that device,
+// re-timed (SearchWorker::device_witnesses). Leaves offer themselves as incumbents.
 //
 // In a neighbourhood search (SolveOptions::neighbourhood, lns.h) the fixed microbatches keep the
 // guide's order: only the next fixed action of the device's guide list is a candidate among
