@@ -134,38 +134,28 @@ class DeviceSearch {
   // that does not fit in memory) or leaves an op of d out. O(n) for the n ops of d.
   double timed(const std::vector<Action>& order) {
     double t = t0_, mem = mem0_, cur = cur0_;
-    std::vector<int>& placed_here = timed_;
-    placed_here.clear();
-    double value = kInf;
+    timed_.clear();
     bool ok = static_cast<int>(order.size()) == ops_ - placed_;
-    for (std::size_t q = 0; q < order.size() && ok; ++q) {
+    for (std::size_t q = 0; ok && q < order.size(); ++q) {
       const Action& a = order[q];
-      const int ty = a.type == OpType::F ? kF : a.type == OpType::B ? kB : a.type == OpType::W ? kW : -1;
+      const int ty = static_cast<int>(a.type);  // (kF, kB, kW are OpType's F, B, W; R is none of d's)
       const int i = local_of(a.stage);
-      if (ty < 0 || ty >= types_ || i < 0 || a.mb != cnt(ty, i) || a.mb >= m_ || !known_inputs(ty, i, a.mb)) {
-        ok = false;
-        break;
-      }
-      const double mem2 = mem + mem_change_[ty * k_ + i];
-      if (ty == kF && mem2 > cap_) {
-        ok = false;
-        break;
-      }
+      ok = ty < types_ && i >= 0 && a.mb == cnt(ty, i) && a.mb < m_ && known_inputs(ty, i, a.mb) &&
+           (ty != kF || mem + mem_change_[kF * k_ + i] <= cap_);
+      if (!ok) break;
       const double e = std::max(t, release(ty, i, a.mb)) + dur(ty, stages_[i]);
       end_[at(ty, i, a.mb)] = e;
       ++cnt(ty, i);
-      placed_here.push_back(at(ty, i, a.mb) * 4 + ty);
+      timed_.push_back(at(ty, i, a.mb));
       cur = std::max(cur, end_tail(ty, i, a.mb, e));
       t = e;
-      mem = mem2;
+      mem += mem_change_[ty * k_ + i];
     }
-    if (ok) value = cur;
-    for (auto it = placed_here.rbegin(); it != placed_here.rend(); ++it) {  // undone, as the search leaves them
-      const int o = *it / 4, ty = *it % 4;
-      end_[static_cast<std::size_t>(o)] = kInf;
-      --cnt(ty, (o / m_) % k_);
+    for (auto it = timed_.rbegin(); it != timed_.rend(); ++it) {  // undone, as the search leaves them
+      end_[static_cast<std::size_t>(*it)] = kInf;
+      --cnt_[static_cast<std::size_t>(*it / m_)];  // (at() / m is the counter's index, type * k + i)
     }
-    return value;
+    return ok ? cur : kInf;
   }
 
   // The question at a node (below_only) answered by a relaxed schedule in a given order below the
@@ -527,7 +517,7 @@ class DeviceSearch {
   double floor_ = -kInf;  // stop at a relaxed schedule at most this (below_only: any)
   int ops_ = 0, placed_ = 0;  // ops of the device, and placed on the current path
   std::vector<Action> path_, best_path_;  // the current path's ops, and the best leaf's
-  std::vector<int> timed_;                // timed(): the ops it placed (at() * 4 + type), undone after
+  std::vector<int> timed_;                // timed(): the ops it placed (at()), undone after
   std::int64_t nodes_ = 0;
 };
 
@@ -545,6 +535,14 @@ bool device_relaxation_applies(const Instance& inst, const BoundProblem& p, int 
   }
   if (stages < 2 || stages > 8) return false;
   return all > room_of(inst, d);
+}
+
+std::vector<int> device_relaxation_devices(const Instance& inst, const BoundProblem& p) {
+  std::vector<int> out;
+  for (int d = 0; d < p.D; ++d) {
+    if (device_relaxation_applies(inst, p, d)) out.push_back(d);
+  }
+  return out;
 }
 
 DeviceRelaxation device_relaxation(const Instance& inst, const BoundProblem& p, int d, const std::vector<double>& head,

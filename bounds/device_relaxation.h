@@ -103,6 +103,8 @@ struct DeviceRelaxation {
 // Whether device d fits the model: it holds two to eight stages, none of them can offload, and
 // its memory can bind (its room is less than every microbatch's activations of all its stages).
 bool device_relaxation_applies(const Instance& instance, const BoundProblem& problem, int d);
+// The devices it applies to, in order (the root's relaxations, the nodes' other devices, tests).
+std::vector<int> device_relaxation_devices(const Instance& instance, const BoundProblem& problem);
 
 // Device d with heads `head` [op] (empty, or NaN for an op: 0) and `cutoff` (the search proves
 // only whether the relaxed optimum is below it, and then returns min(optimum, cutoff) less a

@@ -50,15 +50,6 @@ using test_support::random_multi_stage;
 
 using test_support::feasible_makespans;
 
-// The devices whose relaxation applies.
-std::vector<int> relaxed_devices(const Instance& inst, const BoundProblem& p) {
-  std::vector<int> out;
-  for (int d = 0; d < inst.num_devices(); ++d) {
-    if (device_relaxation_applies(inst, p, d)) out.push_back(d);
-  }
-  return out;
-}
-
 Instance small_v04() {
   return load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "tests" / "data" / "relaxation" / "small-v-04.json").string());
 }
@@ -353,7 +344,7 @@ TEST(DeviceRelaxation, AtANodeNeverCutsACompletionButCutsWorseSchedules) {
     const BoundProblem p(inst);
     const SolveResult exact = solve(inst, {}, without_it(300'000));
     if (exact.status != SolveResult::Status::kOptimal) continue;
-    const std::vector<int> devices = relaxed_devices(inst, p);
+    const std::vector<int> devices = device_relaxation_devices(inst, p);
     if (devices.empty()) continue;
     ++instances;
     std::vector<Schedule> schedules{*exact.schedule};
@@ -392,7 +383,7 @@ TEST(DeviceRelaxation, AtANodeACutStaysACutWhenTheParamsRise) {
   for (int i = 0; i < 60 && compared < 3000; ++i) {
     const Instance inst = random_multi_stage(rng, 4);
     const BoundProblem p(inst);
-    const std::vector<int> devices = relaxed_devices(inst, p);
+    const std::vector<int> devices = device_relaxation_devices(inst, p);
     const BestResult h = run_all_heuristics(inst, false);
     if (devices.empty() || h.best < 0) continue;
     const Schedule& sch = *h.results[static_cast<std::size_t>(h.best)].schedule;
@@ -443,7 +434,7 @@ TEST(DeviceRelaxation, AtANodeAWitnessAnswersOnlyWhereTheSearchDoesNotCut) {
   for (int i = 0; i < 80 && instances < 30; ++i) {
     const Instance inst = random_multi_stage(rng, 4);
     const BoundProblem p(inst);
-    const std::vector<int> devices = relaxed_devices(inst, p);
+    const std::vector<int> devices = device_relaxation_devices(inst, p);
     const BestResult h = run_all_heuristics(inst, false);
     if (devices.empty() || h.best < 0) continue;
     ++instances;
