@@ -34,8 +34,9 @@ class DeviceSearch {
  public:
   DeviceSearch(const Instance& inst, const BoundProblem& p, int d, const std::vector<double>& head, double cutoff,
                std::int64_t node_limit, double seconds, bool prune, bool pairs,
-               const std::vector<LastTails>* tails = nullptr)
+               const std::vector<LastTails>* tails = nullptr, std::int64_t chain_from = kChainReleasesFrom)
       : p_(p), m_(p.m), types_(p.types), node_limit_(node_limit), seconds_(seconds), prune_(prune),
+        chain_from_(chain_from),
         started_(std::chrono::steady_clock::now()), best_(cutoff) {
     device_ = d;
     for (int s = 0; s < p.S; ++s) {
@@ -278,6 +279,8 @@ class DeviceSearch {
   // later, are one of the closed form's sets; JacksonByTail::value).
   double one_machine(double t, double mem, double enough) {
     memory_releases(t, mem);
+    chain_ = nodes_ > chain_from_;
+    if (chain_) chain_releases(t);
     JacksonByTail by_tail{t, late_.data(), kLateJobs};
     const int end = static_cast<int>(tail_order_.size());
     for (int q = next_[static_cast<std::size_t>(end)]; q != end; q = next_[static_cast<std::size_t>(q)]) {
@@ -312,9 +315,52 @@ class DeviceSearch {
   }
   // The release of a job not placed at free time t.
   double job_release(const Slot& x, double t) const {
+    if (chain_) return chain_release_[static_cast<std::size_t>(x.op)];
     double r = std::max(t, head_[x.op]);
     if (x.ty == kF && memory_releases_on()) r = std::max(r, ftau_[static_cast<std::size_t>(x.j - cnt_[x.counter])]);
     return x.j == cnt_[x.counter] && known_inputs(x.ty, x.i, x.j) ? std::max(r, release(x.ty, x.i, x.j)) : r;
+  }
+  // Releases along the chains (see the header): chain_release_[at()] of every op not placed, at
+  // free time t: its head, the memory release of the forwards, its FIFO predecessor's release
+  // plus that op's duration (one machine), and what precedes it in the model (the forward chain
+  // from the device's stage before, F + latency before B, the backward chain from the stage
+  // after, B before W), each placed predecessor by its end and each other one by its own
+  // release plus its duration. Forwards by stage upwards, then backwards and weights by stage
+  // downwards: every input is computed before the op that reads it. O(n) for the n ops.
+  void chain_releases(double t) {
+    chain_release_.resize(end_.size());
+    const bool memory = memory_releases_on();
+    auto end_or_release = [&](int ty, int i, int j) {
+      return j < cnt(ty, i) ? end_[at(ty, i, j)] : chain_release_[at(ty, i, j)] + dur(ty, stages_[i]);
+    };
+    for (int i = 0; i < k_; ++i) {
+      const int nf = cnt(kF, i);
+      double prev = -kInf;  // the end of the stage's previous forward, at its release
+      for (int j = nf; j < m_; ++j) {
+        double r = std::max({t, head_[at(kF, i, j)], prev});
+        if (memory) r = std::max(r, ftau_[static_cast<std::size_t>(j - nf)]);
+        if (i > 0) r = std::max(r, end_or_release(kF, i - 1, j) + fgap_[i]);
+        chain_release_[at(kF, i, j)] = r;
+        prev = r + dur(kF, stages_[i]);
+      }
+    }
+    for (int i = k_ - 1; i >= 0; --i) {
+      const int s = stages_[i];
+      double prev = -kInf;
+      for (int j = cnt(kB, i); j < m_; ++j) {
+        double r = std::max({t, head_[at(kB, i, j)], prev, end_or_release(kF, i, j) + p_.latency[s],
+                             pair_release_[at(kB, i, j)]});
+        if (i + 1 < k_) r = std::max(r, end_or_release(kB, i + 1, j) + bgap_[i + 1]);
+        chain_release_[at(kB, i, j)] = r;
+        prev = r + dur(kB, s);
+      }
+      prev = -kInf;
+      for (int j = types_ == 3 ? cnt(kW, i) : m_; j < m_; ++j) {
+        const double r = std::max({t, head_[at(kW, i, j)], prev, end_or_release(kB, i, j)});
+        chain_release_[at(kW, i, j)] = r;
+        prev = r + dur(kW, s);
+      }
+    }
   }
   // Memory releases (see the header): ftau_[q] is no later than the start of any F placed
   // q + 1-th from now, so of F(i, cnt + q) of every stage i. Before it, the B's and W's of the
@@ -475,6 +521,7 @@ class DeviceSearch {
   const std::int64_t node_limit_;
   const double seconds_;
   const bool prune_;
+  const std::int64_t chain_from_;  // chain releases past this many nodes (device_relaxation.h)
   const std::chrono::steady_clock::time_point started_;
   std::vector<int> stages_;
   int device_ = 0, k_ = 0;
@@ -507,6 +554,8 @@ class DeviceSearch {
   };
   std::vector<Free> frees_;
   std::vector<double> ftau_;  // [q]: the memory release of the F placed q + 1-th from now
+  bool chain_ = false;                 // one_machine() reads chain_release_ (chain_releases())
+  std::vector<double> chain_release_;  // [at()]: the ops' releases along the chains
   std::vector<Slot> tail_order_;      // every op, by tail, descending
   std::vector<int> pos_of_;           // [at()]: its place in tail_order_
   std::vector<int> next_, prev_;      // the ops not placed, linked in tail order (sentinel: tail_order_.size())
@@ -547,9 +596,9 @@ std::vector<int> device_relaxation_devices(const Instance& inst, const BoundProb
 
 DeviceRelaxation device_relaxation(const Instance& inst, const BoundProblem& p, int d, const std::vector<double>& head,
                                    double cutoff, std::int64_t node_limit, double seconds, bool prune, bool pairs,
-                                   double floor) {
+                                   double floor, std::int64_t chain_releases_from) {
   if (!device_relaxation_applies(inst, p, d)) return {};
-  DeviceSearch search(inst, p, d, head, cutoff, node_limit, seconds, prune, pairs);
+  DeviceSearch search(inst, p, d, head, cutoff, node_limit, seconds, prune, pairs, nullptr, chain_releases_from);
   search.stop_at_or_below(floor);
   return search.run();
 }
@@ -591,9 +640,10 @@ std::vector<double> device_relaxation_node_params(const BoundProblem& p, int d, 
 
 DeviceRelaxation device_relaxation_at_node(const Instance& inst, const BoundProblem& p, int d, const NodeTimes& node,
                                            const std::vector<double>& head, double cutoff, std::int64_t node_limit,
-                                           const std::vector<LastTails>* tails, const std::vector<std::vector<Action>>* witnesses) {
+                                           const std::vector<LastTails>* tails, const std::vector<std::vector<Action>>* witnesses,
+                                           std::int64_t chain_releases_from) {
   if (!device_relaxation_applies(inst, p, d)) return {};
-  DeviceSearch search(inst, p, d, head, cutoff, node_limit, 0, true, false, tails);
+  DeviceSearch search(inst, p, d, head, cutoff, node_limit, 0, true, false, tails, chain_releases_from);
   search.start_from(node);
   search.below_only();
   DeviceRelaxation out;

@@ -51,7 +51,11 @@
 // of the ops left with their heads, releases and tails: one_machine_bound.h, where past the
 // search's first 1000 nodes each F is also released no earlier than the device's memory can have
 // room for it: the q-th F placed from now waits until the B's and W's, each at its earliest end,
-// can have freed what q more activations need beyond the room left) against the best
+// can have freed what q more activations need beyond the room left; past its first 2000 nodes
+// every op's release is also carried along what precedes it, the stage's FIFO order and the
+// chains: a B whose F is not placed yet no earlier than that F's release plus its duration and
+// the latency, the next B of the stage no earlier than this one's release plus its duration, and
+// so on, so that the memory's delay of the forwards reaches their backwards) against the best
 // found (initially the cutoff), and by dominance between states with the same counters (a state whose free time,
 // makespan so far and effective releases of the waiting B's and F's are no later than another's
 // has no worse completion: every start is a non-decreasing function of them). If the search ends
@@ -59,11 +63,23 @@
 // the cutoff; the bound is that value less 1e-7 ms (a relaxation's own additions may round above
 // a simulator's, search/stage_relaxations.h's tolerance lifts it back at the cutoff).
 //
+// The releases along the chains: on the searches that run long, near a proof at the tree's
+// nodes (search/node_expansion.cc gives them 20k nodes where the others get 2k), most stopped at
+// their limit undecided, and the search asked again below. Seed-11 small-loop-03 of
+// bench/solvers/random_small.py, probing from its optimum on one thread (bench/probing_work):
+// its first target, 0.1% above the root bound, 5.6M relaxation nodes for 1,670 tree nodes, 818
+// calls stopped at 20k; with them the whole proof takes 14.1M relaxation nodes instead of 35.7M,
+// and `optpipe solve --time-limit 10` proves its optimum, 42.30 ms, in 8.2 s where it stopped at
+// 42.48 / 41.72. From the first node they cost more than they cut (their Jackson's bound has
+// most jobs released late, O(l^2): seed-7 small-v-06, probing, 6.22G -> 6.98G instructions with
+// 10% fewer nodes); past 2000 nodes the 16 slowest V and loop instances of the seven seeds keep
+// their node counts within 10% and the 109 their CPU time (7.56 s -> 7.56 s, one thread, min of
+// 3 runs).
 // Complexity: exponential in the worst case, bounded by the node limit; per search node O(k)
 // candidates (k stages on the device; with the pairs, each forward at most S - s + 1 branches),
 // O(n + l^2) for Jackson's bound of the n = 3·k·m ops in its closed form by tail, l of them
-// released after the free time (O(n log n) by the rule itself where l > 16), and O(k·m) for the
-// dominance key and comparison (dominance_memo.h). The pair releases' orders: O(S^3) per stage, once (pair_releases.h).
+// released after the free time (O(n log n) by the rule itself where l > 24), O(n) for the
+// releases along the chains, and O(k·m) for the dominance key and comparison (dominance_memo.h). The pair releases' orders: O(S^3) per stage, once (pair_releases.h).
 #pragma once
 
 #include <cstdint>
@@ -76,6 +92,10 @@
 #include "model/instance.h"
 
 namespace optpipe {
+
+// The device relaxation's search carries releases along the chains past this many of its nodes
+// (see above; a parameter so that the tests can take them from the first node).
+inline constexpr std::int64_t kChainReleasesFrom = 2000;
 
 struct DeviceRelaxation {
   double bound = 0;         // a lower bound on the makespan (0: not applicable, or not finished)
@@ -112,10 +132,12 @@ std::vector<int> device_relaxation_devices(const Instance& instance, const Bound
 // bound and no dominance, a plain enumeration of the same model (the tests' reference).
 // `pairs`: with the pair releases (see above). `floor`: a bound known already; the search stops,
 // unfinished, at its first relaxed schedule at most it (its value could not raise the bound).
+// `chain_releases_from`: the releases along the chains past this many nodes (see above).
 DeviceRelaxation device_relaxation(const Instance& instance, const BoundProblem& problem, int d,
                                    const std::vector<double>& head, double cutoff, std::int64_t node_limit,
                                    double seconds = 0, bool prune = true, bool pairs = false,
-                                   double floor = -std::numeric_limits<double>::infinity());
+                                   double floor = -std::numeric_limits<double>::infinity(),
+                                   std::int64_t chain_releases_from = kChainReleasesFrom);
 
 // Device d at a search node: what started stays where it is (its ends in `node`), the rest as
 // above from the node's heads `head` [op], the device's free time and the makespan so far. A
@@ -136,7 +158,8 @@ DeviceRelaxation device_relaxation(const Instance& instance, const BoundProblem&
 DeviceRelaxation device_relaxation_at_node(const Instance& instance, const BoundProblem& problem, int d,
                                            const NodeTimes& node, const std::vector<double>& head, double cutoff,
                                            std::int64_t node_limit, const std::vector<LastTails>* tails = nullptr,
-                                           const std::vector<std::vector<Action>>* witnesses = nullptr);
+                                           const std::vector<std::vector<Action>>* witnesses = nullptr,
+                                           std::int64_t chain_releases_from = kChainReleasesFrom);
 
 // What device_relaxation_at_node reads of a node: the key, the ops of d that started with their
 // ends (and their counts per stage and type), equal for the nodes a memo compares; and the

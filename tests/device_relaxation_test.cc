@@ -271,6 +271,47 @@ TEST(DeviceRelaxation, WithThePairReleasesThePrunedSearchFindsWhatThePlainEnumer
   EXPECT_GE(raised, 1);
 }
 
+// The releases along the chains (kChainReleasesFrom: past the search's first 2000 nodes) from
+// its first node: the same values as the plain enumeration, with and without the pair releases
+// (whose B releases they carry on), and fewer nodes than without them.
+TEST(DeviceRelaxation, WithTheReleasesAlongTheChainsThePrunedSearchFindsWhatThePlainEnumerationFinds) {
+  std::mt19937 rng(11);
+  int compared = 0, fewer = 0;
+  std::int64_t nodes_without = 0, nodes_with = 0;
+  for (int i = 0; i < 120 && compared < 40; ++i) {
+    const Instance inst = random_multi_stage(rng, i % 2 == 0 ? 3 : 4);
+    const BoundProblem p(inst);
+    const std::vector<double> head = root_heads(inst, p);
+    for (int d = 0; d < inst.num_devices(); ++d) {
+      for (const bool pairs : {false, true}) {
+        const DeviceRelaxation plain = relax(inst, d, kInf, 3'000'000, false, pairs);
+        if (!plain.applicable || !plain.finished || !plain.exact) continue;
+        SCOPED_TRACE("instance " + std::to_string(i) + ", device " + std::to_string(d) + (pairs ? ", pairs" : ""));
+        const DeviceRelaxation without =
+            device_relaxation(inst, p, d, head, kInf, kNodes, 0, true, pairs, -kInf, kNodes);
+        const DeviceRelaxation with = device_relaxation(inst, p, d, head, kInf, kNodes, 0, true, pairs, -kInf, 0);
+        ASSERT_TRUE(with.finished && without.finished);
+        EXPECT_NEAR(with.bound, plain.bound, 1e-6);
+        EXPECT_NEAR(without.bound, plain.bound, 1e-6);
+        // A cutoff at or below the optimum is what both prove.
+        const DeviceRelaxation below =
+            device_relaxation(inst, p, d, head, plain.bound - 0.25, kNodes, 0, true, pairs, -kInf, 0);
+        EXPECT_TRUE(below.finished && !below.exact);
+        nodes_without += without.nodes;
+        nodes_with += with.nodes;
+        fewer += with.nodes < without.nodes ? 1 : 0;
+        ++compared;
+      }
+    }
+  }
+  std::printf("[ device   ] releases along the chains: pruned = plain on %d searches, %lld -> %lld nodes (fewer on "
+              "%d)\n",
+              compared, static_cast<long long>(nodes_without), static_cast<long long>(nodes_with), fewer);
+  EXPECT_GE(compared, 30);
+  EXPECT_LT(nodes_with, nodes_without);  // they cut something Jackson's bound without them does not
+  EXPECT_GT(fewer, 3);
+}
+
 TEST(DeviceRelaxation, TheRelaxedOrderIsAValidListForItsDevice) {
   const Instance inst = small_v04();
   const DeviceRelaxation r = relax(inst, 3);
@@ -333,7 +374,11 @@ bool cuts(const Instance& inst, const BoundProblem& p, int d, const Simulator::S
   EXPECT_EQ(given.finished, r.finished);
   EXPECT_EQ(given.bound, r.bound);
   EXPECT_EQ(given.nodes, r.nodes);
-  return r.finished && r.bound >= cutoff - 1e-6;
+  const bool cut = r.finished && r.bound >= cutoff - 1e-6;
+  // With the releases along the chains from the first node: the same answer.
+  const DeviceRelaxation chained = device_relaxation_at_node(inst, p, d, times, head, cutoff, kNodes, &tails, nullptr, 0);
+  EXPECT_EQ(chained.finished && chained.bound >= cutoff - 1e-6, cut);
+  return cut;
 }
 
 TEST(DeviceRelaxation, AtANodeNeverCutsACompletionButCutsWorseSchedules) {
@@ -573,8 +618,17 @@ TEST(DeviceRelaxation, TheRootBudgetIsNodesSoTheBoundIsTheSameOnEveryMachine) {
   // The same from device 0's relaxation alone, searched to its end.
   const DeviceRelaxation d0 = relax(inst, 0, 42.50, 20'000'000);
   ASSERT_TRUE(d0.finished);
-  EXPECT_GT(d0.nodes, 500'000);  // about 0.2 s on a slow machine: a time budget would bind
+  EXPECT_GT(d0.nodes, 150'000);  // about 0.1 s on a slow machine: a time budget would bind
   EXPECT_NEAR(d0.bound, 41.72, 1e-6);
+  // Without the releases along the chains past its first 2000 nodes: the same bound in more.
+  const BoundProblem p(inst);
+  const DeviceRelaxation plain_releases =
+      device_relaxation(inst, p, 0, root_heads(inst, p), 42.50, 20'000'000, 0, true, false, -kInf, 20'000'000);
+  ASSERT_TRUE(plain_releases.finished);
+  EXPECT_NEAR(plain_releases.bound, 41.72, 1e-6);
+  std::printf("[ device   ] small-loop-03's device 0 at the root: %lld nodes, %lld without the releases along the chains\n",
+              static_cast<long long>(d0.nodes), static_cast<long long>(plain_releases.nodes));
+  EXPECT_LT(d0.nodes, plain_releases.nodes);
 }
 
 // At the root the devices go largest first, by a short search of each: on seed-7 small-v-06 of
