@@ -73,8 +73,8 @@
 // 42.48 / 41.72. From the first node they cost more than they cut (their Jackson's bound has
 // most jobs released late, O(l^2): seed-7 small-v-06, probing, 6.22G -> 6.98G instructions with
 // 10% fewer nodes); past 2000 nodes the 16 slowest V and loop instances of the seven seeds keep
-// their node counts within 10% and the 109 their CPU time (7.56 s -> 7.56 s, one thread, min of
-// 3 runs).
+// their tree nodes (relaxation nodes 6.14M -> 5.89M) and the 109 their CPU time (7.56 s both
+// ways, one thread, min of 3 runs).
 // Complexity: exponential in the worst case, bounded by the node limit; per search node O(k)
 // candidates (k stages on the device; with the pairs, each forward at most S - s + 1 branches),
 // O(n + l^2) for Jackson's bound of the n = 3·k·m ops in its closed form by tail, l of them
