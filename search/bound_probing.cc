@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <optional>
 
 #include "bounds/target_steps.h"
@@ -18,7 +19,7 @@ constexpr std::int64_t kQuickRefutation = 1000;
 
 }  // namespace
 
-ProbingResult probe_targets(const Instance& instance, const ProbingOptions& options) {
+ProbingResult probe_targets(const Instance& instance, const ProbingOptions& options, ProbingSearch* keep) {
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   ProbingResult out;
@@ -30,10 +31,10 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
     out.start = out.bound = std::max(out.bound, out.two_device.bound);
   }
   // One memo of the nodes' device relaxations for every target: its entries hold under any cutoff.
-  MonotoneMemo memo(kDeviceMemoKeys, kDeviceMemoBytes);
+  auto memo = std::make_unique<MonotoneMemo>(kDeviceMemoKeys, kDeviceMemoBytes);
   // One search for all targets while it keeps a complete frontier (TreeSearch::raise_target).
-  CutFrontier cut(options.frontier_bytes);
-  std::optional<TreeSearch> tree;
+  auto cut = std::make_unique<CutFrontier>(options.frontier_bytes);
+  std::unique_ptr<TreeSearch> tree;
   bool below_upper = false;  // the last target is below the incumbent (then no step follows)
   for (std::size_t k = 0;; ++k) {
     // (bounds/target_steps.h: the steps and the hair)
@@ -59,8 +60,8 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
     o.node_limit = o.node_limit >= 0 ? std::min(o.node_limit, nodes_left) : nodes_left;
     o.time_limit = std::min(o.time_limit, time_left);
     o.gap = 0;
-    if (!o.device_memo) o.device_memo = &memo;
-    if (options.frontier_bytes > 0) o.keep_cut = &cut;
+    if (!o.device_memo) o.device_memo = memo.get();
+    if (options.frontier_bytes > 0) o.keep_cut = cut.get();
     const double started = elapsed();
     SolveResult r;
     if (tree && tree->retargetable()) {
@@ -70,8 +71,8 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
       next.known_bound = o.known_bound;
       r = tree->raise_target(target, next);
     } else {
-      (void)cut.take();
-      tree.emplace(instance, o);
+      (void)cut->take();
+      tree = std::make_unique<TreeSearch>(instance, o);
       r = tree->run({});
     }
     ProbeStep step;
@@ -88,6 +89,9 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
       out.proven = r.status == SolveResult::Status::kOptimal;
       out.makespan = r.makespan;
       out.found = std::move(r);
+      if (keep && !out.proven && tree->resumable_from_frontier()) {
+        *keep = ProbingSearch{std::move(memo), std::move(cut), std::move(tree)};
+      }
       break;
     }
     // Refuted: no schedule at most the target (the search below it exhausted, or every open node

@@ -223,6 +223,39 @@ class BranchAndBound {
     return res;
   }
 
+  // TreeSearch::resumable_from_frontier.
+  bool resumable_from_frontier() const {
+    const int code = shared_.stop_code();
+    return searched_ && opt_.keep_cut && opt_.keep_cut->complete() && (code == kTimeLimit || code == kNodeLimit) &&
+           shared_.incumbent() <= opt_.target + kTimeEps && shared_.proven_bound() < shared_.incumbent() - kTimeEps;
+  }
+
+  // TreeSearch::resume_from_frontier. Every node of the tree was expanded, ruled out (deadlock,
+  // dominance, a twin in the transposition table, whose representative is expanded or kept) or
+  // kept; a kept one at or above the incumbent's cutoff holds no better schedule.
+  SolveResult resume_from_frontier(const std::vector<Schedule>& warm_starts, const ResumeOptions& limits) {
+    if (!resumable_from_frontier()) {
+      throw std::logic_error("TreeSearch::resume_from_frontier: the last part kept no complete frontier, found no schedule, or did not stop at a limit");
+    }
+    CutFrontier* frontier = opt_.keep_cut;
+    opt_.keep_cut = nullptr;
+    opt_.target = kInf;
+    shared_.set_target(kInf);
+    begin_part(limits);
+    SolveResult res;
+    take_warm_starts(warm_starts, res);
+    raise_known_bound(limits.known_bound);
+    lift_proven_to_incumbent();
+    const double cutoff = shared_.cutoff();
+    for (NodePtr& n : frontier->take()) {
+      if (n->bound < cutoff) pool_.push(std::move(n));
+    }
+    stop_before_expanding();
+    search_tree();
+    finish(res, true);
+    return res;
+  }
+
   // TreeSearch::resume: the open nodes left in the pool, the transposition table and the memos
   // are as the last part left them; each part's statistics start from the root's.
   SolveResult resume(const std::vector<Schedule>& warm_starts, const ResumeOptions& limits) {
@@ -657,6 +690,10 @@ SolveResult TreeSearch::resume(const std::vector<Schedule>& warm_starts, const R
   return impl_->resume(warm_starts, limits);
 }
 bool TreeSearch::retargetable() const { return impl_->retargetable(); }
+bool TreeSearch::resumable_from_frontier() const { return impl_->resumable_from_frontier(); }
+SolveResult TreeSearch::resume_from_frontier(const std::vector<Schedule>& warm_starts, const ResumeOptions& limits) {
+  return impl_->resume_from_frontier(warm_starts, limits);
+}
 SolveResult TreeSearch::raise_target(double target, const ResumeOptions& limits) {
   return impl_->raise_target(target, limits);
 }

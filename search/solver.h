@@ -242,6 +242,15 @@ class TreeSearch {
   // target (bound_probing.h) no longer expands again what the search below the last one did.
   // Only when retargetable() and `target` is above the last one (else std::logic_error).
   SolveResult raise_target(double target, const ResumeOptions& limits);
+  // Whether the last part kept every node it cut or left open (SolveOptions::keep_cut, complete),
+  // found a schedule at most its target and stopped at its time or node limit before proving it:
+  // then resume_from_frontier() can go on (bound_probing.h, ProbingSearch).
+  bool resumable_from_frontier() const;
+  // The next part without a target, from the nodes the last part kept: those below the cutoff of
+  // the incumbent (after `warm_starts`) go back to the pool, the others are cut by it; the
+  // transposition table and the memos as the last part left them; nothing is kept any more. As
+  // resume() otherwise. Only when resumable_from_frontier() (else std::logic_error).
+  SolveResult resume_from_frontier(const std::vector<Schedule>& warm_starts, const ResumeOptions& limits);
 
  private:
   class Impl;

@@ -409,7 +409,7 @@ class PipelineRun {
     po.two_device_nodes = o_.two_device_nodes;
     po.search.time_limit = kProbingGrace * quick.time_limit;
     po.search.node_limit = -1;  // probe_targets sets each target's
-    probing_ = probe_targets(inst_, po);
+    probing_ = probe_targets(inst_, po, &probing_search_);
     if (probing_->steps.empty()) {
       probing_.reset();
       return false;
@@ -521,6 +521,22 @@ class PipelineRun {
 
     PipelineResult out;
     out.search_started = since(started_);
+    // Where probing's last target found a schedule and stopped at its limit, its open nodes are
+    // further on than the tree first's, which had only the time probing left (ProbingSearch,
+    // search/bound_probing.h): the search goes on from them.
+    if (probing_search_.search && resume_conditions(opt)) {
+      ResumeOptions ro;
+      ro.time_limit = opt.time_limit;
+      ro.node_limit = opt.node_limit;
+      ro.gap = opt.gap;
+      ro.known_bound = opt.known_bound;
+      ro.on_progress = opt.on_progress;
+      obs_.on_root_bound(tree_root_);
+      out.probing_resumed = true;
+      tree_search_.reset();
+      return finish(std::move(out), probing_search_.search->resume_from_frontier(warm, ro));
+    }
+    probing_search_ = {};
     if (resume_tree_first(opt)) {
       ResumeOptions ro;
       ro.time_limit = opt.time_limit;
@@ -545,8 +561,12 @@ class PipelineRun {
   // VM, where the tree first stops at 2 s (96k nodes), then needs 26k more nodes (0.35 s) with the
   // local search's optimum, where starting again took 113k (2.2 s) (bench/README.md).
   bool resume_tree_first(const SolveOptions& opt) const {
-    return tree_search_ && tree_search_->resumable() && !inst_.can_offload() && relaxed_.relaxed_stages.empty() &&
-           opt.tree && !opt.beside && opt.lns_time_share <= 0 && opt.node_limit < 0;
+    return tree_search_ && tree_search_->resumable() && resume_conditions(opt);
+  }
+  // ... and the same for probing's search (ProbingSearch).
+  bool resume_conditions(const SolveOptions& opt) const {
+    return !inst_.can_offload() && relaxed_.relaxed_stages.empty() && opt.tree && !opt.beside &&
+           opt.lns_time_share <= 0 && opt.node_limit < 0;
   }
 
   // Between the small instances and the large ones (256 to 2048 compute ops), with two threads:
@@ -598,6 +618,7 @@ class PipelineRun {
   double tree_root_ = 0, tree_started_ = 0;
   std::optional<SolveResult> tree_first_;
   std::optional<ProbingResult> probing_;  // the targets tried before the tree first (probe)
+  ProbingSearch probing_search_;          // probing's last search, to go on from (probe, search)
   bool probing_proved_ = false;           // ... proved the optimum: tree_first_ is its result
   std::unique_ptr<TreeSearch> tree_search_;  // the tree first's search, kept to go on from (resume_tree_first)
   std::optional<ImprovedStart> tree_polish_;

@@ -24,7 +24,9 @@
 //   3. the branch-and-bound (search/solver.h), with the warm starts, the known bound and the
 //      root relaxation computed in phase 2, for what is left of the time limit; where the tree
 //      of phase 2 stopped at its limit on an instance without offload, it goes on from that
-//      tree's open nodes (TreeSearch::resume) instead of starting again at the root; from 257 to 2047
+//      tree's open nodes (TreeSearch::resume) instead of starting again at the root, and where
+//      probing's last target found a schedule and stopped at its limit, from probing's
+//      (TreeSearch::resume_from_frontier, search/bound_probing.h's ProbingSearch); from 257 to 2047
 //      compute ops under a time limit with two threads, the local search in rounds beside it
 //      (improve_rounds.h, one thread), every better schedule becoming the tree's incumbent;
 //   4. the cache keeps the result (better-only).
@@ -87,6 +89,7 @@ struct PipelineResult {
   bool from_cache = false;        // an exact cache hit proven optimal answered it (no search)
   bool tree_first = false;        // the short tree search before the local search proved it
   bool tree_resumed = false;      // the search went on from the tree first's open nodes
+  bool probing_resumed = false;   // ... from probing's last target's (search/bound_probing.h, ProbingSearch)
   std::string cache_key;          // that hit's entry
   std::string best_heuristic;     // the best heuristic's name ("" : none fits, or not run)
   double best_heuristic_makespan = std::numeric_limits<double>::infinity();

@@ -242,7 +242,8 @@ void TextSolveReporter::done(const Instance& inst, const PipelineResult& r, cons
   }
   out_ << "search: " << s.nodes << " nodes in " << num(s.seconds, 2) << " s (" << num(per_second(s.nodes, s.seconds), 0)
        << " nodes/s), started " << num(r.search_started, 2) << " s into the solve"
-       << (r.tree_resumed ? ", going on from the tree first's open nodes" : "") << "\n";
+       << (r.tree_resumed ? ", going on from the tree first's open nodes" : "")
+       << (r.probing_resumed ? ", going on from probing's open nodes" : "") << "\n";
   if (res.schedule) {  // when the schedule written was found, on the solve's clock (issue 23)
     const std::string from = r.best_from();
     out_ << "best schedule: "

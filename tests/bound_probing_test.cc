@@ -16,6 +16,7 @@
 #include <functional>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "model/instance_io.h"
@@ -259,6 +260,46 @@ TEST(BoundProbing, BelowAnUndecidedDeviceRelaxationTheChildrenDoNotAsk) {
               static_cast<long long>(p.steps[0].relaxation_nodes), p.steps[0].seconds);
   EXPECT_TRUE(p.steps[0].refuted);
   EXPECT_LT(p.steps[0].relaxation_nodes, 23'000'000);
+}
+
+// Probing's last target found a schedule but its node limit stopped the proof: the search it
+// hands over (ProbingSearch) goes on from its frontier (TreeSearch::resume_from_frontier) to the
+// optimum, proven, also where the schedule found at the stop was not yet the optimum.
+TEST(BoundProbing, AFoundTargetStoppedAtItsLimitGoesOnFromItsFrontierToTheOptimum) {
+  int resumed = 0, improved = 0;
+  for_quick_cases(37, 200, [&] { return resumed < 12 || improved < 2; }, [&](const Instance& inst, QuickCase& c) {
+    ProbingOptions& po = c.probe;
+    po.search.node_limit = -1;
+    const ProbingResult full = probe_targets(inst, po);
+    ASSERT_TRUE(full.proven);
+    if (!full.steps.back().found || full.steps.back().nodes < 8) return;
+    po.grace = 1;
+    for (const std::int64_t left : {full.steps.back().nodes / 4, full.steps.back().nodes / 2}) {
+      po.node_limit = full.nodes - left;
+      ProbingSearch keep;
+      const ProbingResult p = probe_targets(inst, po, &keep);
+      if (!keep.search) continue;  // stopped before it found one, or proved it
+      ASSERT_TRUE(p.found.has_value());
+      EXPECT_FALSE(p.proven);
+      EXPECT_TRUE(keep.search->resumable_from_frontier());
+      EXPECT_FALSE(keep.search->resumable());  // its open nodes are in the frontier, not the pool
+      ++resumed;
+      improved += p.makespan > c.exact.makespan + 1e-6 ? 1 : 0;
+      ResumeOptions ro;
+      ro.time_limit = 60;
+      const SolveResult r = keep.search->resume_from_frontier({}, ro);
+      EXPECT_EQ(r.status, SolveResult::Status::kOptimal);
+      EXPECT_NEAR(r.makespan, c.exact.makespan, 1e-6);
+      EXPECT_NEAR(r.bound, c.exact.makespan, 1e-6);
+      expect_schedule(inst, r);
+      EXPECT_LE(p.nodes + r.stats.nodes, 2 * full.nodes + 10);
+      EXPECT_THROW(keep.search->resume_from_frontier({}, ro), std::logic_error);  // nothing left to go on from
+    }
+  });
+  std::printf("[ probing  ] %d probes stopped after finding a schedule went on from their frontier (%d improved it)\n",
+              resumed, improved);
+  EXPECT_GE(resumed, 10);
+  EXPECT_GE(improved, 2);
 }
 
 // The grace (ProbingOptions::grace): once a target is refuted the limits grow, so a probe whose
