@@ -65,11 +65,7 @@ ProbingResult probe_targets(const Instance& instance, const ProbingOptions& opti
     const double started = elapsed();
     SolveResult r;
     if (tree && tree->retargetable()) {
-      ResumeOptions next;
-      next.time_limit = o.time_limit;
-      next.node_limit = o.node_limit;
-      next.known_bound = o.known_bound;
-      r = tree->raise_target(target, next);
+      r = tree->raise_target(target, part_limits(o));
     } else {
       (void)cut->take();
       tree = std::make_unique<TreeSearch>(instance, o);

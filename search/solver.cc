@@ -208,14 +208,7 @@ class BranchAndBound {
     begin_part(limits);
     SolveResult res;
     raise_known_bound(limits.known_bound);
-    const double cutoff = shared_.cutoff();
-    for (NodePtr& n : opt_.keep_cut->take()) {
-      if (n->bound < cutoff) {
-        pool_.push(std::move(n));
-      } else {
-        opt_.keep_cut->keep(std::move(n));
-      }
-    }
+    pool_from(*opt_.keep_cut, opt_.keep_cut);
     stop_before_expanding();
     search_tree();
     finish(res, true);
@@ -241,37 +234,45 @@ class BranchAndBound {
     opt_.keep_cut = nullptr;
     opt_.target = kInf;
     shared_.set_target(kInf);
-    begin_part(limits);
-    SolveResult res;
-    take_warm_starts(warm_starts, res);
-    raise_known_bound(limits.known_bound);
-    lift_proven_to_incumbent();
-    const double cutoff = shared_.cutoff();
-    for (NodePtr& n : frontier->take()) {
-      if (n->bound < cutoff) pool_.push(std::move(n));
-    }
-    stop_before_expanding();
-    search_tree();
-    finish(res, true);
-    return res;
+    return go_on(warm_starts, limits, frontier);
   }
 
   // TreeSearch::resume: the open nodes left in the pool, the transposition table and the memos
   // are as the last part left them; each part's statistics start from the root's.
   SolveResult resume(const std::vector<Schedule>& warm_starts, const ResumeOptions& limits) {
     if (!resumable()) throw std::logic_error("TreeSearch::resume: the last part did not stop at a limit with open nodes");
+    return go_on(warm_starts, limits, nullptr);
+  }
+
+ private:
+  // The next part of resume() and resume_from_frontier(): the warm starts first, then the nodes
+  // of `frontier` (null: none) below the incumbent's cutoff join the open ones.
+  SolveResult go_on(const std::vector<Schedule>& warm_starts, const ResumeOptions& limits, CutFrontier* frontier) {
     begin_part(limits);
     SolveResult res;
     take_warm_starts(warm_starts, res);
     raise_known_bound(limits.known_bound);
     lift_proven_to_incumbent();
+    if (frontier) pool_from(*frontier, nullptr);
     stop_before_expanding();
     search_tree();
     finish(res, true);
     return res;
   }
 
- private:
+  // The nodes of `from` below the cutoff back into the pool; the others into `rest` (null: they
+  // are dropped, the cutoff rules them out).
+  void pool_from(CutFrontier& from, CutFrontier* rest) {
+    const double cutoff = shared_.cutoff();
+    for (NodePtr& n : from.take()) {
+      if (n->bound < cutoff) {
+        pool_.push(std::move(n));
+      } else if (rest) {
+        rest->keep(std::move(n));
+      }
+    }
+  }
+
   // The next part's limits (resume, raise_target): nothing beside the tree, the statistics from
   // the root's again.
   void begin_part(const ResumeOptions& limits) {
@@ -694,6 +695,16 @@ bool TreeSearch::resumable_from_frontier() const { return impl_->resumable_from_
 SolveResult TreeSearch::resume_from_frontier(const std::vector<Schedule>& warm_starts, const ResumeOptions& limits) {
   return impl_->resume_from_frontier(warm_starts, limits);
 }
+ResumeOptions part_limits(const SolveOptions& options) {
+  ResumeOptions r;
+  r.time_limit = options.time_limit;
+  r.node_limit = options.node_limit;
+  r.gap = options.gap;
+  r.known_bound = options.known_bound;
+  r.on_progress = options.on_progress;
+  return r;
+}
+
 SolveResult TreeSearch::raise_target(double target, const ResumeOptions& limits) {
   return impl_->raise_target(target, limits);
 }

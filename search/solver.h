@@ -214,6 +214,9 @@ struct ResumeOptions {
   std::function<void(const SolveProgress&)> on_progress;
 };
 
+// A next part's limits as `options` give them (time, nodes, gap, known bound, progress).
+ResumeOptions part_limits(const SolveOptions& options);
+
 class TreeSearch {
  public:
   TreeSearch(const Instance& instance, const SolveOptions& options);

@@ -153,7 +153,8 @@ void JsonSolveReporter::done(const Instance&, const PipelineResult& r, const Sim
                      {"seconds", s.seconds},
                      {"seconds_to_best", s.seconds_to_best},  // on the search's clock
                      {"search_started", r.search_started},    // on the solve's clock
-                     {"tree_resumed", r.tree_resumed}, {"probing_resumed", r.probing_resumed},
+                     {"tree_resumed", r.tree_resumed},
+                     {"probing_resumed", r.probing_resumed},
                      {"total_seconds", r.seconds},
                      {"best_from", r.best_from()},
                      {"bound_from", r.bound_from()},

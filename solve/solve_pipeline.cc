@@ -528,13 +528,13 @@ class PipelineRun {
       obs_.on_root_bound(tree_root_);
       out.probing_resumed = true;
       tree_search_.reset();
-      return finish(std::move(out), probing_search_.search->resume_from_frontier(warm, resume_options(opt)));
+      return finish(std::move(out), probing_search_.search->resume_from_frontier(warm, part_limits(opt)));
     }
     probing_search_ = {};
     if (resume_tree_first(opt)) {
       obs_.on_root_bound(tree_root_);
       out.tree_resumed = true;
-      return finish(std::move(out), tree_search_->resume(warm, resume_options(opt)));
+      return finish(std::move(out), tree_search_->resume(warm, part_limits(opt)));
     }
     tree_search_.reset();  // its open nodes are not needed any more
     const SolveResult result = solve(inst_, warm, opt);
@@ -550,16 +550,6 @@ class PipelineRun {
   // local search's optimum, where starting again took 113k (2.2 s) (bench/README.md).
   bool resume_tree_first(const SolveOptions& opt) const {
     return tree_search_ && tree_search_->resumable() && resume_conditions(opt);
-  }
-  // The limits of a search that goes on (resume_tree_first, ProbingSearch): the search's own.
-  static ResumeOptions resume_options(const SolveOptions& opt) {
-    ResumeOptions ro;
-    ro.time_limit = opt.time_limit;
-    ro.node_limit = opt.node_limit;
-    ro.gap = opt.gap;
-    ro.known_bound = opt.known_bound;
-    ro.on_progress = opt.on_progress;
-    return ro;
   }
   // ... and the same for probing's search (ProbingSearch).
   bool resume_conditions(const SolveOptions& opt) const {
