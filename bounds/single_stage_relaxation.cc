@@ -121,6 +121,10 @@ struct Params {
   double off = 0, rel = 0, lat = 0;
   double tail_b = 0, tail_w = 0;
   bool offloadable = false;
+  // The memory's slots (lower_bound's slot energy): every set of activations and M_W's that fits
+  // in cap has slot_act per activation plus slot_mw per M_W at most 1 (a dual feasible function;
+  // 0 and 0: not used).
+  double slot_act = 0, slot_mw = 0;
   bool spec_first = false;  // the first stage under the spec's start rules (see below)
   std::vector<double> head_f, head_b;
   std::vector<PairOrder> pairs;  // the pair releases' orders (pair_releases.h); empty: off
@@ -316,6 +320,18 @@ class RelaxationSearch {
     // The remaining B's run in order after `free`, and so do the W's, after those whose B ended;
     // the offloads of the microbatches not started, one at a time on the D2H channel from s.d2h.
     double b_last = s.free, w_last = s.free + (s.nb - s.nw) * p_.w, d2h_last = s.d2h;
+    // Slot energy (Params::slot_act): from t0 on, each microbatch's activation and M_W hold
+    // memory for at least what its ops still need; their slot-weighted sum fits in the time.
+    const double t0 = s.free;
+    const bool slots = p_.slot_act > 0 && s.nw < p_.m;
+    double held_act = 0, held_mw = 0;
+    if (slots) {
+      double w_end = t0;
+      for (int j = s.nw; j < s.nb; ++j) {
+        w_end = std::max(w_end, s.b_end(j)) + p_.w;
+        held_mw += w_end - t0;
+      }
+    }
     // The last k B ends (lower bounds; the placed ones as they are), for their tails (last_tails.h).
     std::array<double, kMaxLastTailMicrobatches> last_k{};
     const int k = p_.tails.k, first_k = p_.m - k;
@@ -340,6 +356,17 @@ class RelaxationSearch {
                           : s.forced(j)                  ? s.forced_from(j) + p_.rel
                                                          : s.offload_end(j) + p_.rel);
       }
+      if (slots) {
+        if (j >= s.nf) {
+          held_act += p_.f + p_.b + (p_.offloadable ? std::min(p_.lat, p_.off + p_.rel) : p_.lat);
+        } else if (!(s.offload_end(j) == s.offload_end(j))) {
+          held_act += eb + p_.b - t0;  // kept: held until its B ends
+        } else {
+          held_act += std::max(0.0, s.offload_end(j) - t0) +
+                      (s.reload_end(j) == s.reload_end(j) ? eb + p_.b - t0 : p_.b + std::min(eb - t0, p_.rel));
+        }
+        held_mw += p_.w;
+      }
       b_last = std::max(b_last, eb) + p_.b;
       if (k > 0 && j >= first_k) last_k[static_cast<std::size_t>(j - first_k)] = b_last;
       w_last = std::max(w_last, b_last) + p_.w;
@@ -351,6 +378,18 @@ class RelaxationSearch {
       lb = std::max({lb, eb + rest * (p_.b + p_.w) + tail, eb + rest * p_.b + p_.tail_b});
     }
     if (s.nb < p_.m && k > 0) lb = std::max(lb, last_tail(p_.tails, last_k.data()));
+    if (slots) {
+      // While F(j) runs, at most j - nb + 1 activations are held (microbatches nb..j), and while
+      // B(m - i) runs at most i (m - i..m - 1): slots that stay empty then.
+      const int k_slots = static_cast<int>(std::lround(1.0 / p_.slot_act));
+      double empty = 0;
+      for (int j = std::max(s.nf, s.nb); j < p_.m && j - s.nb + 1 < k_slots; ++j) {
+        empty += p_.f * (1.0 - (j - s.nb + 1) * p_.slot_act);
+      }
+      for (int i = 1; i <= p_.m - s.nb && i < k_slots; ++i) empty += p_.b * (1.0 - i * p_.slot_act);
+      if (s.nb < p_.m) lb = std::max(lb, t0 + p_.slot_act * held_act + empty + std::max(p_.tail_b, p_.w + p_.tail_w));
+      lb = std::max(lb, t0 + p_.slot_act * held_act + p_.slot_mw * held_mw + p_.tail_w);
+    }
     return lb;
   }
 
@@ -889,6 +928,18 @@ Params params(const Instance& inst, const BoundProblem& p, int s, const std::vec
   q.act = p.activation[s];
   q.mw = p.hold_w[s];
   q.cap = p.room[s] + p.activation[s];
+  if (q.act > 0 && q.cap > 0) {
+    const int k = static_cast<int>(std::floor((q.cap + kEps) / q.act));
+    if (k >= 1 && k < q.m) {
+      q.slot_act = 1.0 / k;
+      q.slot_mw = 1.0;
+      for (int na = 0; na <= k && q.mw > 0; ++na) {
+        const double nw = std::floor((q.cap + kEps - na * q.act) / q.mw);
+        if (nw >= 1) q.slot_mw = std::min(q.slot_mw, (1.0 - na * q.slot_act) / nw);
+      }
+      if (!(q.mw > 0)) q.slot_mw = 0;
+    }
+  }
   q.offloadable = inst.stages[s].offloadable();
   q.off = p.offload_time[s];
   q.rel = p.reload_time[s];

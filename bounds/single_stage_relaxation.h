@@ -38,7 +38,20 @@
 // in order and the offloads too, one at a time on the D2H channel, so that by an instant t at
 // most as many of the microbatches not yet started can be offloaded as the channel can finish
 // by t: offload-slow-pcie-4x8's stage 1 at cutoff 343.7 takes 8.2k nodes with that, 20.0k
-// without, its stage 0 under the spec's rules at 341.92 145k instead of 157k) and by dominance
+// without, its stage 0 under the spec's rules at 341.92 145k instead of 157k; and the slot
+// energy: where only k < m activations fit in cap, a dual feasible function (S. P. Fekete and
+// J. Schepers, "New classes of fast lower bounds for bin packing problems", Math. Programming
+// 91(1), 2001) counts each held activation as 1/k of the memory and each M_W as what k' held
+// activations leave to the most M_W's that fit beside them, min over k' of (1 - k'/k) / that
+// many, so that at every instant the held items count at most 1; each microbatch still holds its
+// activation from where the device is free on for at least what its ops need (one not started:
+// its F, then the round trip or its offload and reload, then its B; a kept one until its B's
+// earliest end; an offloaded one until its offload ends and again for its B and the part of its
+// reload after that instant), and while F(j) runs at most j - nb + 1 activations are held, while
+// B(m - i) runs at most i, so the last B ends no earlier than the free time plus the counted
+// holds plus those empty slots; the same with the M_W's up to the last W. Offload-slow-pcie-4x8's
+// first stage: the bound at the root 229.06 -> 311.38 ms (its optimum 341.92), 153.7k -> 80.3k
+// nodes; stage 1 8.2k -> 658. O(m) a node) and by dominance
 // between states with the same counters and levels (times no later and memory no fuller at
 // every instant from where a future reload could start on), which is sound here because the
 // relaxed model is monotone (unlike the spec's list scheduling); a reload that a later one could
