@@ -125,6 +125,9 @@ struct Params {
   // in cap has slot_act per activation plus slot_mw per M_W at most 1 (a dual feasible function;
   // 0 and 0: not used).
   double slot_act = 0, slot_mw = 0;
+  // What any M_W at all takes: with one held, at most k - 1 activations fit beside it, so
+  // slot_act per activation plus slot_w_held while an M_W is held is at most 1 (0: not used).
+  double slot_w_held = 0;
   bool spec_first = false;  // the first stage under the spec's start rules (see below)
   std::vector<double> head_f, head_b;
   std::vector<PairOrder> pairs;  // the pair releases' orders (pair_releases.h); empty: off
@@ -381,13 +384,32 @@ class RelaxationSearch {
     if (slots) {
       // While F(j) runs, at most j - nb + 1 activations are held (microbatches nb..j), and while
       // B(m - i) runs at most i (m - i..m - 1): slots that stay empty then.
-      const int k_slots = static_cast<int>(std::lround(1.0 / p_.slot_act));
-      double empty = 0;
-      for (int j = std::max(s.nf, s.nb); j < p_.m && j - s.nb + 1 < k_slots; ++j) {
-        empty += p_.f * (1.0 - (j - s.nb + 1) * p_.slot_act);
+      // And while any M_W is held, at most those beside it (slot_w_held): g(t) = slot_act per
+      // activation + slot_w_held if an M_W is held is at most 1 at every instant. Every W that
+      // runs before B(m - 1) holds its M_W while it runs; d of the P pending W's but the last may
+      // run after B(m - 1) instead (the makespan then has d + 1 W's after it), and then their
+      // M_W's are held while B(m - 1) runs: the least over d.
+      if (s.nb < p_.m) {
+        const int k_slots = static_cast<int>(std::lround(1.0 / p_.slot_act));
+        const double c = p_.slot_w_held;
+        const int pending = p_.m - 1 - s.nw;  // W's before the last one
+        // F(nb) with nothing held and no M_W (every B before it has its W done): its own only.
+        double fill = 0;
+        for (int j = s.nf; j < p_.m && j - s.nb + 1 < k_slots; ++j) {
+          const int n = j - s.nb + 1;
+          const bool alone = j == s.nb && s.nw == s.nb;
+          fill += p_.f * std::max(0.0, 1.0 - n * p_.slot_act - (alone ? 0.0 : c));
+        }
+        double drain = 0;  // B(m - i), i >= 2: M_W's may be held beside it
+        for (int i = 2; i <= p_.m - s.nb && i < k_slots; ++i) drain += p_.b * std::max(0.0, 1.0 - i * p_.slot_act - c);
+        const double acts = t0 + p_.slot_act * held_act + fill + drain;
+        double value = acts + c * pending * p_.w + p_.b * (1.0 - p_.slot_act) + std::max(p_.tail_b, p_.w + p_.tail_w);
+        for (int d = 1; d <= pending; ++d) {
+          value = std::min(value, acts + c * ((pending - d) * p_.w + p_.b) + p_.b * std::max(0.0, 1.0 - p_.slot_act - c) +
+                                      std::max(p_.tail_b, (d + 1) * p_.w + p_.tail_w));
+        }
+        lb = std::max(lb, value);
       }
-      for (int i = 1; i <= p_.m - s.nb && i < k_slots; ++i) empty += p_.b * (1.0 - i * p_.slot_act);
-      if (s.nb < p_.m) lb = std::max(lb, t0 + p_.slot_act * held_act + empty + std::max(p_.tail_b, p_.w + p_.tail_w));
       lb = std::max(lb, t0 + p_.slot_act * held_act + p_.slot_mw * held_mw + p_.tail_w);
     }
     return lb;
@@ -938,6 +960,9 @@ Params params(const Instance& inst, const BoundProblem& p, int s, const std::vec
         if (nw >= 1) q.slot_mw = std::min(q.slot_mw, (1.0 - na * q.slot_act) / nw);
       }
       if (!(q.mw > 0)) q.slot_mw = 0;
+      // The most activations that fit beside one M_W.
+      const double beside = q.mw > 0 ? std::floor((q.cap + kEps - q.mw) / q.act) : k;
+      q.slot_w_held = std::max(0.0, 1.0 - std::min<double>(k, std::max(0.0, beside)) * q.slot_act);
     }
   }
   q.offloadable = inst.stages[s].offloadable();

@@ -49,9 +49,15 @@
 // earliest end; an offloaded one until its offload ends and again for its B and the part of its
 // reload after that instant), and while F(j) runs at most j - nb + 1 activations are held, while
 // B(m - i) runs at most i, so the last B ends no earlier than the free time plus the counted
-// holds plus those empty slots; the same with the M_W's up to the last W. Offload-slow-pcie-4x8's
-// first stage: the bound at the root 229.06 -> 311.38 ms (its optimum 341.92), 153.7k -> 80.3k
-// nodes; stage 1 8.2k -> 658. O(m) a node) and by dominance
+// holds plus those empty slots; the same with the M_W's up to the last W. And while any M_W is
+// held, at most the activations that fit beside it are (two of 1.4 GiB in 4 GiB, but one beside
+// an M_W of 1.3): each W that runs before B(m - 1) holds its M_W while it runs, so that time
+// counts as a held slot too, unless the W runs after B(m - 1) (the least over how many do): the
+// tokens and the W executions of the tree's memory energy bound (memory_energy_bound.h), here
+// on the relaxation's own partial schedule, with one window from the device's free time on.
+// Offload-slow-pcie-4x8's first stage: the bound at the root 229.06 -> 311.38 ms with the slots,
+// 323.13 with the M_W's (its optimum 341.92), 153.7k -> 80.3k -> 40.7k nodes; stage 1 8.2k ->
+// 658 -> 213. O(m) a node) and by dominance
 // between states with the same counters and levels (times no later and memory no fuller at
 // every instant from where a future reload could start on), which is sound here because the
 // relaxed model is monotone (unlike the spec's list scheduling); a reload that a later one could
