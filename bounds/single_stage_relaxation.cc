@@ -360,13 +360,14 @@ class RelaxationSearch {
                                                          : s.offload_end(j) + p_.rel);
       }
       if (slots) {
+        const double bs = std::max(b_last, eb);  // B(j) after B(j - 1) too (FIFO, one device)
         if (j >= s.nf) {
           held_act += p_.f + p_.b + (p_.offloadable ? std::min(p_.lat, p_.off + p_.rel) : p_.lat);
         } else if (!(s.offload_end(j) == s.offload_end(j))) {
-          held_act += eb + p_.b - t0;  // kept: held until its B ends
+          held_act += bs + p_.b - t0;  // kept: held until its B ends
         } else {
           held_act += std::max(0.0, s.offload_end(j) - t0) +
-                      (s.reload_end(j) == s.reload_end(j) ? eb + p_.b - t0 : p_.b + std::min(eb - t0, p_.rel));
+                      (s.reload_end(j) == s.reload_end(j) ? bs + p_.b - t0 : p_.b + std::min(bs - t0, p_.rel));
         }
         held_mw += p_.w;
       }

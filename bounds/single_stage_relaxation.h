@@ -46,8 +46,8 @@
 // many, so that at every instant the held items count at most 1; each microbatch still holds its
 // activation from where the device is free on for at least what its ops need (one not started:
 // its F, then the round trip or its offload and reload, then its B; a kept one until its B's
-// earliest end; an offloaded one until its offload ends and again for its B and the part of its
-// reload after that instant), and while F(j) runs at most j - nb + 1 activations are held, while
+// earliest end, after the B's before it in their order; an offloaded one until its offload ends
+// and again for its B and the part of its reload after that instant), and while F(j) runs at most j - nb + 1 activations are held, while
 // B(m - i) runs at most i, so the last B ends no earlier than the free time plus the counted
 // holds plus those empty slots; the same with the M_W's up to the last W. And while any M_W is
 // held, at most the activations that fit beside it are (two of 1.4 GiB in 4 GiB, but one beside
@@ -56,8 +56,8 @@
 // tokens and the W executions of the tree's memory energy bound (memory_energy_bound.h), here
 // on the relaxation's own partial schedule, with one window from the device's free time on.
 // Offload-slow-pcie-4x8's first stage: the bound at the root 229.06 -> 311.38 ms with the slots,
-// 323.13 with the M_W's (its optimum 341.92), 153.7k -> 80.3k -> 40.7k nodes; stage 1 8.2k ->
-// 658 -> 213. O(m) a node) and by dominance
+// 323.13 with the M_W's (its optimum 341.92), 153.7k -> 80.3k -> 40.7k nodes, 21.7k with the
+// B's order in the holds; stage 1 8.2k -> 658 -> 213 -> 190. O(m) a node) and by dominance
 // between states with the same counters and levels (times no later and memory no fuller at
 // every instant from where a future reload could start on), which is sound here because the
 // relaxed model is monotone (unlike the spec's list scheduling); a reload that a later one could
