@@ -333,6 +333,54 @@ TEST(SolvePipeline, SmallInstancesQuickPhaseRunsFromTheBestHeuristic) {
   }
 }
 
+// On small instances the full local search's runs stop 1500 simulations after their last new
+// best (kSmallFullStall in solve_pipeline.cc), unless the caller fixed the budget
+// (--local-search N). offload-random-34 of `bench/solvers/random_offload.py --seed 8`: the best
+// heuristic's 33.21 ms is the optimum and the root's bounds are below it, so every full run
+// used its whole budget (114,000 simulations at the default limit, 2 s) before the tree proved
+// it in a few hundred nodes.
+TEST(SolvePipeline, SmallInstancesFullLocalSearchStopsAtAStall) {
+  SKIP_UNDER_SANITIZERS("the default time limit's budget takes minutes under the sanitizers where the stall does not cut it");
+  const Instance inst =
+      load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/offload-random-s8-34.json");
+  for (const bool fixed : {false, true}) {
+    SCOPED_TRACE(fixed ? "--local-search 4000" : "the default budget");
+    PipelineOptions o = quick(60);
+    if (fixed) o.local_search = 4000;
+    struct Seen : SolveObserver {
+      std::vector<ImprovedStart> full;
+      std::int64_t quick = 0;  // the quick phase's simulations a start (the full phase has the rest)
+      double bound = 0;
+      void on_warm_starts(const WarmStartReport& r) override {
+        const auto& all = r.starts.starts.improved;
+        const std::size_t q = std::min<std::size_t>(r.starts.quick_runs, all.size());
+        for (std::size_t k = 0; k < q; ++k) quick = std::max(quick, all[k].evaluations);
+        full.assign(all.begin() + static_cast<std::ptrdiff_t>(q), all.end());
+        bound = r.starts.bound;
+      }
+    } seen;
+    const PipelineResult p = solve_pipeline(inst, o, seen);
+    ASSERT_EQ(p.result.status, SolveResult::Status::kOptimal);
+    EXPECT_NEAR(p.result.makespan, 33.21, 1e-6);
+    ASSERT_GE(seen.full.size(), 3u);  // the full phase ran, from several starts
+    const std::int64_t budget = fixed ? 4000 : local_search_budget(60);
+    int stalled = 0;
+    for (const ImprovedStart& run : seen.full) {
+      SCOPED_TRACE(run.heuristic);
+      if (run.after <= seen.bound + 1e-6) continue;  // (met the bound: stopped there)
+      EXPECT_LE(run.evaluations, budget);
+      if (fixed) {
+        EXPECT_EQ(run.evaluations + seen.quick, budget);  // the whole rest of its budget
+      } else {
+        EXPECT_GE(run.evaluations, 1500);
+        EXPECT_LT(run.evaluations, 10000);
+        ++stalled;
+      }
+    }
+    if (!fixed) EXPECT_GE(stalled, 3);
+  }
+}
+
 // At scale under a time limit there is no quick phase: the improved starts are the rounds' (and
 // the search beside the slow heuristics'), none a quick search from a heuristic's schedule.
 // With a fixed budget (--local-search N) the quick phase stays.
