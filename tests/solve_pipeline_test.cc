@@ -381,6 +381,36 @@ TEST(SolvePipeline, SmallInstancesFullLocalSearchStopsAtAStall) {
   }
 }
 
+// ... and so does the local search from the tree first's best (polish_tree_best):
+// offload-random-12 of `random_offload.py --seed 8`, whose glimpse of the tree finds 48.03 ms,
+// which no local search improves (the optimum, 46.56, comes from the relaxation's guided start).
+TEST(SolvePipeline, SmallInstancesLocalSearchFromTheTreesBestStopsAtAStall) {
+  const Instance inst =
+      load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/offload-random-s8-12.json");
+  for (const bool fixed : {false, true}) {
+    SCOPED_TRACE(fixed ? "--local-search 4000" : "the default budget");
+    PipelineOptions o = quick(10);
+    if (fixed) o.local_search = 4000;
+    struct Seen : SolveObserver {
+      std::optional<ImprovedStart> polish;
+      void on_warm_starts(const WarmStartReport& r) override {
+        if (r.tree_polish) polish = *r.tree_polish;
+      }
+    } seen;
+    const PipelineResult p = solve_pipeline(inst, o, seen);
+    ASSERT_EQ(p.result.status, SolveResult::Status::kOptimal);
+    EXPECT_NEAR(p.result.makespan, 46.56, 1e-6);
+    ASSERT_TRUE(seen.polish.has_value());
+    ASSERT_GE(seen.polish->after, seen.polish->before - 1e-9);  // (nothing better from there)
+    if (fixed) {
+      EXPECT_EQ(seen.polish->evaluations, 4000);
+    } else {
+      EXPECT_GE(seen.polish->evaluations, 1500);
+      EXPECT_LT(seen.polish->evaluations, local_search_budget(10) / 2);
+    }
+  }
+}
+
 // At scale under a time limit there is no quick phase: the improved starts are the rounds' (and
 // the search beside the slow heuristics'), none a quick search from a heuristic's schedule.
 // With a fixed budget (--local-search N) the quick phase stays.
