@@ -5,7 +5,7 @@
 // A child is bounded by the node bound (bounds/node_bound.h); in the batch modes only its times
 // are taken here and the batch computes the bound (batch_worker.h). Where the single-stage
 // relaxations apply (stage_relaxations.h) a child that survives the node bound is also bounded
-// by the relaxation of its stages' histories and, from a quarter of the decisions on, by the
+// by the relaxation of its stages' histories and, from an eighth of the decisions on, by the
 // relaxation with its own heads. Where the root's device relaxation (bounds/device_relaxation.h)
 // applies, a child that survives the node bound from 3/8 of the decisions on (from 1/16 on near a
 // proof: the cutoff within 2% of the proven bound) is also bounded by the relaxation of the
