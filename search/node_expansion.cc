@@ -216,10 +216,10 @@ double NodeExpander::bound_child(SearchWorker& w, const SearchNode& parent, doub
   // seldom cut, and each costs a search (StageRelaxations::at_node). From a quarter on (before
   // 2026-11-29), offload-random-15 of bench/solvers/random_offload.py --seed 8 took 51.5k nodes
   // to prove its optimum, 46k of them at depths 10-19 of 72, which the relaxation with their
-  // heads cuts: now 3.8k (one thread, 1.4 -> 0.6 s of CPU); the 104 other random offload
-  // instances of seeds 7, 8 and 9 and the shipped ones expand the same nodes, or end where they
-  // did within the time limit (bench/README.md, "The relaxation with the node's heads from an
-  // eighth of the decisions").
+  // heads cuts: now 3.8k (one thread, 1.4 -> 0.6 s of CPU); the other 103 random offload
+  // instances of seeds 7, 8 and 9 and the shipped ones expand the same nodes or a few fewer, or
+  // end where they did within the time limit (bench/README.md, "The relaxation with the node's
+  // heads from an eighth of the decisions").
   const std::size_t from_depth = ctx_.problem.S * ctx_.problem.m * ctx_.problem.types / 8;
   if (b < ctx_.shared.cutoff() && parent.path.size() + 1 >= from_depth) {
     b = std::max(b, ctx_.relaxations.at_node(w.bound.times, w.bound.transfers, w.bound.head, ctx_.shared.cutoff(),
