@@ -955,12 +955,13 @@ Params params(const Instance& inst, const BoundProblem& p, int s, const std::vec
     const int k = static_cast<int>(std::floor((q.cap + kEps) / q.act));
     if (k >= 1 && k < q.m) {
       q.slot_act = 1.0 / k;
-      q.slot_mw = 1.0;
-      for (int na = 0; na <= k && q.mw > 0; ++na) {
-        const double nw = std::floor((q.cap + kEps - na * q.act) / q.mw);
-        if (nw >= 1) q.slot_mw = std::min(q.slot_mw, (1.0 - na * q.slot_act) / nw);
+      if (q.mw > 0) {
+        q.slot_mw = 1.0;
+        for (int na = 0; na <= k; ++na) {
+          const double nw = std::floor((q.cap + kEps - na * q.act) / q.mw);
+          if (nw >= 1) q.slot_mw = std::min(q.slot_mw, (1.0 - na * q.slot_act) / nw);
+        }
       }
-      if (!(q.mw > 0)) q.slot_mw = 0;
       // The most activations that fit beside one M_W.
       const double beside = q.mw > 0 ? std::floor((q.cap + kEps - q.mw) / q.act) : k;
       q.slot_w_held = std::max(0.0, 1.0 - std::min<double>(k, std::max(0.0, beside)) * q.slot_act);
