@@ -414,9 +414,7 @@ TEST(SingleStageRelaxation, NeverFallsWhenTheNodeParamsRise) {
   EXPECT_GT(rose, 20);  // the params matter
 }
 
-Instance relaxation_data(const std::string& name) {
-  return load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "tests" / "data" / "relaxation" / (name + ".json")).string());
-}
+using test_support::relaxation_data;
 
 // One thread, at most `node_limit` nodes.
 SolveOptions one_thread(std::int64_t node_limit) {

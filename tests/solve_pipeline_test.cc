@@ -35,9 +35,7 @@ Instance shipped(const std::string& name) {
   return load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/" + name + ".json");
 }
 
-Instance relaxation_data(const std::string& name) {
-  return load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/" + name + ".json");
-}
+using test_support::relaxation_data;
 
 // Why the stall tests skip under the sanitizers: which phase finds what depends on the root
 // relaxation finishing within its wall-time share and the local search's runs within the limit.

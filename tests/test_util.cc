@@ -20,6 +20,8 @@
 #include <gtest/gtest.h>
 
 #include "model/action.h"
+#include "model/instance_io.h"
+#include "tests/test_paths.h"
 
 namespace optpipe::test_support {
 
@@ -63,6 +65,10 @@ Schedule lists(const Instance& inst, std::initializer_list<std::initializer_list
   std::vector<std::vector<std::string>> v;
   for (const auto& list : devices) v.emplace_back(list.begin(), list.end());
   return lists(inst, v);
+}
+
+Instance relaxation_data(const std::string& name) {
+  return load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/" + name + ".json");
 }
 
 Schedule offload_slow_witness(const Instance& inst) {

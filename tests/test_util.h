@@ -27,6 +27,10 @@ Instance uniform_instance(int p, int m, double f, double b, double w, double com
 Schedule lists(const Instance& instance, std::initializer_list<std::initializer_list<const char*>> devices);
 Schedule lists(const Instance& instance, const std::vector<std::vector<std::string>>& devices);
 
+// An instance of tests/data/relaxation/ by its name without ".json" (the random V, loop and
+// offload instances that the relaxations' and the solve pipeline's tests pin).
+Instance relaxation_data(const std::string& name);
+
 // The best known schedule of instances/offload-slow-pcie-4x8.json (341.92 ms; found by simulated
 // annealing, see tests/offload_witness_test.cc), for `inst` loaded from that file.
 Schedule offload_slow_witness(const Instance& inst);
