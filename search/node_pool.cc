@@ -16,11 +16,11 @@ NodePool::NodePool(int workers) : working_bound_(static_cast<std::size_t>(worker
 
 void NodePool::push_locked(NodePtr n) {
   heap_.push_back(std::move(n));
-  std::push_heap(heap_.begin(), heap_.end(), NodeOrder());
+  std::push_heap(heap_.begin(), heap_.end(), order_);
 }
 
 NodePtr NodePool::pop_locked() {
-  std::pop_heap(heap_.begin(), heap_.end(), NodeOrder());
+  std::pop_heap(heap_.begin(), heap_.end(), order_);
   NodePtr n = std::move(heap_.back());
   heap_.pop_back();
   return n;
@@ -46,7 +46,10 @@ std::vector<NodePtr> NodePool::pop_many(int w, std::size_t k, bool held, double 
   std::lock_guard<std::mutex> lock(mu_);
   while (out.size() < k && !heap_.empty()) out.push_back(pop_locked());
   if (!out.empty()) {
-    working_bound_[static_cast<std::size_t>(w)].store(std::min(held_min, out.front()->bound));
+    // The first is the smallest unless some lie below the floor (set_floor): the least of all.
+    double least = held_min;
+    for (const NodePtr& n : out) least = std::min(least, n->bound);
+    working_bound_[static_cast<std::size_t>(w)].store(least);
     if (!held) ++busy_;
   }
   return out;
@@ -74,10 +77,22 @@ bool NodePool::finished() const {
   return heap_.empty() && busy_ == 0;
 }
 
+void NodePool::set_floor(double proven, double tie) {
+  std::lock_guard<std::mutex> lock(mu_);
+  proven_ = proven;
+  order_.floor = proven + tie;
+  std::make_heap(heap_.begin(), heap_.end(), order_);
+}
+
 double NodePool::min_bound(double cap) const {
   double b = cap;
   std::lock_guard<std::mutex> lock(mu_);
-  if (!heap_.empty()) b = std::min(b, heap_.front()->bound);
+  if (!heap_.empty()) {
+    // The top has the smallest bound unless it lies below the floor; then every node below the
+    // floor ties with it, and all of them are at least `proven_`.
+    const double top = heap_.front()->bound;
+    b = std::min(b, top > order_.floor ? top : std::min(top, proven_));
+  }
   for (const auto& wb : working_bound_) b = std::min(b, wb.load());
   return b;
 }
@@ -91,7 +106,7 @@ NodePool::Dropped NodePool::drop_at_or_above(double cutoff, std::vector<NodePtr>
   if (d.count == 0) return d;
   if (dropped) std::move(keep_end, heap_.end(), std::back_inserter(*dropped));
   heap_.erase(keep_end, heap_.end());
-  std::make_heap(heap_.begin(), heap_.end(), NodeOrder());
+  std::make_heap(heap_.begin(), heap_.end(), order_);
   return d;
 }
 

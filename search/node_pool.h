@@ -1,5 +1,5 @@
 // The branch-and-bound's open nodes (solver.h), shared by its workers: a binary heap ordered
-// best-first (smallest bound; ties: the deeper node), and per worker the bound of what it holds
+// best-first (smallest bound; ties: the deeper node; set_floor), and per worker the bound of what it holds
 // (a node it dives from, or a batch of lanes) so that the proven bound accounts for nodes out of
 // the pool. Like HiGHS's node queue, it can drop every node that an incumbent makes useless.
 //
@@ -40,10 +40,27 @@ class NodePool {
   void set_working_bound(int w, double b) { working_bound_[static_cast<std::size_t>(w)].store(b); }
   void lower_working_bound(int w, double b);
 
+  // Bounds below `proven` plus `tie` are ties from now on (the pool's order, NodeOrder, counts
+  // them as that), the deeper node first. `proven` must be a lower bound for every open node
+  // and every node pushed later (e.g. the whole tree's, proven at its root).
+  //
+  // Why: near the root the nodes' own bounds are weaker than the root's (the device relaxation
+  // and the single-stage relaxation are asked from some depth on, node_expansion.cc), so a plain
+  // best-first order expands the shallow nodes whose cheap bounds lie below the root's first,
+  // breadth-first, before any node whose bound met the root's, though none of them can be
+  // better than the root's bound. Where the root bound is the optimum, the schedules that reach
+  // it lie below nodes whose bounds are the root's up to rounding: seed-11 small-v-04 of
+  // bench/solvers/random_small.py (root bound 33.23 ms, its optimum) took 22.7k nodes to find its
+  // optimum, and with them as ties, followed depth-first, 306 (bench/README.md). `tie` covers
+  // the rounding: bounds computed along other sums differ in the last bits.
+  // Complexity: O(n) (the heap is rebuilt).
+  void set_floor(double proven, double tie);
+
   std::size_t size() const;
   // No open node is left and no worker holds one.
   bool finished() const;
-  // min(cap, the smallest open bound, every worker's working bound).
+  // min(cap, the smallest open bound, every worker's working bound). Above a floor (set_floor)
+  // it may report the floor's `proven` for open nodes whose bounds lie below it.
   double min_bound(double cap) const;
 
   // Removes every open node whose bound is at least `cutoff` (an incumbent made them useless);
@@ -60,7 +77,9 @@ class NodePool {
   NodePtr pop_locked();
 
   mutable std::mutex mu_;
-  std::vector<NodePtr> heap_;  // guarded by mu_; a heap under NodeOrder (std::push_heap)
+  std::vector<NodePtr> heap_;  // guarded by mu_; a heap under order_ (std::push_heap)
+  NodeOrder order_;            // guarded by mu_
+  double proven_ = -std::numeric_limits<double>::infinity();  // guarded by mu_: set_floor's
   int busy_ = 0;               // guarded by mu_: workers holding nodes
   std::vector<std::atomic<double>> working_bound_;  // [worker]; infinity when it holds nothing
 };

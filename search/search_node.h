@@ -6,8 +6,10 @@
 // a simulator snapshot costs kilobytes, so the pool (node_pool.h) can hold millions of nodes.
 #pragma once
 
+#include <algorithm>
 #include <cassert>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -57,11 +59,16 @@ struct SearchNode {
 };
 using NodePtr = std::unique_ptr<SearchNode>;
 
-// The pool's order: its top is the smallest bound; ties: the deeper node.
+// The pool's order: its top is the smallest bound, a bound below `floor` counting as `floor`;
+// ties: the deeper node, then the smaller bound. With no floor (-infinity) that is the smallest
+// bound, then the deeper node. Why a floor: NodePool::set_floor.
 struct NodeOrder {
+  double floor = -std::numeric_limits<double>::infinity();
   bool operator()(const NodePtr& a, const NodePtr& b) const {
-    if (a->bound != b->bound) return a->bound > b->bound;
-    return a->depth < b->depth;
+    const double ka = std::max(a->bound, floor), kb = std::max(b->bound, floor);
+    if (ka != kb) return ka > kb;
+    if (a->depth != b->depth) return a->depth < b->depth;
+    return a->bound > b->bound;
   }
 };
 

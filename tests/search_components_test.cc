@@ -78,6 +78,59 @@ TEST(NodePool, PopsInBoundOrderAndDropsLikeAFilteredSortedList) {
   }
 }
 
+// With a floor (set_floor) the pool pops like a list sorted by (max(bound, proven + tie), the
+// deeper first, the smaller bound), nodes pushed before and after it alike; and what it reports
+// as its smallest bound is never above max(the true smallest, proven), and is the true smallest
+// where that lies above the floor.
+TEST(NodePool, BelowAFloorBoundsAreTiesTheDeeperFirst) {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 50; ++round) {
+    NodePool pool(1);
+    std::vector<std::pair<double, int>> reference;  // (bound, depth)
+    std::uniform_int_distribution<int> bound(0, 20), depth(0, 9);
+    const int n = 1 + round * 3;
+    const double proven = bound(rng), tie = 0.5 * (round % 3);  // 0, 0.5 or 1
+    for (int k = 0; k < n; ++k) {
+      if (k == n / 2) pool.set_floor(proven, tie);
+      const double b = bound(rng);
+      const int d = depth(rng);
+      pool.push(node(b, d));
+      reference.emplace_back(b, d);
+    }
+    if (n == 1) pool.set_floor(proven, tie);
+    const double floor = proven + tie;
+    std::sort(reference.begin(), reference.end(), [&](const auto& a, const auto& b) {
+      const double ka = std::max(a.first, floor), kb = std::max(b.first, floor);
+      if (ka != kb) return ka < kb;
+      if (a.second != b.second) return a.second > b.second;
+      return a.first < b.first;
+    });
+    for (std::size_t i = 0; i < reference.size(); ++i) {
+      double least = kInf;
+      for (std::size_t j = i; j < reference.size(); ++j) least = std::min(least, reference[j].first);
+      const double reported = pool.min_bound(kInf);
+      EXPECT_LE(reported, std::max(least, proven));
+      if (least > floor) EXPECT_EQ(reported, least);
+      NodePtr got = pool.pop(0);
+      ASSERT_TRUE(got);
+      EXPECT_EQ(got->bound, reference[i].first) << "pop " << i;
+      EXPECT_EQ(got->depth, reference[i].second) << "pop " << i;
+      pool.release(0);
+    }
+    EXPECT_FALSE(pool.pop(0));
+  }
+  // pop_many: the working bound is the least of what it took, not the first's.
+  NodePool pool(1);
+  pool.push(node(4, 2));
+  pool.push(node(1, 1));
+  pool.set_floor(5, 0);
+  const std::vector<NodePtr> took = pool.pop_many(0, 2, false, kInf);
+  ASSERT_EQ(took.size(), 2u);
+  EXPECT_EQ(took.front()->depth, 2);  // the deeper first: both count as 5
+  EXPECT_EQ(pool.min_bound(kInf), 1);
+  pool.release(0);
+}
+
 // What a worker holds counts in the bound until it releases it; the search is not finished
 // while a worker is busy, even with an empty heap.
 TEST(NodePool, WorkingBoundsCountUntilReleased) {
