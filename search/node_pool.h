@@ -1,7 +1,8 @@
 // The branch-and-bound's open nodes (solver.h), shared by its workers: a binary heap ordered
-// best-first (smallest bound; ties: the deeper node; set_floor), and per worker the bound of what it holds
-// (a node it dives from, or a batch of lanes) so that the proven bound accounts for nodes out of
-// the pool. Like HiGHS's node queue, it can drop every node that an incumbent makes useless.
+// best-first (smallest bound, those below a floor as ties: set_floor; ties: the deeper node),
+// and per worker the bound of what it holds (a node it dives from, or a batch of lanes) so that
+// the proven bound accounts for nodes out of the pool. Like HiGHS's node queue, it can drop
+// every node that an incumbent makes useless.
 //
 // Thread safety: every member function may be called from any thread. `mu_` guards the heap
 // and the busy count; each worker's working bound is an atomic written by that worker alone
@@ -9,7 +10,7 @@
 // busy when it takes nodes (pop, pop_many) and idle again with release(); the search is over
 // when the heap is empty and no worker is busy (finished()).
 //
-// Complexity: push, pop O(log n); pop_many O(k log n); drop_at_or_above O(n).
+// Complexity: push, pop O(log n); pop_many O(k log n); drop_at_or_above, set_floor O(n).
 #pragma once
 
 #include <atomic>
@@ -59,8 +60,8 @@ class NodePool {
   std::size_t size() const;
   // No open node is left and no worker holds one.
   bool finished() const;
-  // min(cap, the smallest open bound, every worker's working bound). Above a floor (set_floor)
-  // it may report the floor's `proven` for open nodes whose bounds lie below it.
+  // min(cap, the smallest open bound, every worker's working bound). With a floor (set_floor)
+  // it may report the floor's `proven` instead where open nodes' bounds lie below the floor.
   double min_bound(double cap) const;
 
   // Removes every open node whose bound is at least `cutoff` (an incumbent made them useless);

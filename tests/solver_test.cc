@@ -645,7 +645,6 @@ TEST(Solver, ReportedBoundNeverDecreases) {
   EXPECT_GE(r.bound, r.root_bound - 1e-9);
 }
 
-
 // Without a target the nodes whose bounds lie below the tree's proven bound are ties, the deeper
 // first (NodePool::set_floor). Seed-11 small-v-04 of bench/solvers/random_small.py: its root
 // bound (the device relaxation) is its optimum, 33.23 ms, and the nodes near the root have only
