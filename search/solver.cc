@@ -164,9 +164,9 @@ class BranchAndBound {
     if (opt_.on_root_bound) opt_.on_root_bound(root_bound_);
     // Without a target, the nodes whose bounds lie below the tree's proven bound are ties, the
     // deeper first (NodePool::set_floor). With one (probing's searches, bound_probing.h) the
-    // order stays best-first: there it changed the 112 V and loop instances' node counts in
-    // both directions and not in all (seed-17 small-loop-00 5.8k -> 1.7k, seed-13 small-v-02
-    // 4.4k -> 7.1k).
+    // order stays best-first: there it moved the 112 V and loop instances' node counts both
+    // ways and not in total (seed-17 small-loop-00 5.8k -> 1.7k, seed-13 small-v-02 4.4k ->
+    // 7.1k; bench/README.md, "The nodes below the proven bound as ties").
     if (!(opt_.target < kInf)) pool_.set_floor(shared_.proven_bound(), kRelaxationTolerance);
     improve_incumbent_by_lns();
     pool_.push(std::move(root));

@@ -652,8 +652,7 @@ TEST(Solver, ReportedBoundNeverDecreases) {
 // nodes from the heuristics' schedules before it found the optimum; followed depth-first, the
 // optimum is found and proven in a few hundred.
 TEST(Solver, NodesBelowTheProvenBoundAreTiesTheDeeperFirst) {
-  const Instance inst = load_instance(
-      (fs::path(OPTPIPE_SOURCE_DIR) / "tests" / "data" / "relaxation" / "seed11-small-v-04.json").string());
+  const Instance inst = test_support::relaxation_data("seed11-small-v-04");
   double best = 0;
   const std::vector<Schedule> warm = heuristic_schedules(inst, &best);
   SolveOptions opt = options(1);
