@@ -246,6 +246,20 @@ void randomise_costs(Instance& inst, std::mt19937& rng) {
   }
 }
 
+void quantize_times(Instance& inst, double q) {
+  auto to_q = [&](double t) { return std::round(t / q) * q; };
+  for (Stage& st : inst.stages) {
+    st.forward = to_q(st.forward);
+    st.backward = to_q(st.backward);
+    st.weight = to_q(st.weight);
+    if (st.offloadable()) {
+      st.offload = to_q(*st.offload);
+      st.reload = to_q(*st.reload);
+    }
+  }
+  for (double& c : inst.comm) c = to_q(c);
+}
+
 void squeeze_memory(Instance& inst, double factor) {
   for (int d = 0; d < inst.num_devices(); ++d) {
     double act = 0;

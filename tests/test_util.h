@@ -61,6 +61,10 @@ Schedule random_valid_schedule(const Instance& instance, std::mt19937& rng, doub
 // limits and placement are kept.
 void randomise_costs(Instance& instance, std::mt19937& rng);
 
+// Every time the simulator adds (F, B, W, offload, reload, comm) rounded to a whole multiple of
+// `q` ms, in place: instances with a time quantum (model/time_quantum.h).
+void quantize_times(Instance& instance, double q);
+
 // Sets every device's limit to its static memory + `factor` x its largest activation (factor
 // 1.05: room for little more than one forward at a time).
 void squeeze_memory(Instance& instance, double factor);
