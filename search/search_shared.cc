@@ -4,6 +4,7 @@
 #include <cassert>
 
 #include "model/simulator.h"
+#include "model/time_quantum.h"
 
 namespace optpipe {
 
@@ -83,15 +84,27 @@ void SharedSearchState::set_seconds_to_best(double s) {
 
 double SharedSearchState::cutoff() const {
   const double inc = incumbent_.load();
+  if (inc == std::numeric_limits<double>::infinity() && target_ == std::numeric_limits<double>::infinity()) return inc;
+  if (quantum_ > 0) {
+    // Half a quantum: far from the bounds' tolerances (kMinTimeQuantum), and a node whose bound
+    // lies a hair below the multiple under the incumbent is kept.
+    const double by_incumbent = std::min(inc * (1.0 - gap_) - kTimeEps, inc - 0.5 * quantum_);
+    return std::min(by_incumbent, quantum_floor(target_, quantum_) + 0.5 * quantum_);
+  }
   const double by_incumbent = inc == std::numeric_limits<double>::infinity() ? inc : inc * (1.0 - gap_) - kTimeEps;
   // A node whose bound is the target may still hold a schedule of exactly that makespan.
   return std::min(by_incumbent, target_ + kTimeEps);
 }
 
-void SharedSearchState::raise_proven(double b) { atomic_max(proven_bound_, b); }
+double SharedSearchState::rounded_bound(double b) const {
+  return quantum_ > 0 ? std::max(b, quantum_ceil(b, quantum_) - kTimeEps) : b;
+}
+
+void SharedSearchState::raise_proven(double b) { atomic_max(proven_bound_, rounded_bound(b)); }
 
 void SharedSearchState::note_cut(double b) {
-  if (gap_ > 0 && b < incumbent_.load() - kTimeEps) atomic_min(gap_cut_bound_, b);
+  // (A bound within half a quantum of the incumbent rounds up to it: cut without the gap.)
+  if (gap_ > 0 && rounded_bound(b) < incumbent_.load() - kTimeEps) atomic_min(gap_cut_bound_, b);
 }
 
 void SharedSearchState::request_stop(int code) {

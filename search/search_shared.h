@@ -52,8 +52,14 @@ class SharedSearchState {
 
   // A node can only improve the incumbent by more than the gap tolerance if its bound is below
   // this (infinity without an incumbent); with a target (set_target), nor if its bound passes
-  // the target.
+  // the target. With a time quantum q (set_time_quantum), a better schedule is at least q
+  // better: the cutoff is then half a quantum below the incumbent (below the target's largest
+  // multiple of q plus half a quantum).
   double cutoff() const;
+  // Every makespan is a whole multiple of `q` (model/time_quantum.h; 0: nothing is known). Before
+  // the workers start.
+  void set_time_quantum(double q) { quantum_ = q; }
+  double time_quantum() const { return quantum_; }
   // Only schedules of makespan at most `target` are wanted (SolveOptions::target): nodes whose
   // bound passes it are cut as if an incumbent had that makespan. Before the workers start.
   void set_target(double target) { target_ = target; }
@@ -62,6 +68,10 @@ class SharedSearchState {
   // ---- the proven bound ----
   double proven_bound() const { return proven_bound_.load(); }
   const std::atomic<double>& proven_bound_atomic() const { return proven_bound_; }
+  // b rounded up to the time quantum, less kTimeEps (so that it never exceeds a makespan by the
+  // makespan's own rounding), where that is more than b; b without a quantum.
+  double rounded_bound(double b) const;
+  // Raises the proven bound to rounded_bound(b).
   void raise_proven(double b);
   // A node cut with bound b: if it was cut only thanks to the gap tolerance, the proven bound
   // must not exceed b.
@@ -96,6 +106,7 @@ class SharedSearchState {
 
   std::atomic<double> incumbent_{std::numeric_limits<double>::infinity()};
   double target_ = std::numeric_limits<double>::infinity();
+  double quantum_ = 0;
   mutable std::mutex best_mu_;
   Schedule best_;
   std::string best_origin_;

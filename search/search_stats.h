@@ -79,6 +79,8 @@ struct SolveStats {
   double single_stage_bound = 0;
   double single_stage_seconds = 0;
   std::int64_t single_stage_root_nodes = 0;
+  // The instance's time quantum (model/time_quantum.h) the search rounded its bounds to; 0: none.
+  double time_quantum = 0;
   // The PCIe group energy bound at the root (bounds/group_energy_bound.h; 0: none applies).
   double group_energy_bound = 0;
   // The byte-time energy bound at the root (bounds/byte_energy_bound.h; 0: no memory binds).

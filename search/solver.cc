@@ -20,6 +20,7 @@
 #include "kernels/cuda_devices.h"
 #include "model/error.h"
 #include "model/simulator.h"
+#include "model/time_quantum.h"
 #include "model/validator.h"
 #include "search/batch_worker.h"
 #include "search/dive_worker.h"
@@ -92,6 +93,8 @@ class BranchAndBound {
         threads_(opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
         pool_(threads_) {
     shared_.set_target(opt.target);
+    stats_.time_quantum = opt.quantum < 0 ? time_quantum(inst) : opt.quantum;
+    shared_.set_time_quantum(stats_.time_quantum);
     if (const Neighbourhood* nb = opt.neighbourhood) {
       if (nb->guide.num_devices() != inst.num_devices() || static_cast<int>(nb->free_microbatch.size()) != inst.microbatches) {
         throw std::invalid_argument("neighbourhood: the guide or the free microbatches do not match the instance");
@@ -140,7 +143,7 @@ class BranchAndBound {
     out.relaxation_nodes = stats_.single_stage_root_nodes;
     out.relaxation_tail_searches = stats_.last_tail_searches;
     out.relaxation_tail_raised = stats_.last_tail_raised;
-    out.bound = std::max(v.before_relaxation, out.relaxation);
+    out.bound = shared_.rounded_bound(std::max(v.before_relaxation, out.relaxation));
     if (relaxations_.root_order_stage() >= 0) {
       out.device = inst_.stages[static_cast<std::size_t>(relaxations_.root_order_stage())].device;
       out.order = relaxations_.root_order();
@@ -390,7 +393,7 @@ class BranchAndBound {
     if (step.kind != Simulator::Step::Kind::kDecision) return nullptr;
     auto root = std::make_unique<SearchNode>();
     const RootValues v = root_values(root_worker, step.time, std::min(shared_.incumbent(), opt_.target));
-    root->bound = std::max(v.before_relaxation, v.relaxation);
+    root->bound = shared_.rounded_bound(std::max(v.before_relaxation, v.relaxation));
     root_bound_ = root->bound;
     shared_.raise_proven(root_bound_);  // valid for the whole tree, whatever its children say
     // A node costs its path (4 bytes a decision, at most one per action) plus its overhead.

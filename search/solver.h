@@ -131,6 +131,10 @@ struct SolveOptions {
   // proven every schedule longer: its bound is then the target (or more). One that finds one
   // goes on as usual, and proves it optimal when it ends. Infinity: none.
   double target = std::numeric_limits<double>::infinity();
+  // Every makespan is a whole multiple of this many ms (model/time_quantum.h): a node is cut
+  // half of it below the incumbent, and the bounds proven are rounded up to it. < 0: the
+  // instance's own (time_quantum()); 0: none, every bound as computed (the tests' reference).
+  double quantum = -1;
   // Every node cut by its bound goes here instead of being dropped (cut_frontier.h; null: dropped),
   // and, once the search is over, every node left open: TreeSearch::raise_target starts from
   // them. A search that keeps them cannot resume().

@@ -163,6 +163,7 @@ void JsonSolveReporter::done(const Instance&, const PipelineResult& r, const Sim
                      {"group_energy_bound", s.group_energy_bound},
                      {"group_forward_bound", s.group_forward_bound},
                      {"byte_energy_bound", s.byte_energy_bound},
+                     {"time_quantum", s.time_quantum},
                      {"seconds_to_best_total", r.seconds_to_best()},  // on the solve's clock
                      {"nodes", s.nodes},
                      {"bound_calls", s.bound_calls},

@@ -163,6 +163,7 @@ SolveOptions search_options(const PipelineOptions& o, double left) {
   opt.pool_memory_bytes = o.pool_memory_bytes;
   opt.stage_relaxation = o.stage_relaxation;
   opt.device_relaxation = o.device_relaxation;
+  opt.quantum = o.quantum;
   opt.lns_time_share = o.lns;
   opt.bounds = o.bounds;
   opt.batch_size = o.batch_size;
@@ -330,6 +331,7 @@ class PipelineRun {
     SolveOptions ro;
     ro.stage_relaxation = false;
     ro.device_relaxation = o_.device_relaxation;
+    ro.quantum = o_.quantum;
     ro.stop = o_.stop;
     const double cheap = root_lower_bound(inst_, std::numeric_limits<double>::infinity(), ro).bound;
     trace_.note(since(started_), std::numeric_limits<double>::infinity(), cheap, "root bound");
@@ -352,6 +354,7 @@ class PipelineRun {
       ro.time_limit = std::max(0.0, o_.time_limit - since(started_));
       ro.stage_relaxation = thorough && o_.stage_relaxation;
       ro.device_relaxation = o_.device_relaxation;
+      ro.quantum = o_.quantum;
       ro.stop = stop;  // set by the caller once the bound cannot matter, and on o_.stop
       if (thorough) ro.root_relaxation = &cheap_;  // its device relaxation, not searched again
       incumbent = std::min(incumbent, given_);

@@ -63,6 +63,7 @@ struct PipelineOptions {
   bool transposition = true;
   bool stage_relaxation = true;
   bool device_relaxation = true;      // SolveOptions::device_relaxation
+  double quantum = -1;                // SolveOptions::quantum (< 0: the instance's time quantum; 0: none)
   bool probing = true;                // small instances without offload: targets above the bound first (search/bound_probing.h)
   // Before probing's targets, the two-device relaxations within this many nodes
   // (ProbingOptions::two_device_nodes; 0: none, the default: bench/README.md, "Two devices at once").

@@ -168,6 +168,9 @@ void TextSolveReporter::search_statistics(const SolveStats& s) {
        << ", memory energy best " << s.memory_best << ", left out " << s.memory_energy_skipped
        << "); incumbent updates " << s.incumbent_updates << "\n";
   out_ << "  nodes by depth (decisions from the root): " << depth_histogram(s.nodes_by_depth) << "\n";
+  if (s.time_quantum > 0) {
+    out_ << "  time quantum " << s.time_quantum << " ms: every makespan is a multiple of it, so nodes are cut half of it below the incumbent and bounds round up to it\n";
+  }
   if (s.group_energy_bound > 0) out_ << "  PCIe group energy bound at the root: " << num(s.group_energy_bound) << "\n";
   if (s.group_forward_bound > 0) out_ << "  PCIe group forward bound at the root: " << num(s.group_forward_bound) << "\n";
   if (s.byte_energy_bound > 0) out_ << "  byte-time energy bound at the root: " << num(s.byte_energy_bound) << "\n";

@@ -215,9 +215,16 @@ BruteForceResult brute_force_optimum(const Instance& instance, std::int64_t max_
     if (r.feasible) {
       ++result.feasible_count;
       if (!result.feasible || r.makespan < result.optimum) {
+        if (result.feasible && result.optimum > r.makespan + 1e-9) {
+          result.runner_up = result.optimum;
+          result.runner_up_schedule = result.best;
+        }
         result.feasible = true;
         result.optimum = r.makespan;
         result.best = sch;
+      } else if (r.makespan > result.optimum + 1e-9 && r.makespan < result.runner_up) {
+        result.runner_up = r.makespan;
+        result.runner_up_schedule = sch;
       }
     }
     // Odometer: the last device turns fastest.

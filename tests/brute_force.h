@@ -22,6 +22,10 @@ struct BruteForceResult {
   bool feasible = false;                                      // some schedule completes
   double optimum = std::numeric_limits<double>::infinity();   // its smallest makespan
   Schedule best;                                              // one schedule reaching it (first found)
+  // The second-smallest makespan (more than 1e-9 ms above the optimum; infinity: none) and a
+  // schedule with it: a warm start that the optimum beats by as little as any schedule can.
+  double runner_up = std::numeric_limits<double>::infinity();
+  Schedule runner_up_schedule;
   std::int64_t schedules_enumerated = 0;                      // schedules simulated
   std::int64_t feasible_count = 0;                            // ... of which completed
   bool aborted = false;  // more than max_schedules schedules: nothing simulated, the rest is meaningless

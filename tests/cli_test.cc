@@ -513,6 +513,8 @@ TEST(Cli, SolveProvesOffloadSlowBeforeTheSearch) {
   const CliRun r = run_cli("solve " + quote(instance_path("offload-slow-pcie-4x8")) + " --no-cache -v --time-limit 40");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_CONTAINS(r.output, "lower bound 341.920 ms (the root's bounds with the single-stage relaxation, ");
+  // Its times are in hundredths of a millisecond (model/time_quantum.h).
+  EXPECT_CONTAINS(r.output, "  time quantum 0.01 ms: every makespan is a multiple of it");
   EXPECT_CONTAINS(r.output, "quick local search from zb-greedy: ");
   EXPECT_CONTAINS(r.output, "a warm start meets it");
   EXPECT_CONTAINS(r.output, "local search from zb-greedy + relaxed order: ");
@@ -524,6 +526,7 @@ TEST(Cli, SolveProvesOffloadSlowBeforeTheSearch) {
   ASSERT_EQ(json.status, 0) << json.output;
   EXPECT_CONTAINS(json.output, "\"lower_bound\":{\"bound\":341.91999");
   EXPECT_CONTAINS(json.output, "\"relaxation\":true");
+  EXPECT_CONTAINS(json.output, "\"time_quantum\":0.01");
   // offload-fast-pcie-4x8: the quick local search reaches the cheap bounds; no relaxation runs.
   const CliRun fast = run_cli("solve " + quote(instance_path("offload-fast-pcie-4x8")) + " --no-cache");
   ASSERT_EQ(fast.status, 0) << fast.output;

@@ -240,6 +240,48 @@ TEST(SharedSearchState, GapCutsAreRememberedOnlyWithAGapAndTheNodeLimitStops) {
   EXPECT_EQ(gap.gap_cut_bound(), 92);
 }
 
+// With a time quantum every makespan is a multiple of it: a node is cut half a quantum below the
+// incumbent (or above the target's multiple), proven bounds round up to a multiple, and a bound
+// that rounds up to the incumbent is no gap cut.
+TEST(SharedSearchState, WithATimeQuantumCutsHalfAQuantumBelowAndRoundsBoundsUp) {
+  SharedSearchState s(0.0, -1);
+  s.set_time_quantum(0.01);
+  EXPECT_EQ(s.cutoff(), kInf);
+  Schedule a;
+  s.offer(a, 33.32, "x");
+  EXPECT_NEAR(s.cutoff(), 33.315, 1e-12);  // a node bounded by 33.311 holds nothing below 33.32
+  s.raise_proven(33.308);
+  EXPECT_NEAR(s.proven_bound(), 33.31 - kTimeEps, 1e-12);
+  EXPECT_LE(s.proven_bound(), 33.31);  // never above a makespan of exactly 33.31
+  s.raise_proven(33.31 - 1e-7);        // a relaxation's value less its hair: the same multiple
+  EXPECT_NEAR(s.proven_bound(), 33.31 - kTimeEps, 1e-12);
+  EXPECT_FALSE(s.stopping());
+  s.raise_proven(33.3101);  // rounds up to the incumbent ...
+  EXPECT_TRUE(s.offer(a, 33.32 - 1e-6, "y"));  // ... which an offer at it (within the tolerance) then proves
+  EXPECT_EQ(s.stop_code(), kProven);
+
+  SharedSearchState t(0.0, -1);
+  t.set_time_quantum(0.01);
+  t.set_target(33.3);
+  EXPECT_NEAR(t.cutoff(), 33.305, 1e-12);  // schedules of at most 33.30 wanted
+  t.set_target(33.32 - 2 * kTimeEps);      // just below a multiple: at most the one below it
+  EXPECT_NEAR(t.cutoff(), 33.315, 1e-12);
+  SharedSearchState plain(0.0, -1);
+  plain.set_target(33.3);
+  EXPECT_DOUBLE_EQ(plain.cutoff(), 33.3 + kTimeEps);
+  plain.raise_proven(33.308);
+  EXPECT_EQ(plain.proven_bound(), 33.308);
+
+  SharedSearchState gap(0.1, -1);
+  gap.set_time_quantum(0.1);
+  gap.offer(a, 100, "x");
+  EXPECT_DOUBLE_EQ(gap.cutoff(), 90 - kTimeEps);  // the gap's cut is the lower one here
+  gap.note_cut(99.96);                            // rounds up to 100: cut by the quantum, exactly
+  EXPECT_EQ(gap.gap_cut_bound(), kInf);
+  gap.note_cut(95);
+  EXPECT_EQ(gap.gap_cut_bound(), 95);
+}
+
 // The history memo keeps the first value per key up to its size.
 TEST(RelaxationMemo, HistoryMemoIsAMapUpToItsSize) {
   HistoryMemo memo(2);

@@ -415,6 +415,30 @@ TEST(SolvePipeline, SmallInstancesLocalSearchFromTheTreesBestStopsAtAStall) {
   }
 }
 
+// The time quantum (model/time_quantum.h): seed-13 small-loop-04 of bench/solvers/random_small.py
+// gives its times in hundredths of a millisecond, so no schedule lies strictly between 36.18 and
+// its optimum 36.19 ms, and every node whose bound passes 36.185 is cut. Probing's last target
+// proves it in well under the nodes it takes with every bound as computed (one thread: 20k
+// against 45k), with the same optimum.
+TEST(SolvePipeline, TheTimeQuantumCutsNodesWithinAQuantumOfTheIncumbent) {
+  const Instance inst = relaxation_data("seed13-small-loop-04");
+  std::int64_t nodes[2] = {0, 0};
+  for (const bool rounded : {true, false}) {
+    PipelineOptions o = quick(30);
+    o.quantum = rounded ? -1 : 0;
+    const PipelineResult p = solve_pipeline(inst, o);
+    ASSERT_EQ(p.result.status, SolveResult::Status::kOptimal) << rounded;
+    EXPECT_NEAR(p.result.makespan, 36.19, 1e-6) << rounded;
+    ASSERT_TRUE(p.probing.has_value());
+    EXPECT_TRUE(p.probing->proven) << rounded;
+    nodes[rounded ? 0 : 1] = p.probing->nodes;
+    EXPECT_EQ(p.result.stats.time_quantum, rounded ? 0.01 : 0.0);
+  }
+  std::printf("[ quantum  ] seed-13 small-loop-04 proven by probing in %lld nodes with the quantum, %lld without\n",
+              static_cast<long long>(nodes[0]), static_cast<long long>(nodes[1]));
+  EXPECT_LT(nodes[0], nodes[1] * 2 / 3);
+}
+
 // At scale under a time limit there is no quick phase: the improved starts are the rounds' (and
 // the search beside the slow heuristics'), none a quick search from a heuristic's schedule.
 // With a fixed budget (--local-search N) the quick phase stays.

@@ -37,6 +37,7 @@
 #include "model/schedule_io.h"
 #include "search/solver.h"
 #include "model/simulator.h"
+#include "model/time_quantum.h"
 #include "model/validator.h"
 #include "heuristics/gpipe.h"
 #include "heuristics/heuristic.h"
@@ -245,6 +246,54 @@ TEST_P(SolverVsBruteForce, SameOptimumOnTinyRandomInstances) {
 }
 INSTANTIATE_TEST_SUITE_P(Seed20240611, SolverVsBruteForce, testing::ValuesIn(test_support::case_ranges(30, 3)),
                          test_support::case_range_name);
+
+// The same 30 instances with their times rounded to 0.1 or 0.25 ms: the search cuts half a
+// quantum below the incumbent and rounds its bounds up (model/time_quantum.h), and must still
+// find the brute force's optimum and prove it, from no warm start and from the schedule of the
+// second-best makespan (often one quantum above the optimum: a cut a quantum too deep loses
+// it); with every bound as computed (quantum 0) too.
+TEST_P(SolverVsBruteForce, SameOptimumOnTinyInstancesWithATimeQuantum) {
+  const test_support::CaseRange range = GetParam();
+  std::vector<TinyCase> cases = tiny_random_instances(30, 200'000);
+  ASSERT_GE(static_cast<int>(cases.size()), range.end);
+  int compared = 0, one_quantum_apart = 0;
+  for (int k = range.begin; k < range.end; ++k) {
+    TinyCase& c = cases[static_cast<std::size_t>(k)];
+    SCOPED_TRACE(c.label);
+    test_support::quantize_times(c.instance, k % 3 == 0 ? 0.25 : 0.1);
+    ASSERT_GT(time_quantum(c.instance), 0);
+    const test_support::BruteForceResult bf = test_support::brute_force_optimum(c.instance, 200'000);
+    ASSERT_FALSE(bf.aborted);
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    if (bf.runner_up < kInf && bf.runner_up < bf.optimum + 1.5 * time_quantum(c.instance)) ++one_quantum_apart;
+    for (const double quantum : {-1.0, 0.0, -2.0}) {
+      SolveOptions o = options();
+      o.quantum = quantum < -1.5 ? -1.0 : quantum;
+      std::vector<Schedule> warm;
+      if (quantum < -1.5) {
+        if (!(bf.runner_up < kInf)) continue;
+        warm.push_back(bf.runner_up_schedule);
+      }
+      const SolveResult r = solve(c.instance, warm, o);
+      if (!bf.feasible) {
+        EXPECT_EQ(r.status, Status::kInfeasible);
+        continue;
+      }
+      ASSERT_EQ(r.status, Status::kOptimal) << r.reason << "; brute force " << bf.optimum;
+      EXPECT_NEAR(r.makespan, bf.optimum, kEps) << "quantum " << quantum << "; brute force's best:"
+                                                << schedule_text(bf.best) << "\nsolver's:" << schedule_text(*r.schedule);
+      EXPECT_LE(r.root_bound, bf.optimum + kEps);
+      EXPECT_EQ(r.bound, r.makespan);
+      EXPECT_EQ(r.stats.time_quantum, quantum < 0 ? time_quantum(c.instance) : 0.0);
+      expect_consistent(r);
+      expect_schedule_matches(c.instance, r);
+      ++compared;
+    }
+  }
+  std::printf("[ quantum  ] %d solves; %d instances whose second-best makespan is one quantum above the optimum\n",
+              compared, one_quantum_apart);
+  EXPECT_GT(compared, 0);
+}
 
 TEST(Solver, NeverWorseThanItsWarmStarts) {
   std::vector<std::pair<std::string, Instance>> cases;
@@ -542,12 +591,22 @@ TEST(Solver, KnownBoundIsAFloorAndCanProve) {
     EXPECT_NEAR(proven.makespan, witness_makespan, 1e-9);
     EXPECT_NEAR(proven.bound, witness_makespan, 1e-9);
   }
-  // Further below it proves nothing by itself.
+  // The instance's times are in hundredths of a millisecond (model/time_quantum.h): a known
+  // bound 1e-3 ms below the incumbent rounds up to it and proves it; with every bound as
+  // computed (quantum 0), or a whole quantum below, it proves nothing by itself.
   opt.known_bound = witness_makespan - 1e-3;
+  const SolveResult rounded = solve(inst, {witness}, opt);
+  EXPECT_EQ(rounded.status, Status::kOptimal) << rounded.reason;
+  EXPECT_EQ(rounded.stats.nodes, 0);
   opt.node_limit = 5;
-  const SolveResult open = solve(inst, {witness}, opt);
-  EXPECT_EQ(open.status, Status::kFeasible);
-  EXPECT_NEAR(open.bound, witness_makespan - 1e-3, 1e-9);
+  for (const double quantum : {0.0, -1.0}) {
+    opt.quantum = quantum;
+    const double below = quantum == 0 ? 1e-3 : 0.01;
+    opt.known_bound = witness_makespan - below;
+    const SolveResult open = solve(inst, {witness}, opt);
+    EXPECT_EQ(open.status, Status::kFeasible) << quantum;
+    EXPECT_NEAR(open.bound, witness_makespan - below, 1e-6) << quantum;
+  }
 }
 
 // root_lower_bound is the root bound solve() reports with the same incumbent, computed without
