@@ -26,11 +26,13 @@ namespace optpipe {
 // the relaxations' bounds) would no longer be small against half a quantum.
 inline constexpr double kMinTimeQuantum = 1e-4;
 
-// q as above, or 0 when there is none of at least kMinTimeQuantum (or every time is 0).
+// q as above, or 0 when there is none of at least kMinTimeQuantum (or every time is 0), or when
+// the instance is so long that a time's rounding noise (1e-10 of it) could reach a hundredth of
+// q: every makespan is at most the sum of all durations, transfers and comms (1e6 ms for 0.01).
 double time_quantum(const Instance& instance);
 
-// The least multiple of q at or above b, less nothing: b itself when q is 0. Times within 1e-9
-// ms above a multiple count as that multiple (sums of durations carry rounding noise).
+// The least multiple of q at or above b: b itself when q is 0. Times within 1e-9 ms plus 1e-10
+// of themselves above a multiple count as that multiple (sums of durations carry rounding noise).
 double quantum_ceil(double b, double q);
 
 // The largest multiple of q at or below t (q = 0: t). Within 1e-10 ms below a multiple counts

@@ -44,6 +44,13 @@ TEST(TimeQuantum, TheFewestDecimalsThenTheirGreatestCommonDivisor) {
   EXPECT_EQ(time_quantum(two_stages(1.0 / 3, 1, 1, 0)), 0);               // no decimal quantum
   EXPECT_EQ(time_quantum(two_stages(1.00001, 1, 1, 0)), 0);               // finer than kMinTimeQuantum
   EXPECT_DOUBLE_EQ(time_quantum(two_stages(1.0001, 1, 1, 0)), 0.0001);
+  // So long that rounding noise could reach a hundredth of the quantum: none. Two stages of
+  // 4.5 s a microbatch each, 0.01 ms: fine at 10 microbatches, not at 200,000 (a horizon of 1.8e9 ms).
+  Instance longer = two_stages(1500.01, 1500, 1500, 0);
+  longer.microbatches = 10;
+  EXPECT_DOUBLE_EQ(time_quantum(longer), 0.01);
+  longer.microbatches = 200000;
+  EXPECT_EQ(time_quantum(longer), 0);
 
   // An offload level scales the transfer times: half of 1.37 ms is 0.685.
   Instance off = two_stages(1.4, 1.2, 0.6, 0.1);
@@ -59,6 +66,7 @@ TEST(TimeQuantum, RoundsBoundsUpAndTargetsDownWithinTheirNoise) {
   EXPECT_DOUBLE_EQ(quantum_ceil(33.31 - 1e-7, 0.01), 33.31);  // a relaxation's hair below
   EXPECT_DOUBLE_EQ(quantum_ceil(33.31 + 1e-12, 0.01), 33.31); // a sum's noise above
   EXPECT_DOUBLE_EQ(quantum_ceil(33.3101, 0.01), 33.32);
+  EXPECT_DOUBLE_EQ(quantum_ceil(1e6 + 1e-5, 0.01), 1e6);     // noise grows with the value
   EXPECT_DOUBLE_EQ(quantum_floor(33.319, 0.01), 33.31);
   EXPECT_DOUBLE_EQ(quantum_floor(33.32 - 1e-14, 0.01), 33.32);  // noise below
   EXPECT_DOUBLE_EQ(quantum_floor(33.32 - 2e-9, 0.01), 33.31);   // a target just below the incumbent
