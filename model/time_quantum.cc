@@ -38,8 +38,6 @@ std::vector<double> added_times(const Instance& inst) {
   return v;
 }
 
-}  // namespace
-
 // Every makespan is at most the sum of every op's duration, every transfer at the largest level
 // and every comm there and back: the times are that sum at most (nothing waits but for an end).
 double horizon(const Instance& inst) {
@@ -53,6 +51,8 @@ double horizon(const Instance& inst) {
   for (double c : inst.comm) h += 2 * m * c;
   return h;
 }
+
+}  // namespace
 
 double time_quantum(const Instance& instance) {
   const std::vector<double> times = added_times(instance);
