@@ -84,16 +84,16 @@ void SharedSearchState::set_seconds_to_best(double s) {
 
 double SharedSearchState::cutoff() const {
   const double inc = incumbent_.load();
-  if (inc == std::numeric_limits<double>::infinity() && target_ == std::numeric_limits<double>::infinity()) return inc;
+  double by_incumbent = inc == std::numeric_limits<double>::infinity() ? inc : inc * (1.0 - gap_) - kTimeEps;
+  // A node whose bound is the target may still hold a schedule of exactly that makespan.
+  double by_target = target_ + kTimeEps;
   if (quantum_ > 0) {
     // Half a quantum: far from the bounds' tolerances (kMinTimeQuantum), and a node whose bound
     // lies a hair below the multiple under the incumbent is kept.
-    const double by_incumbent = std::min(inc * (1.0 - gap_) - kTimeEps, inc - 0.5 * quantum_);
-    return std::min(by_incumbent, quantum_floor(target_, quantum_) + 0.5 * quantum_);
+    by_incumbent = std::min(by_incumbent, inc - 0.5 * quantum_);
+    by_target = quantum_floor(target_, quantum_) + 0.5 * quantum_;
   }
-  const double by_incumbent = inc == std::numeric_limits<double>::infinity() ? inc : inc * (1.0 - gap_) - kTimeEps;
-  // A node whose bound is the target may still hold a schedule of exactly that makespan.
-  return std::min(by_incumbent, target_ + kTimeEps);
+  return std::min(by_incumbent, by_target);
 }
 
 double SharedSearchState::rounded_bound(double b) const {
