@@ -59,7 +59,6 @@ class SharedSearchState {
   // Every makespan is a whole multiple of `q` (model/time_quantum.h; 0: nothing is known). Before
   // the workers start.
   void set_time_quantum(double q) { quantum_ = q; }
-  double time_quantum() const { return quantum_; }
   // Only schedules of makespan at most `target` are wanted (SolveOptions::target): nodes whose
   // bound passes it are cut as if an incumbent had that makespan. Before the workers start.
   void set_target(double target) { target_ = target; }
