@@ -3,7 +3,8 @@
 // device 0, so it fails with a reason and only its build + shortfall analysis is timed), every
 // stage offloadable. Counters: makespan (0 when no schedule), offloads (R actions in the result).
 // BM_LocalSearch: local search (10k simulations) from ZB greedy's schedule on the same instances;
-// counters: start and final makespan.
+// counters: start and final makespan. BM_LocalSearchCheckpoints: plain against checkpointed
+// simulations (LocalSearchOptions::checkpoints) on 4 x 8, 4 x 16 and 8 x 24.
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -101,6 +102,37 @@ void BM_LocalSearch(benchmark::State& state) {
   state.counters["makespan"] = st.final_makespan;
 }
 BENCHMARK(BM_LocalSearch)->Apply(Sizes)->Iterations(1);
+
+// The same search (5k simulations) with plain simulations (checkpoints 0) and with the default
+// (default_checkpoints: 8 from 64 compute ops, 16 from 1024); the same schedules, the time a
+// simulation differs. Counter per_sim.
+void BM_LocalSearchCheckpoints(benchmark::State& state) {
+  const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
+  const Instance inst = tight(p, m);
+  const HeuristicResult start = run_heuristic(*find_heuristic("zb-greedy"), inst);
+  if (!start.ok()) {
+    state.SkipWithError("zb-greedy found no schedule");
+    return;
+  }
+  LocalSearchOptions lo;
+  lo.max_evaluations = 5000;
+  lo.checkpoints = static_cast<int>(state.range(2));
+  LocalSearchStats st;
+  std::int64_t sims = 0;
+  for (auto _ : state) {
+    const Schedule s = improve_schedule(inst, *start.schedule, lo, &st);
+    benchmark::DoNotOptimize(s.devices.data());
+    sims += st.evaluations;
+  }
+  state.counters["makespan"] = st.final_makespan;
+  state.counters["per_sim"] =  // seconds per simulation (shown with an SI prefix, e.g. 12.5us)
+      benchmark::Counter(static_cast<double>(sims), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_LocalSearchCheckpoints)
+    ->ArgNames({"p", "m", "checkpoints"})
+    ->ArgsProduct({{4}, {8, 16}, {0, -1}})
+    ->ArgsProduct({{8}, {24}, {0, -1}})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace optpipe

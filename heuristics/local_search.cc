@@ -15,6 +15,11 @@
 
 namespace optpipe {
 
+int default_checkpoints(long long compute_ops) {
+  if (compute_ops >= kManyCheckpointOps) return 16;
+  return compute_ops >= kCheckpointOps ? 8 : 0;
+}
+
 const char* to_string(MoveKind kind) {
   switch (kind) {
     case MoveKind::kShift: return "shift";
@@ -311,8 +316,8 @@ class IteratedLocalSearch {
 
   static int checkpoints_for(const Instance& inst, const LocalSearchOptions& opt) {
     if (opt.checkpoints >= 0) return opt.checkpoints;
-    const long long ops = static_cast<long long>(inst.num_compute_types()) * inst.num_stages() * inst.microbatches;
-    return ops >= kCheckpointOps ? 16 : 0;
+    return default_checkpoints(static_cast<long long>(inst.num_compute_types()) * inst.num_stages() *
+                               inst.microbatches);
   }
 
   double target() const { return current_target(opt_); }

@@ -83,8 +83,7 @@ struct LocalSearchOptions {
   const std::atomic<double>* live_target = nullptr;
   // Candidates are simulated from the latest checkpoint of the current solution that they share
   // (model/checkpointed_simulation.h; the same results, faster on long lists): this many
-  // checkpoints, 0 for plain simulations, -1 for the default (16 from kCheckpointOps compute ops
-  // on, else 0).
+  // checkpoints, 0 for plain simulations, -1 for the default (default_checkpoints below).
   int checkpoints = -1;
   // Called with each new best schedule (after a descent that beats every earlier local optimum,
   // the start's first descent included) and its makespan, from the searching thread: e.g. to
@@ -92,8 +91,18 @@ struct LocalSearchOptions {
   std::function<void(const Schedule&, double makespan)> on_new_best;
 };
 
-// From this many compute ops on the local search resumes candidates from checkpoints by default.
-inline constexpr int kCheckpointOps = 1024;
+// How many checkpoints the local search keeps by default (LocalSearchOptions::checkpoints = -1):
+// none below kCheckpointOps compute ops, 8 up to kManyCheckpointOps, 16 from there on. Each
+// candidate then replays only the list after the latest checkpoint it shares with the current
+// solution. `ls` below, one thread, 20,000 simulations from the best heuristic, median of five
+// (microseconds a simulation, plain / 8 checkpoints, the same schedules): offload-random-02 of
+// random_offload.py --seed 7 (72 ops) 14.3 / 11.6, hetero-4x8 (96) 16.3 / 8.0, seed-29
+// small-loop-04 (120) 11.5 / 7.7, v-4x8 (192) 21.2 / 13.8, gpt-8x24-tight (576) 83.4 / 61.6,
+// gpt-8x32 (768) 99.7 / 53.9; at 24-36 ops (small-chain-03, small-unsplit-05) no gain, and 16
+// checkpoints cost more than they save up to a few hundred ops (bench/README.md).
+inline constexpr int kCheckpointOps = 64;
+inline constexpr int kManyCheckpointOps = 1024;
+int default_checkpoints(long long compute_ops);
 
 // How close to LocalSearchOptions::target counts as reaching it (ms): the single-stage
 // relaxation returns its value less 1e-7 ms, and the solver's proofs hold up to 1e-6 ms.

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "model/error.h"
+#include "model/instance_io.h"
 #include "model/simulator.h"
 #include "model/validator.h"
 #include "heuristics/gpipe.h"
@@ -35,6 +36,7 @@
 #include "heuristics/offload_edit.h"
 #include "heuristics/registry.h"
 #include "tests/brute_force.h"
+#include "tests/test_paths.h"
 #include "tests/test_util.h"
 
 namespace optpipe {
@@ -490,6 +492,53 @@ TEST(LocalSearch, SameSeedSameResult) {
   }
   EXPECT_GE(compared, 6);
   EXPECT_GT(differ_by_seed, 0);  // the seed is used
+}
+
+// Checkpoints only make the simulations faster: from the same start, seed and budget a search
+// with the default number (8 from kCheckpointOps compute ops on), with none and with 3 ends
+// with the same lists after the same steps, on random instances big enough for the default to
+// use them (4-6 devices, 5-8 microbatches, some with offload and tight memory) and on shipped
+// ones.
+TEST(LocalSearch, CheckpointsChangeNothingButTheTime) {
+  EXPECT_EQ(default_checkpoints(kCheckpointOps - 1), 0);
+  EXPECT_EQ(default_checkpoints(kCheckpointOps), 8);
+  EXPECT_EQ(default_checkpoints(kManyCheckpointOps - 1), 8);
+  EXPECT_EQ(default_checkpoints(kManyCheckpointOps), 16);
+  std::mt19937 rng(53);
+  std::vector<Instance> instances;
+  for (Instance& inst : random_instances(40, 57, 6, 8)) {
+    if (inst.num_compute_types() * inst.num_stages() * inst.microbatches >= kCheckpointOps) {
+      instances.push_back(std::move(inst));
+    }
+  }
+  for (const char* name : {"hetero-4x8", "v-4x8", "offload-fast-pcie-4x8", "shared-pcie-4x8"}) {
+    instances.push_back(load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/" + name + ".json"));
+  }
+  int compared = 0, improved = 0;
+  for (const Instance& inst : instances) {
+    const auto start = random_feasible_schedule(inst, rng);
+    if (!start) continue;
+    ++compared;
+    LocalSearchStats stats[3];
+    Schedule out[3];
+    const int checkpoints[3] = {-1, 0, 3};
+    for (int k = 0; k < 3; ++k) {
+      LocalSearchOptions o;
+      o.max_evaluations = 1500;
+      o.seed = 7;
+      o.checkpoints = checkpoints[k];
+      out[k] = improve_schedule(inst, *start, o, &stats[k]);
+    }
+    for (int k = 1; k < 3; ++k) {
+      EXPECT_EQ(out[k].devices, out[0].devices) << label(inst) << " checkpoints " << checkpoints[k];
+      EXPECT_EQ(stats[k].evaluations, stats[0].evaluations) << label(inst);
+      EXPECT_EQ(stats[k].improvements, stats[0].improvements) << label(inst);
+      EXPECT_EQ(stats[k].final_makespan, stats[0].final_makespan) << label(inst);
+    }
+    improved += stats[0].final_makespan < stats[0].start_makespan - kEps ? 1 : 0;
+  }
+  EXPECT_GE(compared, 8);
+  EXPECT_GE(improved, compared / 2);  // the searches move (a search that does nothing compares nothing)
 }
 
 // A target (a proven lower bound) stops the search once its best is within kTargetTolerance of
