@@ -56,6 +56,7 @@ class AdaOffload final : public Heuristic {
   Built build(const Instance& instance, const RunLimits& limits) const override;
   using Heuristic::build;
   bool memory_aware() const override { return true; }
+  bool searches() const override { return true; }
 };
 
 }  // namespace optpipe

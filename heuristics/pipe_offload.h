@@ -43,6 +43,7 @@ class PipeOffload final : public Heuristic {
   Built build(const Instance& instance, const RunLimits& limits) const override;
   using Heuristic::build;
   bool memory_aware() const override { return true; }
+  bool searches() const override { return true; }
 };
 
 }  // namespace optpipe

@@ -1,6 +1,8 @@
 #include "heuristics/registry.h"
 
+#include <limits>
 #include <mutex>
+#include <vector>
 
 #include <tbb/parallel_for.h>
 
@@ -54,7 +56,8 @@ std::string heuristic_names() {
 }
 
 BestResult run_all_heuristics(const Instance& instance, bool parallel,
-                              const std::function<void(const HeuristicResult&)>& progress, const RunLimits& limits) {
+                              const std::function<void(const HeuristicResult&)>& progress, const RunLimits& limits,
+                              double bound) {
   const auto& hs = all_heuristics();
   BestResult best;
   best.results.resize(hs.size());
@@ -66,18 +69,42 @@ BestResult run_all_heuristics(const Instance& instance, bool parallel,
       progress(best.results[i]);
     }
   };
-  if (parallel) {
-    tbb::parallel_for(std::size_t{0}, hs.size(), one);
-  } else {
-    for (std::size_t i = 0; i < hs.size(); ++i) one(i);
-  }
-  for (std::size_t i = 0; i < best.results.size(); ++i) {
-    const auto& r = best.results[i];
-    if (!r.ok()) continue;
-    if (best.best < 0 || r.sim.makespan < best.results[best.best].sim.makespan - kTimeEps) {
-      best.best = static_cast<int>(i);
+  auto run = [&](const std::vector<std::size_t>& which) {
+    if (parallel) {
+      tbb::parallel_for(std::size_t{0}, which.size(), [&](std::size_t k) { one(which[k]); });
+    } else {
+      for (std::size_t i : which) one(i);
     }
+  };
+  auto pick = [&] {
+    best.best = -1;
+    for (std::size_t i = 0; i < best.results.size(); ++i) {
+      const auto& r = best.results[i];
+      if (!r.ok()) continue;
+      if (best.best < 0 || r.sim.makespan < best.results[best.best].sim.makespan - kTimeEps) {
+        best.best = static_cast<int>(i);
+      }
+    }
+  };
+  std::vector<std::size_t> quick, searching;
+  for (std::size_t i = 0; i < hs.size(); ++i) {
+    (bound > -std::numeric_limits<double>::infinity() && hs[i]->searches() ? searching : quick).push_back(i);
   }
+  run(quick);
+  pick();
+  if (searching.empty()) return best;
+  if (const HeuristicResult* b = best.best_result(); b && b->sim.makespan <= bound + kTimeEps) {
+    for (std::size_t i : searching) {
+      HeuristicResult& r = best.results[i];
+      r.name = hs[i]->name();
+      r.title = hs[i]->title();
+      r.reason = "not run: " + b->title + " meets the lower bound already";
+      if (progress) progress(r);
+    }
+    return best;
+  }
+  run(searching);
+  pick();
   return best;
 }
 

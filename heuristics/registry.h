@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,8 +29,13 @@ struct BestResult {
 // Runs every heuristic (in parallel when `parallel`), picks the smallest makespan among the
 // feasible ones (ties: the earlier in the list). `progress` is called after each heuristic.
 // `limits`: every heuristic stops looking at the deadline or the stop request (RunLimits).
+// `bound`: a lower bound on the makespan (e.g. the root's, search/solver.h), or -infinity. With
+// one, the heuristics that search (Heuristic::searches) run after the others, and not at all
+// where one of those already meets it (within kTimeEps): the best is then the same schedule,
+// since they come later in the list and none can be better. They get a result saying so.
 BestResult run_all_heuristics(const Instance& instance, bool parallel = true,
                               const std::function<void(const HeuristicResult&)>& progress = {},
-                              const RunLimits& limits = {});
+                              const RunLimits& limits = {},
+                              double bound = -std::numeric_limits<double>::infinity());
 
 }  // namespace optpipe

@@ -36,6 +36,7 @@ class Waves final : public Heuristic {
   Built build(const Instance& instance, const RunLimits& limits) const override;
   using Heuristic::build;
   bool memory_aware() const override { return true; }
+  bool searches() const override { return true; }
 };
 
 // The lists of waves of `k` microbatches (k >= 1); `offload`: every offloadable forward at the

@@ -34,6 +34,7 @@
 #include "heuristics/registry.h"
 #include "heuristics/zb_greedy.h"
 #include "heuristics/zb_handcrafted.h"
+#include "search/solver.h"
 #include "model/instance_io.h"
 #include "tests/case_range.h"
 #include "tests/test_paths.h"
@@ -521,6 +522,60 @@ TEST(Heuristics, RunAllHeuristicsPicksTheSmallestFeasibleMakespan) {
   const BestResult t = run_all_heuristics(cases.back(), false);
   EXPECT_FALSE(t.results[0].ok());
   EXPECT_FALSE(t.results[1].ok());
+}
+
+// With a lower bound, the heuristics that search run after the fixed patterns and not at all
+// where one of those meets the bound; the best is the same schedule either way (they come later
+// in the list, and none can be below the bound). The bound: the root's node bounds, as
+// `optpipe solve` asks them before the heuristics.
+TEST(Heuristics, RunAllHeuristicsSkipsTheSearchingOnesWhereAFixedPatternMeetsTheBound) {
+  bool searching_seen = false;
+  for (const auto& h : all_heuristics()) {
+    if (h->searches()) searching_seen = true;
+    EXPECT_TRUE(h->searches() || !searching_seen) << h->name() << " comes after a heuristic that searches";
+  }
+  ASSERT_TRUE(searching_seen);
+  std::vector<Instance> cases;
+  cases.push_back(test_support::uniform_instance(4, 8, 1, 1.5, 0.5));
+  cases.push_back(load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/gpt-8x24.json"));
+  cases.push_back(load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/uniform-4x8.json"));
+  cases.push_back(load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/offload-fast-pcie-4x8.json"));
+  cases.push_back(load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/v-4x8.json"));
+  Instance tight = tight_uniform(44 * GiB);
+  for (Stage& st : tight.stages) st.offload = st.reload = 0.5;
+  cases.push_back(tight);
+  SolveOptions ro;
+  ro.stage_relaxation = false;
+  ro.device_relaxation = false;
+  int skipped = 0, ran = 0;
+  for (const Instance& inst : cases) {
+    const double bound = root_lower_bound(inst, kInf, ro).bound;
+    ASSERT_GT(bound, 0) << inst.name;
+    const BestResult plain = run_all_heuristics(inst, false);
+    int calls = 0;
+    const BestResult with = run_all_heuristics(inst, true, [&](const HeuristicResult&) { ++calls; }, {}, bound);
+    EXPECT_EQ(calls, static_cast<int>(all_heuristics().size())) << inst.name;
+    ASSERT_EQ(with.results.size(), plain.results.size());
+    ASSERT_EQ(with.best, plain.best) << inst.name;
+    ASSERT_GE(with.best, 0) << inst.name;
+    EXPECT_EQ(with.best_result()->schedule->devices, plain.best_result()->schedule->devices) << inst.name;
+    const bool met = plain.best_result()->sim.makespan <= bound + 1e-9 &&
+                     !all_heuristics()[static_cast<std::size_t>(plain.best)]->searches();
+    for (std::size_t i = 0; i < with.results.size(); ++i) {
+      const HeuristicResult& r = with.results[i];
+      EXPECT_EQ(r.name, all_heuristics()[i]->name());
+      if (met && all_heuristics()[i]->searches()) {
+        EXPECT_FALSE(r.ok()) << inst.name << " " << r.name;
+        EXPECT_EQ(r.reason.rfind("not run: ", 0), 0u) << r.reason;
+        continue;
+      }
+      EXPECT_EQ(r.ok(), plain.results[i].ok()) << inst.name << " " << r.name;
+      if (r.ok() && plain.results[i].ok()) EXPECT_EQ(r.sim.makespan, plain.results[i].sim.makespan) << r.name;
+    }
+    (met ? skipped : ran) += 1;
+  }
+  EXPECT_GE(skipped, 2);  // gpt-8x24 and uniform-4x8: ZB-H2 meets the bound
+  EXPECT_GE(ran, 2);      // the offload ones: no fixed pattern does
 }
 
 TEST(Heuristics, RunAllHeuristicsTiesGoToTheEarlierHeuristic) {
