@@ -83,7 +83,10 @@ BENCHMARK_CAPTURE(BM_RunHeuristic, zb_greedy, std::string("zb-greedy"))->Apply(S
 BENCHMARK_CAPTURE(BM_RunHeuristic, pipe_offload, std::string("pipe-offload"))->Apply(Sizes);
 BENCHMARK_CAPTURE(BM_RunHeuristic, ada_offload, std::string("ada-offload"))->Apply(Sizes);
 
-void BM_LocalSearch(benchmark::State& state) {
+// Local search from ZB greedy's schedule on tight(p, m) with `evaluations` simulations and
+// `checkpoints` (LocalSearchOptions::checkpoints). Counters: start and final makespan, and the
+// seconds per simulation (per_sim, shown with an SI prefix, e.g. 12.5us).
+void local_search_from_zb_greedy(benchmark::State& state, std::int64_t evaluations, int checkpoints) {
   const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
   const Instance inst = tight(p, m);
   const HeuristicResult start = run_heuristic(*find_heuristic("zb-greedy"), inst);
@@ -92,31 +95,8 @@ void BM_LocalSearch(benchmark::State& state) {
     return;
   }
   LocalSearchOptions lo;
-  lo.max_evaluations = 10000;
-  LocalSearchStats st;
-  for (auto _ : state) {
-    const Schedule s = improve_schedule(inst, *start.schedule, lo, &st);
-    benchmark::DoNotOptimize(s.devices.data());
-  }
-  state.counters["start"] = st.start_makespan;
-  state.counters["makespan"] = st.final_makespan;
-}
-BENCHMARK(BM_LocalSearch)->Apply(Sizes)->Iterations(1);
-
-// The same search (5k simulations) with plain simulations (checkpoints 0) and with the default
-// (default_checkpoints: 8 from 64 compute ops, 16 from 1024); the same schedules, the time a
-// simulation differs. Counter per_sim.
-void BM_LocalSearchCheckpoints(benchmark::State& state) {
-  const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
-  const Instance inst = tight(p, m);
-  const HeuristicResult start = run_heuristic(*find_heuristic("zb-greedy"), inst);
-  if (!start.ok()) {
-    state.SkipWithError("zb-greedy found no schedule");
-    return;
-  }
-  LocalSearchOptions lo;
-  lo.max_evaluations = 5000;
-  lo.checkpoints = static_cast<int>(state.range(2));
+  lo.max_evaluations = evaluations;
+  lo.checkpoints = checkpoints;
   LocalSearchStats st;
   std::int64_t sims = 0;
   for (auto _ : state) {
@@ -124,9 +104,20 @@ void BM_LocalSearchCheckpoints(benchmark::State& state) {
     benchmark::DoNotOptimize(s.devices.data());
     sims += st.evaluations;
   }
+  state.counters["start"] = st.start_makespan;
   state.counters["makespan"] = st.final_makespan;
-  state.counters["per_sim"] =  // seconds per simulation (shown with an SI prefix, e.g. 12.5us)
+  state.counters["per_sim"] =
       benchmark::Counter(static_cast<double>(sims), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_LocalSearch(benchmark::State& state) { local_search_from_zb_greedy(state, 10000, -1); }
+BENCHMARK(BM_LocalSearch)->Apply(Sizes)->Iterations(1);
+
+// The same search (5k simulations) with plain simulations (checkpoints 0) and with the default
+// (default_checkpoints: 8 from 64 compute ops, 16 from 1024); the same schedules, the time a
+// simulation differs.
+void BM_LocalSearchCheckpoints(benchmark::State& state) {
+  local_search_from_zb_greedy(state, 5000, static_cast<int>(state.range(2)));
 }
 BENCHMARK(BM_LocalSearchCheckpoints)
     ->ArgNames({"p", "m", "checkpoints"})

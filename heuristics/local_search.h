@@ -94,12 +94,13 @@ struct LocalSearchOptions {
 // How many checkpoints the local search keeps by default (LocalSearchOptions::checkpoints = -1):
 // none below kCheckpointOps compute ops, 8 up to kManyCheckpointOps, 16 from there on. Each
 // candidate then replays only the list after the latest checkpoint it shares with the current
-// solution. `ls` below, one thread, 20,000 simulations from the best heuristic, median of five
-// (microseconds a simulation, plain / 8 checkpoints, the same schedules): offload-random-02 of
-// random_offload.py --seed 7 (72 ops) 14.3 / 11.6, hetero-4x8 (96) 16.3 / 8.0, seed-29
+// solution. A throwaway driver, one thread, 20,000 simulations from the best heuristic, median
+// of five (microseconds a simulation, plain / 8 checkpoints, the same schedules):
+// offload-random-02 of random_offload.py --seed 7 (72 ops) 14.3 / 11.6, hetero-4x8 (96) 16.3 / 8.0, seed-29
 // small-loop-04 (120) 11.5 / 7.7, v-4x8 (192) 21.2 / 13.8, gpt-8x24-tight (576) 83.4 / 61.6,
 // gpt-8x32 (768) 99.7 / 53.9; at 24-36 ops (small-chain-03, small-unsplit-05) no gain, and 16
-// checkpoints cost more than they save up to a few hundred ops (bench/README.md).
+// checkpoints cost more than they save up to a few hundred ops (bench/README.md, "Checkpoints
+// from 64 compute ops"; bench/heuristics_bench.cc's BM_LocalSearchCheckpoints).
 inline constexpr int kCheckpointOps = 64;
 inline constexpr int kManyCheckpointOps = 1024;
 int default_checkpoints(long long compute_ops);

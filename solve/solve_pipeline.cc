@@ -333,8 +333,9 @@ class PipelineRun {
       ro.device_relaxation = false;
       ro.quantum = o_.quantum;
       ro.stop = o_.stop;
-      const double bound = root_lower_bound(inst_, std::numeric_limits<double>::infinity(), ro).bound;
-      heur_ = run_all_heuristics(inst_, true, progress, limits, bound > 0 ? bound : -std::numeric_limits<double>::infinity());
+      constexpr double kInf = std::numeric_limits<double>::infinity();
+      const double bound = root_lower_bound(inst_, kInf, ro).bound;
+      heur_ = run_all_heuristics(inst_, true, progress, limits, bound > 0 ? bound : -kInf);
       return;
     }
     // The root's cheap bounds first (milliseconds): a search that meets them is optimal.
