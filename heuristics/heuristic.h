@@ -56,9 +56,10 @@ class Heuristic {
   // patterns, whose lists also serve as memory-oblivious starting points.
   virtual bool memory_aware() const { return false; }
   // True for heuristics that search over many candidate schedules, each simulated (PipeOffload's
-  // variants, AdaOffload's repair, Waves' k, Periodic's cycles): 10-280 ms on 8-16-GPU
-  // instances where the fixed patterns take under a millisecond. run_all_heuristics runs them
-  // after the others and skips them once one of those meets a lower bound.
+  // variants, AdaOffload's repair, Waves' k, Periodic's cycles): 1-36 ms each on 8-16-GPU
+  // instances, Periodic 60-280 ms, where the fixed patterns take under a millisecond.
+  // run_all_heuristics runs them after the others and skips them once one of those meets a
+  // lower bound.
   virtual bool searches() const { return false; }
 };
 
