@@ -6,6 +6,8 @@
 #include <numeric>
 #include <vector>
 
+#include "model/simulator.h"
+
 namespace optpipe {
 
 namespace {
@@ -14,9 +16,9 @@ constexpr int kMaxDecimals = 4;         // 10^-4 ms = kMinTimeQuantum
 // Relative: a number written with k decimals and read as the nearest double is within a few
 // ulps of a whole number of 10^-k (1.45 · 100 = 144.99999999999997); anything further is not.
 constexpr double kWholeTolerance = 1e-12;
-// ms, plus kRelativeNoise of the value: a bound summed along a path of n ops carries about
-// n·2^-53 of itself in rounding, and paths here are at most about 10^5 ops.
-constexpr double kCeilTolerance = 1e-9;   // ms: kTimeEps (simulator.h)
+// quantum_ceil's tolerance: kTimeEps (simulator.h) plus this much of the value: a bound summed
+// along a path of n ops carries about n·2^-53 of itself in rounding, and paths here are at most
+// about 10^5 ops.
 constexpr double kRelativeNoise = 1e-10;
 constexpr double kFloorTolerance = 1e-10; // ms: below kTimeEps, so a target 2·kTimeEps below a multiple stays below it
 
@@ -58,7 +60,7 @@ double time_quantum(const Instance& instance) {
   const std::vector<double> times = added_times(instance);
   // The rounding noise of a time as large as the horizon must stay far below half a quantum (a
   // bound off by it would cut a node that holds a schedule one quantum better).
-  const double noise = kCeilTolerance + kRelativeNoise * horizon(instance);
+  const double noise = kTimeEps + kRelativeNoise * horizon(instance);
   double scale = 1;
   for (int k = 0; k <= kMaxDecimals; ++k, scale *= 10) {
     bool whole = true;
@@ -81,7 +83,7 @@ double time_quantum(const Instance& instance) {
 
 double quantum_ceil(double b, double q) {
   if (!(q > 0) || !std::isfinite(b)) return b;
-  return std::ceil((b - kCeilTolerance - kRelativeNoise * std::fabs(b)) / q) * q;
+  return std::ceil((b - kTimeEps - kRelativeNoise * std::fabs(b)) / q) * q;
 }
 
 double quantum_floor(double t, double q) {

@@ -323,29 +323,26 @@ class PipelineRun {
       if (h.ok()) trace_.note(since(started_), h.sim.makespan, 0, h.name);
     };
     const RunLimits limits = RunLimits::within(kHeuristicsShare * o_.time_limit - since(started_), o_.stop);
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    // The root's cheap bounds first (milliseconds, no single-stage relaxation): a heuristic or
+    // search that meets them is optimal.
+    SolveOptions ro;
+    ro.stage_relaxation = false;
+    ro.quantum = o_.quantum;
+    ro.stop = o_.stop;
     if (!at_scale() || o_.local_search >= 0) {
-      // The root's node bounds first (no relaxation: well under a millisecond below scale), so
-      // that the heuristics that search are not run where a fixed pattern meets them: Periodic
-      // alone took 62-280 ms of gpt-8x24's, gpt-8x32's and scale-llama2-7b-16x32's solves,
-      // whose ZB-H2 schedules are optimal.
-      SolveOptions ro;
-      ro.stage_relaxation = false;
+      // Only the node bounds here (well under a millisecond below scale), so that the heuristics
+      // that search are not run where a fixed pattern meets them: Periodic alone took 62-280 ms
+      // of gpt-8x24's, gpt-8x32's and scale-llama2-7b-16x32's solves, whose ZB-H2 schedules are
+      // optimal.
       ro.device_relaxation = false;
-      ro.quantum = o_.quantum;
-      ro.stop = o_.stop;
-      constexpr double kInf = std::numeric_limits<double>::infinity();
       const double bound = root_lower_bound(inst_, kInf, ro).bound;
       heur_ = run_all_heuristics(inst_, true, progress, limits, bound > 0 ? bound : -kInf);
       return;
     }
-    // The root's cheap bounds first (milliseconds): a search that meets them is optimal.
-    SolveOptions ro;
-    ro.stage_relaxation = false;
     ro.device_relaxation = o_.device_relaxation;
-    ro.quantum = o_.quantum;
-    ro.stop = o_.stop;
-    const double cheap = root_lower_bound(inst_, std::numeric_limits<double>::infinity(), ro).bound;
-    trace_.note(since(started_), std::numeric_limits<double>::infinity(), cheap, "root bound");
+    const double cheap = root_lower_bound(inst_, kInf, ro).bound;
+    trace_.note(since(started_), kInf, cheap, "root bound");
     EarlySearch early = run_heuristics_beside_search(inst_, progress, limits, cheap);
     heur_ = std::move(early.heuristics);
     if (!early.improved) return;
