@@ -27,7 +27,10 @@
 //
 // Complexity: 13G + 396 templates, each O(S·m·K) to plan and one simulation O(N log N); G = 60
 // cycles (from the largest per-device F + B + W up to 3 times it, 1.9% apart): 0.1-0.35 s at
-// 16 x 64, 1.1-2.1 s at 32 x 128 on the development machine.
+// 16 x 64, 1.1-2.1 s at 32 x 128 on the development machine, one thread. Each pass's templates
+// are tried on every thread of the caller's TBB arena (one simulator per thread) and the best is
+// taken in the listed order afterwards, so the result does not depend on the threads: on two
+// cores 2.6 -> 1.4 s on bench-gpt3-28.3b-32x128-2act (bench/README.md, "Periodic on both cores").
 #pragma once
 
 #include "heuristics/heuristic.h"

@@ -3,6 +3,7 @@
 // device's one-op-at-a-time rule (sampled over a cycle), the memory plan against a naive sweep of
 // every planned instant, and the lists against the spec's structure.
 #include <gtest/gtest.h>
+#include <tbb/task_arena.h>
 
 #include <cmath>
 #include <cstdio>
@@ -493,6 +494,43 @@ TEST(Periodic, TheSpreadLeavesTheDrainToTheGreedy) {
       if (a.type == OpType::F && a.mb == last) EXPECT_EQ(a.r, 0.0) << to_string(a);
     }
   }
+}
+
+// The templates are tried on every thread of the arena, and the best is the first in the
+// listed order, as with one thread: the same schedule, description and count with 1 and 2
+// threads, on random tight instances (one and several stages per device) and a generated one.
+TEST(Periodic, TheSameScheduleWithOneThreadAndWithSeveral) {
+  std::mt19937 rng(2611);
+  test_support::RandomInstanceOptions ro;
+  ro.min_devices = 2;
+  ro.max_devices = 4;
+  ro.min_microbatches = 4;
+  ro.max_microbatches = 8;
+  ro.tight_memory = true;
+  ro.offloadable_probability = 0.8;
+  std::vector<Instance> insts;
+  for (int i = 0; i < 24; ++i) insts.push_back(test_support::random_instance(rng, ro));
+  insts.push_back(generate_instance("gpt3-14.6b", 8, 16, "2act"));
+  int built = 0, several = 0;
+  for (std::size_t i = 0; i < insts.size(); ++i) {
+    const Instance& inst = insts[i];
+    auto run_on = [&](int threads) {
+      tbb::task_arena arena(threads);  // 2: one worker beside the caller, what a 2-core machine has
+      Built b;
+      arena.execute([&] { b = PeriodicOffload().build(inst); });
+      return b;
+    };
+    const Built one = run_on(1), two = run_on(2);
+    ASSERT_EQ(one.schedule.has_value(), two.schedule.has_value()) << "case " << i;
+    EXPECT_EQ(one.reason, two.reason) << "case " << i;
+    if (!one.schedule) continue;
+    ++built;
+    if (several_stages_on_a_device(inst)) ++several;
+    EXPECT_EQ(one.detail, two.detail) << "case " << i;
+    EXPECT_TRUE(one.schedule->devices == two.schedule->devices) << "case " << i << ": " << one.detail;
+  }
+  std::printf("[ periodic ] %d of %zu built, %d with several stages on a device\n", built, insts.size(), several);
+  EXPECT_GE(built, 12);
 }
 
 TEST(Periodic, ZeroBubbleCycleWithoutMemoryPressure) {
