@@ -20,11 +20,14 @@ int default_checkpoints(long long compute_ops) {
   return compute_ops >= kCheckpointOps ? 8 : 0;
 }
 
+bool default_offload_swaps(long long compute_ops) { return compute_ops >= kSwapOps; }
+
 const char* to_string(MoveKind kind) {
   switch (kind) {
     case MoveKind::kShift: return "shift";
     case MoveKind::kOffloadLevel: return "offload-level";
     case MoveKind::kReloadShift: return "reload-shift";
+    case MoveKind::kOffloadSwap: return "offload-swap";
   }
   return "?";
 }
@@ -127,6 +130,19 @@ bool apply_raw(const Instance& inst, Schedule& sch, const Move& mv) {
       } else {
         set_offload(sch, mv.device, a.stage, a.mb, mv.r, mv.position);
       }
+      return true;
+    }
+    case MoveKind::kOffloadSwap: {
+      if (a.type != OpType::F || a.r > 0 || !inst.stages[a.stage].offloadable() || mv.delta == 0) return false;
+      const int partner = a.mb + mv.delta;
+      if (partner < 0 || partner >= inst.microbatches) return false;
+      const double r = offload_level(sch, mv.device, a.stage, partner);
+      if (r <= 0) return false;
+      int position = mv.position;
+      const int partner_r = find_action(list, OpType::R, a.stage, partner);
+      if (partner_r >= 0 && partner_r < position) --position;  // the list as it is after the removal
+      set_offload(sch, mv.device, a.stage, partner, 0.0, 0);
+      set_offload(sch, mv.device, a.stage, a.mb, r, position);
       return true;
     }
     case MoveKind::kReloadShift: {
@@ -245,6 +261,14 @@ std::vector<Move> all_moves(const Instance& inst, const Schedule& sch, int max_s
             out.push_back({MoveKind::kOffloadLevel, d, k, 0, r, k + 1});
           }
         }
+        if (a.r <= 0) {
+          for (int delta = -kSwapReach; delta <= kSwapReach; ++delta) {
+            if (delta == 0 || offload_level(sch, d, a.stage, a.mb + delta) <= 0) continue;
+            const auto [lo, hi] = reload_range(sch, d, a.stage, a.mb);
+            out.push_back({MoveKind::kOffloadSwap, d, k, delta, 0.0, lo});
+            if (hi != lo) out.push_back({MoveKind::kOffloadSwap, d, k, delta, 0.0, hi});
+          }
+        }
       }
       if (a.type == OpType::R) {
         for (int delta : {-2, -1, 1, 2}) out.push_back({MoveKind::kReloadShift, d, k, delta, 0.0, 0});
@@ -312,6 +336,9 @@ class IteratedLocalSearch {
   IteratedLocalSearch(const Instance& inst, const LocalSearchOptions& opt, LocalSearchStats& stats)
       : inst_(inst), opt_(opt), stats_(stats), sim_(inst, std::max(1, checkpoints_for(inst, opt))),
         use_checkpoints_(checkpoints_for(inst, opt) > 0), rng_(opt.seed ^ 0x6a09e667f3bcc909ULL),
+        swaps_(inst.can_offload() && (opt.offload_swaps >= 0 ? opt.offload_swaps > 0
+                                                            : default_offload_swaps(static_cast<long long>(inst.num_compute_types()) *
+                                                                                    inst.num_stages() * inst.microbatches))),
         S_(inst.num_stages()), m_(inst.microbatches) {}
 
   static int checkpoints_for(const Instance& inst, const LocalSearchOptions& opt) {
@@ -503,6 +530,7 @@ class IteratedLocalSearch {
         }
       }
     }
+    if (swaps_) append_swaps(sol, first, rest);
     first.insert(first.end(), rest.begin(), rest.end());
     if (opt_.critical_first) {
       const auto split = first.end() - static_cast<std::ptrdiff_t>(rest.size());
@@ -514,30 +542,64 @@ class IteratedLocalSearch {
     return first;
   }
 
+  // Appends sol's swaps (kOffloadSwap) to the descent's moves: to `first` those that touch a
+  // critical or memory-bound op, to `rest` the others.
+  void append_swaps(const Solution& sol, std::vector<Move>& first, std::vector<Move>& rest) {
+    std::vector<double>& level = levels_;  // every F's offload level
+    level.assign(static_cast<std::size_t>(S_) * m_, 0.0);
+    for (const auto& list : sol.sch.devices) {
+      for (const Action& a : list) {
+        if (a.type == OpType::F) level[static_cast<std::size_t>(a.stage) * m_ + a.mb] = a.r;
+      }
+    }
+    for (int d = 0; d < sol.sch.num_devices(); ++d) {
+      const auto& list = sol.sch.devices[d];
+      for (int k = 0; k < static_cast<int>(list.size()); ++k) {
+        const Action& a = list[k];
+        if (a.type != OpType::F || a.r > 0 || !inst_.stages[a.stage].offloadable()) continue;
+        for (int delta = -kSwapReach; delta <= kSwapReach; ++delta) {
+          const int partner = a.mb + delta;
+          if (delta == 0 || partner < 0 || partner >= m_) continue;
+          const double r = level[static_cast<std::size_t>(a.stage) * m_ + partner];
+          if (r <= 0) continue;
+          Action p = a;
+          p.mb = partner;
+          auto& to = offload_related(a) || offload_related(p) ? first : rest;
+          const int lo = reload_range(sol.sch, d, a.stage, a.mb).first;
+          const int hid = hidden_position(sol, d, a.stage, a.mb, r);
+          to.push_back({MoveKind::kOffloadSwap, d, k, delta, 0.0, hid});
+          if (lo != hid) to.push_back({MoveKind::kOffloadSwap, d, k, delta, 0.0, lo});
+        }
+      }
+    }
+  }
+
+  // Tries `moves` on sol in order and takes the first better one; true when one was taken.
+  bool first_improvement(Solution& sol, const std::vector<Move>& moves) {
+    for (const Move& mv : moves) {
+      if (out_of_budget()) return false;
+      std::vector<Action> saved = sol.sch.devices[mv.device];
+      if (!local_search::apply_move(inst_, sol.sch, mv)) continue;
+      Key k;
+      if (evaluate(sol.sch, &k) && better(k, sol.key)) {
+        sol.key = k;
+        save_timing(sol.timing);
+        ++sol.lineage[static_cast<int>(mv.kind)];
+        ++stats_.improvements;
+        ++stats_.improvements_by_move[static_cast<int>(mv.kind)];
+        return true;
+      }
+      sol.sch.devices[mv.device] = std::move(saved);
+    }
+    return false;
+  }
+
   // First-improvement descent from sol (which must be feasible, key and timing set).
   void descend(Solution& sol) {
     while (!out_of_budget()) {
       if (use_checkpoints_) sim_.set_base(sol.sch);  // the moves below edit sol.sch
       analyse(sol);
-      const std::vector<Move> moves = neighbourhood(sol);
-      bool improved = false;
-      for (const Move& mv : moves) {
-        if (out_of_budget()) return;
-        std::vector<Action> saved = sol.sch.devices[mv.device];
-        if (!local_search::apply_move(inst_, sol.sch, mv)) continue;
-        Key k;
-        if (evaluate(sol.sch, &k) && better(k, sol.key)) {
-          sol.key = k;
-          save_timing(sol.timing);
-          ++sol.lineage[static_cast<int>(mv.kind)];
-          ++stats_.improvements;
-          ++stats_.improvements_by_move[static_cast<int>(mv.kind)];
-          improved = true;
-          break;
-        }
-        sol.sch.devices[mv.device] = std::move(saved);
-      }
-      if (!improved) return;
+      if (!first_improvement(sol, neighbourhood(sol))) return;
     }
   }
 
@@ -648,8 +710,10 @@ class IteratedLocalSearch {
   CheckpointedSimulation sim_;  // without a base (use_checkpoints_ false): plain simulations
   bool use_checkpoints_;
   Rng rng_;
+  bool swaps_;  // kOffloadSwap in the descent (LocalSearchOptions::offload_swaps)
   int S_, m_;
   std::vector<char> crit_, crit_reload_, mem_rel_;
+  std::vector<double> levels_;  // append_swaps()'s table of the F's offload levels, by stage * m + microbatch
   std::vector<int> where_d_, where_k_;
   std::int64_t last_best_evaluation_ = 0;
 };

@@ -33,6 +33,12 @@
 //      is removed; between two levels above 0 the R stays.
 //   3. kReloadShift: an R moves by `delta` list places (it passes over compute actions, which
 //      changes its request time, or over other Rs, which changes the channel order).
+//   4. kOffloadSwap: a kept F(s,j) takes the offload level of F(s,j + delta), a near microbatch
+//      of the same stage, which is kept instead (its R removed, R(s,j) inserted as for
+//      kOffloadLevel). Where memory binds, turning one offload off deadlocks and turning one on
+//      costs channel time, so neither single level move improves; the swap moves which
+//      microbatch pays the round trip without changing how many do (on the 16 x 64 rows of
+//      bench/README.md a descent of swaps alone took local-search optima 0.2-0.5% lower).
 // The descent tries the moves that touch the critical ops first (ops whose start is bound by
 // the previous op of their device, an input, a reload or memory, traced back from the op that
 // ends last; with memory-bound starts, the forwards resident at that moment count too), in a
@@ -40,11 +46,14 @@
 // critical_first = false all moves form one shuffled list; on gpt-8x24-tight that did better,
 // on random mid-size instances slightly worse.) Neighbourhood
 // per descent step: every adjacent interchange, shifts of critical ops up to max_shift places,
-// every other level of each offloadable F (up to 3 R places), R moves by ±1 and ±2 places.
+// every other level of each offloadable F (up to 3 R places), R moves by ±1 and ±2 places, and
+// from kSwapOps compute ops on each kept offloadable F's swap with the offloaded F's of its stage
+// up to kSwapReach microbatches away (the R at the latest place that hides the reload, and at
+// the earliest). Kicks do not swap.
 //
 // Complexity: one evaluation is one simulation, O(N log N) for N actions (simulator.h), plus
 // O(L) to edit and check the one list that changed (L its length). A descent step scans up to
-// O(N · max_shift + F_off · levels) neighbours, F_off the offloadable forwards.
+// O(N · max_shift + F_off · (levels + kSwapReach)) neighbours, F_off the offloadable forwards.
 // Determinism: the only budget is the number of evaluations and the only randomness a seeded
 // generator of our own, so a given (instance, start, options) always gives the same result.
 #pragma once
@@ -85,6 +94,8 @@ struct LocalSearchOptions {
   // (model/checkpointed_simulation.h; the same results, faster on long lists): this many
   // checkpoints, 0 for plain simulations, -1 for the default (default_checkpoints below).
   int checkpoints = -1;
+  // kOffloadSwap moves in the descent: 1 yes, 0 no, -1 from kSwapOps compute ops on (below).
+  int offload_swaps = -1;
   // Called with each new best schedule (after a descent that beats every earlier local optimum,
   // the start's first descent included) and its makespan, from the searching thread: e.g. to
   // hand it to a tree search running beside (SolveOptions::beside). Null: none.
@@ -109,8 +120,20 @@ int default_checkpoints(long long compute_ops);
 // relaxation returns its value less 1e-7 ms, and the solver's proofs hold up to 1e-6 ms.
 inline constexpr double kTargetTolerance = 1e-6;
 
-enum class MoveKind : std::uint8_t { kShift = 0, kOffloadLevel = 1, kReloadShift = 2 };
-inline constexpr int kMoveKinds = 3;
+enum class MoveKind : std::uint8_t { kShift = 0, kOffloadLevel = 1, kReloadShift = 2, kOffloadSwap = 3 };
+inline constexpr int kMoveKinds = 4;
+// kOffloadSwap: how far (in microbatches of the stage) the offloaded partner of a kept F may be.
+inline constexpr int kSwapReach = 2;
+// The descent has kOffloadSwap from this many compute ops on (LocalSearchOptions::offload_swaps
+// < 0), where the solve's rounds search from schedules near local optima (the scale path of
+// solve_pipeline.h). There, from 30 s solves' schedules, 10,000 simulations end 0.2-1.2% lower
+// with the swaps on the 16 x 64 rows of bench/README.md; below it the swaps change the search
+// paths the solve's phases were measured with, and the results went either way (on
+// gpt-8x24-tight five seeds of 20,000 simulations from the best heuristic 660.66 ms on average
+// without them, 663.22 with; shared-pcie-4x8's quick search ended above the optimum that the
+// tree then did not find in 10 s).
+inline constexpr int kSwapOps = 2048;
+bool default_offload_swaps(long long compute_ops);
 const char* to_string(MoveKind kind);
 
 struct LocalSearchStats {
@@ -142,10 +165,10 @@ namespace local_search {
 struct Move {
   MoveKind kind = MoveKind::kShift;
   int device = 0;
-  int index = 0;     // list index of the compute action (kShift), of the F (kOffloadLevel), of the R (kReloadShift)
-  int delta = 0;     // kShift: compute places (+ later); kReloadShift: list places
+  int index = 0;     // list index of the compute action (kShift), of the F (kOffloadLevel, the kept F of kOffloadSwap), of the R (kReloadShift)
+  int delta = 0;     // kShift: compute places (+ later); kReloadShift: list places; kOffloadSwap: the partner's microbatch - this one's
   double r = 0;      // kOffloadLevel: the new level
-  int position = 0;  // kOffloadLevel from 0 to r > 0: insert R before this index (clamped into reload_range)
+  int position = 0;  // kOffloadLevel from 0 to r > 0, kOffloadSwap: insert R before this index of the list as it is (clamped into reload_range)
 };
 
 // Performs the edit on schedule.devices[move.device] as described in the header comment, without

@@ -254,6 +254,72 @@ TEST(LocalSearch, NewOffloadPositionsAreComplete) {
   EXPECT_GT(forwards, 50);
 }
 
+TEST(LocalSearch, OffloadSwapIsTheTwoLevelEditsDoneByHand) {
+  // Naive: a kept F(s,j) and an offloaded F(s,j') of the same stage, |j - j'| <= kSwapReach; by
+  // hand, F(s,j') gets level 0 and loses its R, F(s,j) gets F(s,j')'s level and its R at every
+  // position of the original list. Where that list is well formed, kOffloadSwap asked for that
+  // position gives exactly it; at any other position its list is still well formed; the stage
+  // keeps its number of offloads and its levels.
+  std::mt19937 rng(12);
+  int swaps = 0, exact = 0;
+  for (const Instance& inst : random_instances(80, 15, 3, 5)) {
+    if (!inst.can_offload()) continue;
+    SCOPED_TRACE(label(inst));
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.5);
+    for (int d = 0; d < sch.num_devices(); ++d) {
+      const auto& list = sch.devices[d];
+      const int n = static_cast<int>(list.size());
+      for (int k = 0; k < n; ++k) {
+        const Action& f = list[k];
+        if (f.type != OpType::F || f.r > 0 || !inst.stages[f.stage].offloadable()) continue;
+        for (int delta = -kSwapReach; delta <= kSwapReach; ++delta) {
+          const int partner = f.mb + delta;
+          if (delta == 0 || partner < 0 || partner >= inst.microbatches) continue;
+          const int pf = find_action(list, OpType::F, f.stage, partner);
+          if (pf < 0 || list[pf].r <= 0) continue;
+          const double r = list[pf].r;
+          ++swaps;
+          for (int p = 0; p <= n; ++p) {
+            Schedule naive = sch;
+            auto& nl = naive.devices[d];
+            nl[pf].r = 0;
+            nl[k].r = r;
+            const int pr = find_action(nl, OpType::R, f.stage, partner);
+            nl.insert(nl.begin() + p, make_r(f.stage, f.mb));
+            nl.erase(nl.begin() + (pr >= p ? pr + 1 : pr));
+            const bool valid = well_formed(inst, naive);
+            Schedule mine = sch;
+            ASSERT_TRUE(local_search::apply_move(inst, mine, Move{MoveKind::kOffloadSwap, d, k, delta, 0.0, p}))
+                << to_string(f) << " with microbatch " << partner << text(sch);
+            EXPECT_TRUE(well_formed(inst, mine));
+            EXPECT_EQ(offload_level(mine, d, f.stage, f.mb), r);
+            EXPECT_EQ(offload_level(mine, d, f.stage, partner), 0.0);
+            if (valid) {
+              ++exact;
+              EXPECT_EQ(mine.devices, naive.devices) << to_string(f) << " with " << partner << ", R at " << p << text(sch);
+            }
+          }
+        }
+      }
+    }
+  }
+  std::printf("[ local    ] %d swaps, %d positions valid by hand\n", swaps, exact);
+  EXPECT_GT(swaps, 50);
+  EXPECT_GT(exact, 100);
+  // A swap with a partner that is not offloaded, out of range, or from an offloaded F does not apply.
+  Instance inst = test_support::uniform_instance(1, 3, 1, 1, 1);
+  inst.stages[0].offload = 1.0;
+  inst.stages[0].reload = 1.0;
+  Schedule one = test_support::lists(inst, {{"F0.0", "F0.1@1", "F0.2", "R0.1", "B0.0", "B0.1", "B0.2"}});
+  Schedule untouched = one;
+  EXPECT_FALSE(local_search::apply_raw(inst, untouched, Move{MoveKind::kOffloadSwap, 0, 0, 2, 0.0, 1}));
+  EXPECT_FALSE(local_search::apply_raw(inst, untouched, Move{MoveKind::kOffloadSwap, 0, 0, -1, 0.0, 1}));
+  EXPECT_FALSE(local_search::apply_raw(inst, untouched, Move{MoveKind::kOffloadSwap, 0, 1, 1, 0.0, 2}));
+  EXPECT_EQ(untouched.devices, one.devices);
+  ASSERT_TRUE(local_search::apply_move(inst, untouched, Move{MoveKind::kOffloadSwap, 0, 0, 1, 0.0, 4}));
+  EXPECT_EQ(untouched.devices, test_support::lists(inst, {{"F0.0@1", "F0.1", "F0.2", "R0.0", "B0.0", "B0.1", "B0.2"}}).devices);
+}
+
 TEST(LocalSearch, ShiftCarriesTheOwnReload) {
   // An F moving past its own R takes the R along (right after it); a B moving before its own R
   // takes the R along (right before it); other Rs keep their place between the compute actions.
@@ -362,6 +428,43 @@ TEST(LocalSearch, NeverWorseThanTheStartOnRandomInstances) {
   EXPECT_GE(from_random, 10);
   // Random lists are far from optimal: the search must find something on most of them.
   EXPECT_GE(improved_random * 2, from_random);
+}
+
+// With the swaps on (LocalSearchOptions::offload_swaps = 1; by default from kSwapOps compute ops
+// on), on random tight instances that offload, from the best heuristic and from random starts:
+// every result passes the validator and is never worse than its start, and some descent steps
+// are swaps. By default these instances are below kSwapOps, and no step is one.
+TEST(LocalSearch, SwapsKeepTheResultsValidAndTakePart) {
+  std::mt19937 rng(31);
+  std::int64_t swap_steps = 0, default_swap_steps = 0;
+  int runs = 0;
+  for (const Instance& inst : random_instances(60, 32, 4, 6)) {
+    if (!inst.can_offload()) continue;
+    SCOPED_TRACE(label(inst));
+    std::vector<Schedule> starts;
+    const BestResult best = run_all_heuristics(inst, false);
+    if (const HeuristicResult* h = best.best_result()) starts.push_back(*h->schedule);
+    if (auto r = random_feasible_schedule(inst, rng)) starts.push_back(std::move(*r));
+    for (const Schedule& start : starts) {
+      LocalSearchOptions o;
+      o.max_evaluations = 600;
+      o.offload_swaps = 1;
+      LocalSearchStats st;
+      check_result(inst, start, improve_schedule(inst, start, o, &st), o, st);
+      swap_steps += st.improvements_by_move[static_cast<int>(MoveKind::kOffloadSwap)];
+      o.offload_swaps = -1;
+      LocalSearchStats plain;
+      check_result(inst, start, improve_schedule(inst, start, o, &plain), o, plain);
+      default_swap_steps += plain.improvements_by_move[static_cast<int>(MoveKind::kOffloadSwap)];
+      ++runs;
+    }
+  }
+  std::printf("[ local    ] %d runs with swaps: %lld descent steps were swaps\n", runs, static_cast<long long>(swap_steps));
+  EXPECT_GE(runs, 40);
+  EXPECT_GT(swap_steps, 0);
+  EXPECT_EQ(default_swap_steps, 0);
+  EXPECT_FALSE(default_offload_swaps(kSwapOps - 1));
+  EXPECT_TRUE(default_offload_swaps(kSwapOps));
 }
 
 // GPipe's lists on 3 uniform stages and 6 microbatches without memory pressure: far from optimal.
