@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <unordered_set>
 
 #include "model/checkpointed_simulation.h"
 #include "model/error.h"
@@ -21,6 +22,7 @@ int default_checkpoints(long long compute_ops) {
 }
 
 bool default_offload_swaps(long long compute_ops) { return compute_ops >= kSwapOps; }
+bool default_untried_first(long long compute_ops) { return compute_ops >= kUntriedFirstOps; }
 
 const char* to_string(MoveKind kind) {
   switch (kind) {
@@ -339,6 +341,9 @@ class IteratedLocalSearch {
         swaps_(inst.can_offload() && (opt.offload_swaps >= 0 ? opt.offload_swaps > 0
                                                             : default_offload_swaps(static_cast<long long>(inst.num_compute_types()) *
                                                                                     inst.num_stages() * inst.microbatches))),
+        untried_first_(opt.untried_first >= 0 ? opt.untried_first > 0
+                                              : default_untried_first(static_cast<long long>(inst.num_compute_types()) *
+                                                                      inst.num_stages() * inst.microbatches)),
         S_(inst.num_stages()), m_(inst.microbatches) {}
 
   static int checkpoints_for(const Instance& inst, const LocalSearchOptions& opt) {
@@ -578,6 +583,7 @@ class IteratedLocalSearch {
   bool first_improvement(Solution& sol, const std::vector<Move>& moves) {
     for (const Move& mv : moves) {
       if (out_of_budget()) return false;
+      const std::uint64_t key = untried_first_ ? move_key(sol.sch, mv) : 0;
       std::vector<Action> saved = sol.sch.devices[mv.device];
       if (!local_search::apply_move(inst_, sol.sch, mv)) continue;
       Key k;
@@ -590,17 +596,42 @@ class IteratedLocalSearch {
         return true;
       }
       sol.sch.devices[mv.device] = std::move(saved);
+      if (untried_first_) failed_.insert(key);
     }
     return false;
   }
 
   // First-improvement descent from sol (which must be feasible, key and timing set).
+  // With untried_first, each step's neighbourhood puts the moves already tried in vain in this
+  // descent after the others (each part in its shuffled order): the step before changed the
+  // schedule in one place, and most moves elsewhere fail again (don't-look bits, J. L. Bentley,
+  // "Fast Algorithms for Geometric Traveling Salesman Problems", ORSA J. Computing 4(4), 1992).
+  // A step still tries every move before the descent ends, so it ends at a local optimum as
+  // without.
   void descend(Solution& sol) {
+    failed_.clear();
     while (!out_of_budget()) {
       if (use_checkpoints_) sim_.set_base(sol.sch);  // the moves below edit sol.sch
       analyse(sol);
-      if (!first_improvement(sol, neighbourhood(sol))) return;
+      std::vector<Move> moves = neighbourhood(sol);
+      if (untried_first_) {
+        std::stable_partition(moves.begin(), moves.end(),
+                              [&](const Move& mv) { return !failed_.count(move_key(sol.sch, mv)); });
+      }
+      if (!first_improvement(sol, moves)) return;
     }
+  }
+
+  // A move's identity across steps (list indices shift, the op does not): its kind, device, the
+  // op it edits, its delta, level and R place relative to the op. Collisions only reorder.
+  std::uint64_t move_key(const Schedule& sch, const Move& mv) const {
+    const auto& list = sch.devices[mv.device];
+    const Action& a = list[static_cast<std::size_t>(mv.index)];
+    std::uint64_t h = static_cast<std::uint64_t>(mv.kind);
+    auto mix = [&](std::int64_t v) { h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ULL; };
+    mix(mv.device); mix(static_cast<int>(a.type)); mix(a.stage); mix(a.mb); mix(mv.delta);
+    mix(mv.position - mv.index); mix(static_cast<std::int64_t>(std::llround(mv.r * 1e6)));
+    return h;
   }
 
   // Up to `strength` random valid moves on sch; returns how many were applied.
@@ -711,6 +742,8 @@ class IteratedLocalSearch {
   bool use_checkpoints_;
   Rng rng_;
   bool swaps_;  // kOffloadSwap in the descent (LocalSearchOptions::offload_swaps)
+  bool untried_first_;  // LocalSearchOptions::untried_first
+  std::unordered_set<std::uint64_t> failed_;  // the moves tried in vain since the descent began (move_key)
   int S_, m_;
   std::vector<char> crit_, crit_reload_, mem_rel_;
   std::vector<double> levels_;  // append_swaps()'s table of the F's offload levels, by stage * m + microbatch
