@@ -212,47 +212,58 @@ TEST(LocalSearch, ReloadPositionsAreComplete) {
   EXPECT_GT(reloads, 50);
 }
 
+// Calls fn(inst, sch, d, k) for every F without offload of an offloadable stage, at index k of
+// device d's list in a random valid schedule (offload probability p) of each instance that can
+// offload.
+template <class Fn>
+void for_each_kept_forward(const std::vector<Instance>& instances, std::mt19937& rng, double p, Fn fn) {
+  for (const Instance& inst : instances) {
+    if (!inst.can_offload()) continue;
+    SCOPED_TRACE(label(inst));
+    const Schedule sch = test_support::random_valid_schedule(inst, rng, p);
+    for (int d = 0; d < sch.num_devices(); ++d) {
+      const auto& list = sch.devices[d];
+      for (int k = 0; k < static_cast<int>(list.size()); ++k) {
+        const Action& f = list[k];
+        if (f.type == OpType::F && f.r <= 0 && inst.stages[f.stage].offloadable()) fn(inst, sch, d, k);
+      }
+    }
+  }
+}
+
 TEST(LocalSearch, NewOffloadPositionsAreComplete) {
   // Naive: give an F without offload every other level and insert its R at every position; the
   // validator's accepted positions must be the ones kOffloadLevel produces when asked for them,
   // and any other requested position must still give a well-formed list.
   std::mt19937 rng(10);
   int forwards = 0;
-  for (const Instance& inst : random_instances(80, 14, 3, 3)) {
-    if (!inst.can_offload()) continue;
-    SCOPED_TRACE(label(inst));
-    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.3);
-    for (int d = 0; d < sch.num_devices(); ++d) {
-      const auto& list = sch.devices[d];
-      const int n = static_cast<int>(list.size());
-      for (int k = 0; k < n; ++k) {
-        const Action& f = list[k];
-        if (f.type != OpType::F || f.r > 0 || !inst.stages[f.stage].offloadable()) continue;
-        ++forwards;
-        for (double r : inst.offload_levels) {
-          if (r <= 0) continue;
-          for (int p = 0; p <= n; ++p) {
-            Schedule naive = sch;
-            naive.devices[d][k].r = r;
-            naive.devices[d].insert(naive.devices[d].begin() + p, make_r(f.stage, f.mb));
-            const bool valid = well_formed(inst, naive);
-            Schedule mine = sch;
-            ASSERT_TRUE(local_search::apply_move(inst, mine, Move{MoveKind::kOffloadLevel, d, k, 0, r, p}));
-            EXPECT_TRUE(well_formed(inst, mine));
-            if (valid) {
-              EXPECT_EQ(mine.devices, naive.devices) << to_string(f) << " R at " << p << text(sch);
-            }
-          }
-          // And back to 0: the original lists.
-          Schedule there = sch, back;
-          ASSERT_TRUE(local_search::apply_move(inst, there, Move{MoveKind::kOffloadLevel, d, k, 0, r, n}));
-          back = there;
-          ASSERT_TRUE(local_search::apply_move(inst, back, Move{MoveKind::kOffloadLevel, d, k, 0, 0.0, 0}));
-          EXPECT_EQ(back.devices, sch.devices);
+  for_each_kept_forward(random_instances(80, 14, 3, 3), rng, 0.3, [&](const Instance& inst, const Schedule& sch, int d, int k) {
+    const auto& list = sch.devices[d];
+    const int n = static_cast<int>(list.size());
+    const Action& f = list[k];
+    ++forwards;
+    for (double r : inst.offload_levels) {
+      if (r <= 0) continue;
+      for (int p = 0; p <= n; ++p) {
+        Schedule naive = sch;
+        naive.devices[d][k].r = r;
+        naive.devices[d].insert(naive.devices[d].begin() + p, make_r(f.stage, f.mb));
+        const bool valid = well_formed(inst, naive);
+        Schedule mine = sch;
+        ASSERT_TRUE(local_search::apply_move(inst, mine, Move{MoveKind::kOffloadLevel, d, k, 0, r, p}));
+        EXPECT_TRUE(well_formed(inst, mine));
+        if (valid) {
+          EXPECT_EQ(mine.devices, naive.devices) << to_string(f) << " R at " << p << text(sch);
         }
       }
+      // And back to 0: the original lists.
+      Schedule there = sch, back;
+      ASSERT_TRUE(local_search::apply_move(inst, there, Move{MoveKind::kOffloadLevel, d, k, 0, r, n}));
+      back = there;
+      ASSERT_TRUE(local_search::apply_move(inst, back, Move{MoveKind::kOffloadLevel, d, k, 0, 0.0, 0}));
+      EXPECT_EQ(back.devices, sch.devices);
     }
-  }
+  });
   EXPECT_GT(forwards, 50);
 }
 
@@ -264,47 +275,39 @@ TEST(LocalSearch, OffloadSwapIsTheTwoLevelEditsDoneByHand) {
   // keeps its number of offloads and its levels.
   std::mt19937 rng(12);
   int swaps = 0, exact = 0;
-  for (const Instance& inst : random_instances(80, 15, 3, 5)) {
-    if (!inst.can_offload()) continue;
-    SCOPED_TRACE(label(inst));
-    const Schedule sch = test_support::random_valid_schedule(inst, rng, 0.5);
-    for (int d = 0; d < sch.num_devices(); ++d) {
-      const auto& list = sch.devices[d];
-      const int n = static_cast<int>(list.size());
-      for (int k = 0; k < n; ++k) {
-        const Action& f = list[k];
-        if (f.type != OpType::F || f.r > 0 || !inst.stages[f.stage].offloadable()) continue;
-        for (int delta = -kSwapReach; delta <= kSwapReach; ++delta) {
-          const int partner = f.mb + delta;
-          if (delta == 0 || partner < 0 || partner >= inst.microbatches) continue;
-          const int pf = find_action(list, OpType::F, f.stage, partner);
-          if (pf < 0 || list[pf].r <= 0) continue;
-          const double r = list[pf].r;
-          ++swaps;
-          for (int p = 0; p <= n; ++p) {
-            Schedule naive = sch;
-            auto& nl = naive.devices[d];
-            nl[pf].r = 0;
-            nl[k].r = r;
-            const int pr = find_action(nl, OpType::R, f.stage, partner);
-            nl.insert(nl.begin() + p, make_r(f.stage, f.mb));
-            nl.erase(nl.begin() + (pr >= p ? pr + 1 : pr));
-            const bool valid = well_formed(inst, naive);
-            Schedule mine = sch;
-            ASSERT_TRUE(local_search::apply_move(inst, mine, Move{MoveKind::kOffloadSwap, d, k, delta, 0.0, p}))
-                << to_string(f) << " with microbatch " << partner << text(sch);
-            EXPECT_TRUE(well_formed(inst, mine));
-            EXPECT_EQ(offload_level(mine, d, f.stage, f.mb), r);
-            EXPECT_EQ(offload_level(mine, d, f.stage, partner), 0.0);
-            if (valid) {
-              ++exact;
-              EXPECT_EQ(mine.devices, naive.devices) << to_string(f) << " with " << partner << ", R at " << p << text(sch);
-            }
-          }
+  for_each_kept_forward(random_instances(80, 15, 3, 5), rng, 0.5, [&](const Instance& inst, const Schedule& sch, int d, int k) {
+    const auto& list = sch.devices[d];
+    const int n = static_cast<int>(list.size());
+    const Action& f = list[k];
+    for (int delta = -kSwapReach; delta <= kSwapReach; ++delta) {
+      const int partner = f.mb + delta;
+      if (delta == 0 || partner < 0 || partner >= inst.microbatches) continue;
+      const int pf = find_action(list, OpType::F, f.stage, partner);
+      if (pf < 0 || list[pf].r <= 0) continue;
+      const double r = list[pf].r;
+      ++swaps;
+      for (int p = 0; p <= n; ++p) {
+        Schedule naive = sch;
+        auto& nl = naive.devices[d];
+        nl[pf].r = 0;
+        nl[k].r = r;
+        const int pr = find_action(nl, OpType::R, f.stage, partner);
+        nl.insert(nl.begin() + p, make_r(f.stage, f.mb));
+        nl.erase(nl.begin() + (pr >= p ? pr + 1 : pr));
+        const bool valid = well_formed(inst, naive);
+        Schedule mine = sch;
+        ASSERT_TRUE(local_search::apply_move(inst, mine, Move{MoveKind::kOffloadSwap, d, k, delta, 0.0, p}))
+            << to_string(f) << " with microbatch " << partner << text(sch);
+        EXPECT_TRUE(well_formed(inst, mine));
+        EXPECT_EQ(offload_level(mine, d, f.stage, f.mb), r);
+        EXPECT_EQ(offload_level(mine, d, f.stage, partner), 0.0);
+        if (valid) {
+          ++exact;
+          EXPECT_EQ(mine.devices, naive.devices) << to_string(f) << " with " << partner << ", R at " << p << text(sch);
         }
       }
     }
-  }
+  });
   std::printf("[ local    ] %d swaps, %d positions valid by hand\n", swaps, exact);
   EXPECT_GT(swaps, 50);
   EXPECT_GT(exact, 100);
