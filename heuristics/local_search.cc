@@ -627,10 +627,12 @@ class IteratedLocalSearch {
   std::uint64_t move_key(const Schedule& sch, const Move& mv) const {
     const auto& list = sch.devices[mv.device];
     const Action& a = list[static_cast<std::size_t>(mv.index)];
-    std::uint64_t h = static_cast<std::uint64_t>(mv.kind);
-    auto mix = [&](std::int64_t v) { h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ULL; };
-    mix(mv.device); mix(static_cast<int>(a.type)); mix(a.stage); mix(a.mb); mix(mv.delta);
-    mix(mv.position - mv.index); mix(static_cast<std::int64_t>(std::llround(mv.r * 1e6)));
+    std::uint64_t h = static_cast<std::uint64_t>(mv.kind);  // FNV-1a style over the fields
+    for (const std::int64_t v : {std::int64_t{mv.device}, std::int64_t{static_cast<int>(a.type)}, std::int64_t{a.stage},
+                                 std::int64_t{a.mb}, std::int64_t{mv.delta}, std::int64_t{mv.position - mv.index},
+                                 static_cast<std::int64_t>(std::llround(mv.r * 1e6))}) {
+      h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ULL;
+    }
     return h;
   }
 

@@ -58,7 +58,9 @@
 //
 // Complexity: one evaluation is one simulation, O(N log N) for N actions (simulator.h), plus
 // O(L) to edit and check the one list that changed (L its length). A descent step scans up to
-// O(N · max_shift + F_off · (levels + kSwapReach)) neighbours, F_off the offloadable forwards.
+// O(N · max_shift + F_off · (levels + kSwapReach)) neighbours, F_off the offloadable forwards;
+// with untried first, one hash of each neighbour per step and a set of at most one entry per
+// simulation of the descent.
 // Determinism: the only budget is the number of evaluations and the only randomness a seeded
 // generator of our own, so a given (instance, start, options) always gives the same result.
 #pragma once
