@@ -63,6 +63,30 @@ TEST(ImproveRounds, NeverWorseThanItsStartsAndTheSameOnAnyThreadCount) {
   EXPECT_EQ(results[0], results[2]);
 }
 
+// From kSwapOps and kUntriedFirstOps compute ops on the searches also swap offloads and try the
+// untried moves first: still the same schedule with 1 and 2 threads (GPT-3 14.6B on 16 GPUs x
+// 48 microbatches at 8 activations, 2304 compute ops, from PipeOffload's and ZB greedy's lists).
+TEST(ImproveRounds, TheSameOnAnyThreadCountWithTheMovesOfLargeInstances) {
+  const Instance inst = load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/instances/generated/paper-gpt3-14.6b-16x48-8act.json");
+  const long long ops = static_cast<long long>(inst.num_compute_types()) * inst.num_stages() * inst.microbatches;
+  ASSERT_TRUE(default_offload_swaps(ops) && default_untried_first(ops)) << ops;
+  const std::vector<Schedule> starts{start(inst, "pipe-offload"), start(inst, "zb-greedy")};
+  std::vector<std::vector<std::vector<Action>>> results;
+  for (int threads : {1, 2}) {
+    RoundsOptions ro;
+    ro.evaluations_per_task = 60;
+    ro.max_evaluations = 480;  // 2 rounds of 4 tasks
+    ro.threads = threads;
+    RoundsStats st;
+    const Schedule r = improve_in_rounds(inst, starts, ro, &st);
+    EXPECT_EQ(st.rounds, 2);
+    EXPECT_TRUE(check_structure(inst, r).empty());
+    EXPECT_LT(st.final_makespan, st.start_makespan);  // the searches do something in that budget
+    results.push_back(r.devices);
+  }
+  EXPECT_EQ(results[0], results[1]);
+}
+
 // on_new_best gets each round's new best schedule with its makespan, strictly shorter each time,
 // and the last is the result; on_improve sees the same makespans.
 TEST(ImproveRounds, ReportsEachNewBestSchedule) {
