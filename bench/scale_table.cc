@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& f : a.files) {
     const Instance inst = load_instance(f);
-    const int ops = inst.num_stages() * inst.num_compute_types() * inst.microbatches;
+    const int ops = inst.num_compute_ops();
     PipelineOptions opt;
     opt.time_limit = a.time_limit > 0 ? a.time_limit : (ops < 8192 ? 30.0 : 60.0);
     opt.threads = a.threads;

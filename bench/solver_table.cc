@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& f : files) {
     const Instance inst = load_instance(f);
-    const int ops = inst.num_stages() * inst.num_compute_types() * inst.microbatches;
+    const int ops = inst.num_compute_ops();
     std::vector<int> thread_counts{1};
     if (threads > 1) thread_counts.push_back(threads);
     for (int t : thread_counts) {

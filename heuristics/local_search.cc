@@ -338,18 +338,14 @@ class IteratedLocalSearch {
   IteratedLocalSearch(const Instance& inst, const LocalSearchOptions& opt, LocalSearchStats& stats)
       : inst_(inst), opt_(opt), stats_(stats), sim_(inst, std::max(1, checkpoints_for(inst, opt))),
         use_checkpoints_(checkpoints_for(inst, opt) > 0), rng_(opt.seed ^ 0x6a09e667f3bcc909ULL),
-        swaps_(inst.can_offload() && (opt.offload_swaps >= 0 ? opt.offload_swaps > 0
-                                                            : default_offload_swaps(static_cast<long long>(inst.num_compute_types()) *
-                                                                                    inst.num_stages() * inst.microbatches))),
-        untried_first_(opt.untried_first >= 0 ? opt.untried_first > 0
-                                              : default_untried_first(static_cast<long long>(inst.num_compute_types()) *
-                                                                      inst.num_stages() * inst.microbatches)),
+        swaps_(inst.can_offload() &&
+               (opt.offload_swaps >= 0 ? opt.offload_swaps > 0 : default_offload_swaps(inst.num_compute_ops()))),
+        untried_first_(opt.untried_first >= 0 ? opt.untried_first > 0 : default_untried_first(inst.num_compute_ops())),
         S_(inst.num_stages()), m_(inst.microbatches) {}
 
   static int checkpoints_for(const Instance& inst, const LocalSearchOptions& opt) {
     if (opt.checkpoints >= 0) return opt.checkpoints;
-    return default_checkpoints(static_cast<long long>(inst.num_compute_types()) * inst.num_stages() *
-                               inst.microbatches);
+    return default_checkpoints(inst.num_compute_ops());
   }
 
   double target() const { return current_target(opt_); }

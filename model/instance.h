@@ -59,6 +59,9 @@ struct Instance {
   double freed_by_w(int s) const { return split_backward ? stages[s].weight_activation : 0.0; }
   // Compute op types this instance has: F, B and, when split, W.
   int num_compute_types() const { return split_backward ? 3 : 2; }
+  // Compute ops in all (F, B and W of every stage and microbatch): the size the solver's
+  // thresholds are stated in.
+  int num_compute_ops() const { return num_compute_types() * num_stages() * microbatches; }
 
   // Stages of each device in increasing stage order.
   std::vector<std::vector<int>> stages_by_device() const;

@@ -146,12 +146,6 @@ PipelineResult answer_from_cache(const CacheSession& c) {
   return out;
 }
 
-int compute_ops(const Instance& inst) {
-  int ops = 0;
-  for (int s = 0; s < inst.num_stages(); ++s) ops += inst.num_compute_types() * inst.microbatches;
-  return ops;
-}
-
 // The search's options from the pipeline's, with `left` seconds of the time limit.
 SolveOptions search_options(const PipelineOptions& o, double left) {
   SolveOptions opt;
@@ -229,7 +223,7 @@ class PipelineRun {
     const SolveResult* tree = tree_first_ && !probing_proved_ ? &*tree_first_ : nullptr;
     const ImprovedStart* polish = tree_polish_ ? &*tree_polish_ : nullptr;
     const ProbingResult* probing = probing_ ? &*probing_ : nullptr;
-    obs_.on_warm_starts(WarmStartReport{inst_, compute_ops(inst_), heur_, bounded, tree, polish, probing});
+    obs_.on_warm_starts(WarmStartReport{inst_, inst_.num_compute_ops(), heur_, bounded, tree, polish, probing});
     if (bounded.ended_by_caller && tree_first_) {
       obs_.on_root_bound(tree_root_);  // the phases in their usual order
       PipelineResult out;
@@ -261,7 +255,7 @@ class PipelineRun {
     // milliseconds, and at the default 60 s the quick phase's 6000 simulations a start took 0.05
     // s of small-chain-06's 0.09 s (bench/README.md). With offload the larger quick phase reaches
     // offload-fast-pcie-4x8's cheap bound, where 1000 simulations need the relaxation after.
-    if (compute_ops(inst_) <= kTreeFirstMaxOps && !inst_.can_offload() && o_.local_search < 0) {
+    if (inst_.num_compute_ops() <= kTreeFirstMaxOps && !inst_.can_offload() && o_.local_search < 0) {
       wo.quick_evaluations = kTreeFirstQuickEvaluations;
     }
     // On every small instance the quick phase is there for a first incumbent (the tree's, or
@@ -290,7 +284,7 @@ class PipelineRun {
     // 3.60 s, the same optima (bench/README.md, "The full local search stops at a stall too").
     // Without offload it runs only where the tree first did not prove: the V and loop
     // instances end as before.
-    if (compute_ops(inst_) <= kTreeFirstMaxOps && o_.local_search < 0) {
+    if (inst_.num_compute_ops() <= kTreeFirstMaxOps && o_.local_search < 0) {
       wo.quick_improve_best = kTreeFirstQuickStarts;
       wo.quick_stall_evaluations = kTreeFirstQuickStall;
       wo.stall_evaluations = kSmallFullStall;
@@ -352,7 +346,7 @@ class PipelineRun {
     early_.push_back(std::move(*early.improved));
   }
 
-  bool at_scale() const { return compute_ops(inst_) >= (o_.scale_ops >= 0 ? o_.scale_ops : kScaleOps); }
+  bool at_scale() const { return inst_.num_compute_ops() >= (o_.scale_ops >= 0 ? o_.scale_ops : kScaleOps); }
 
   // The root's bounds for the warm starts; the thorough one (with the single-stage relaxation)
   // is kept for the search, the cheap one's device relaxation for the thorough one and the tree.
@@ -381,7 +375,7 @@ class PipelineRun {
   BetweenPhasesFn tree_next_fn() {
     return [this](const WarmStarts& so_far) {
       // With offload only a glimpse (kTreeFirstOffloadNodes): the relaxation is what proves most of those.
-      if (compute_ops(inst_) > kTreeFirstMaxOps || o_.node_limit >= 0) return false;
+      if (inst_.num_compute_ops() > kTreeFirstMaxOps || o_.node_limit >= 0) return false;
       std::vector<Schedule> starts = so_far.schedules;
       append_given(starts);
       SolveOptions quick = search_options(o_, std::min(kTreeFirstShare * o_.time_limit, kTreeFirstSeconds));
@@ -547,7 +541,7 @@ class PipelineRun {
       trace_.note(since(started_), p.incumbent, p.bound, "search");
     };
     opt.tree = !at_scale();
-    if (!at_scale() && compute_ops(inst_) > kTreeFirstMaxOps && o_.node_limit < 0) opt.beside = rounds_beside(warm);
+    if (!at_scale() && inst_.num_compute_ops() > kTreeFirstMaxOps && o_.node_limit < 0) opt.beside = rounds_beside(warm);
 
     PipelineResult out;
     out.search_started = since(started_);

@@ -661,7 +661,7 @@ TEST(LocalSearch, CheckpointsChangeNothingButTheTime) {
   std::mt19937 rng(53);
   std::vector<Instance> instances;
   for (Instance& inst : random_instances(40, 57, 6, 8)) {
-    if (inst.num_compute_types() * inst.num_stages() * inst.microbatches >= kCheckpointOps) {
+    if (inst.num_compute_ops() >= kCheckpointOps) {
       instances.push_back(std::move(inst));
     }
   }
