@@ -4,7 +4,6 @@
 #include <array>
 #include <cmath>
 #include <limits>
-#include <memory>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -64,7 +63,8 @@ struct Outcome {
 // the threads and their interleaving (tested against one thread).
 struct TemplateSearch {
   TemplateSearch(const Instance& i, const RunLimits& l, double off, double rel)
-      : inst(i), limits(l), offload_ms(off), reload_ms(rel), one_stage_each(!several_stages_on_a_device(i)) {}
+      : inst(i), limits(l), offload_ms(off), reload_ms(rel), one_stage_each(!several_stages_on_a_device(i)),
+        sims([&i] { return Simulator(i); }) {}
 
   // The plan's options for `cand` and its margin in transfers (nullopt: the variant does not
   // apply here, or gives the same template as another one).
@@ -130,9 +130,8 @@ struct TemplateSearch {
   std::vector<Outcome> try_all(const std::vector<Candidate>& cands) {
     std::vector<Outcome> out(cands.size());
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, cands.size(), 1), [&](const tbb::blocked_range<std::size_t>& r) {
-      std::unique_ptr<Simulator>& sim = sims.local();
-      if (!sim) sim = std::make_unique<Simulator>(inst);
-      for (std::size_t i = r.begin(); i != r.end(); ++i) out[i] = try_one(cands[i], *sim);
+      Simulator& sim = sims.local();
+      for (std::size_t i = r.begin(); i != r.end(); ++i) out[i] = try_one(cands[i], sim);
     });
     for (std::size_t i = 0; i < cands.size(); ++i) {
       if (out[i].simulated) ++tried;
@@ -159,7 +158,7 @@ struct TemplateSearch {
   const RunLimits& limits;
   double offload_ms, reload_ms;
   bool one_stage_each;
-  tbb::enumerable_thread_specific<std::unique_ptr<Simulator>> sims;
+  tbb::enumerable_thread_specific<Simulator> sims;  // one per thread, made on its first candidate
   std::optional<Candidate> best;
   double best_makespan = std::numeric_limits<double>::infinity();
   int tried = 0;
