@@ -222,20 +222,23 @@ std::int64_t local_search_budget(double seconds) {
 }
 
 BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur, const WarmStartOptions& opt,
-                                    const RootBoundFn& bound, const BetweenPhasesFn& between_phases) {
+                                    const RootBoundFn& bound, const BetweenPhasesFn& between_phases,
+                                    const BriefBoundFn& brief) {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
   BoundedWarmStarts out;
   out.bound = std::max(0.0, opt.target);
   const HeuristicResult* best = heur.best_result();
-  auto timed_bound = [&](double incumbent, bool thorough, const std::atomic<bool>* stop) {
-    const auto t0 = Clock::now();
-    const GuidedBound b = bound(incumbent, thorough, stop);
+  auto account = [&](const GuidedBound& b, Clock::time_point t0) {
     out.bound_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     out.bound = std::max(out.bound, b.bound);
     out.relaxation = out.relaxation || b.relaxation;
     return b;
+  };
+  auto timed_bound = [&](double incumbent, bool thorough, const std::atomic<bool>* stop) {
+    const auto t0 = Clock::now();
+    return account(bound(incumbent, thorough, stop), t0);
   };
   if (!best || opt.evaluations <= 0 || opt.improve_best <= 0) {
     out.starts = build_warm_starts(inst, heur, opt);
@@ -247,6 +250,10 @@ BoundedWarmStarts build_warm_starts(const Instance& inst, const BestResult& heur
   std::atomic<bool> no_stop{false};
   const std::atomic<bool>* const stop = opt.stop ? opt.stop : &no_stop;  // the bounds': the caller's, or none
   const GuidedBound cheap = timed_bound(first, false, stop);
+  if (brief && out.bound < first - kEps) {
+    const auto t0 = Clock::now();
+    account(brief(first, stop), t0);
+  }
   WarmStartOptions quick = opt;
   quick.target = out.bound;
   quick.evaluations = std::min(opt.evaluations, opt.quick_evaluations >= 0

@@ -120,13 +120,19 @@ struct BoundedWarmStarts {
   bool ended_by_caller = false;  // the between-phases hook had the answer (see below)
 };
 
+// A bound between the cheap and the thorough one, asked right after the cheap one with the best
+// schedule so far as the cutoff, before the quick phase, whose searches then stop at it: e.g. the
+// thorough bound's relaxations within a small node budget (solve_pipeline.h). Same contract as
+// RootBoundFn otherwise.
+using BriefBoundFn = std::function<GuidedBound(double incumbent, const std::atomic<bool>* stop)>;
+
 // Called between the quick and the thorough phase, when the quick one did not reach the cheap
 // bound, with every schedule so far: returns true when the caller has its answer (e.g. a short
 // exact search proved the optimum), which ends the warm starts there.
 using BetweenPhasesFn = std::function<bool(const WarmStarts& so_far)>;
 
-// Warm starts in phases, cheap before expensive: the cheap bound; a quick local search (a 20th
-// of options.evaluations per start, at least 1000) that stops at it; only if that does not reach
+// Warm starts in phases, cheap before expensive: the cheap bound (and the brief one, when given);
+// a quick local search (a 20th of options.evaluations per start, at least 1000) that stops at it; only if that does not reach
 // it, the thorough bound with the best schedule so far as the cutoff, and the full local search
 // (the rest of the budget, from the heuristics again, the thorough bound's guide first) that
 // stops at it.
@@ -144,6 +150,6 @@ using BetweenPhasesFn = std::function<bool(const WarmStarts& so_far)>;
 // The bound callback runs on a worker thread in the side-by-side mode.
 BoundedWarmStarts build_warm_starts(const Instance& instance, const BestResult& heuristics,
                                     const WarmStartOptions& options, const RootBoundFn& bound,
-                                    const BetweenPhasesFn& between_phases = {});
+                                    const BetweenPhasesFn& between_phases = {}, const BriefBoundFn& brief = {});
 
 }  // namespace optpipe

@@ -169,6 +169,10 @@ struct SolveOptions {
   // bound and its finished stages are used instead of searching again. Null, or one whose
   // relaxation did not run: computed here. Likewise its device relaxation.
   const RootBound* root_relaxation = nullptr;
+  // Search nodes of the root's single-stage relaxation per stage (and as many for its search
+  // with the last tails); < 0: the default, 200,000 (stage_relaxations.h). A small budget gives
+  // a brief bound: the stages whose search finishes within it (solve_pipeline.h).
+  std::int64_t root_relaxation_nodes = -1;
   std::function<void(double seconds, double before, double after, int improvements)> on_lns;  // after it
   // The memo of the nodes' device relaxations (relaxation_memo.h) to use instead of the search's
   // own, e.g. one kept across probing's searches (bound_probing.h): its entries are bounds on a

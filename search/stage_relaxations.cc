@@ -71,6 +71,7 @@ double StageRelaxations::at_root(const std::vector<double>& head, double cutoff,
     return stats.single_stage_bound;
   }
   const double budget = std::min(2.0, 0.05 * opt_.time_limit);
+  const std::int64_t nodes = opt_.root_relaxation_nodes >= 0 ? opt_.root_relaxation_nodes : kSingleStageNodes;
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   double best = 0.0;
@@ -79,7 +80,7 @@ double StageRelaxations::at_root(const std::vector<double>& head, double cutoff,
     // The first stage under the spec's start rules where they apply (stronger, and its search
     // is no larger on offload-slow-pcie-4x8: 68k nodes against 99k).
     // Each stops at its first relaxed schedule at or below what the other bounds know.
-    SingleStageRelaxation r = single_stage_relaxation(inst_, problem_, s, head, cutoff, kSingleStageNodes,
+    SingleStageRelaxation r = single_stage_relaxation(inst_, problem_, s, head, cutoff, nodes,
                                                       budget - elapsed(), true, rules_for(s), opt_.pair_releases,
                                                       known, opt_.stop);
     stats.single_stage_nodes += r.nodes;
@@ -89,7 +90,7 @@ double StageRelaxations::at_root(const std::vector<double>& head, double cutoff,
     // times the plain one's nodes (and 10k more), stopping where it meets the plain value.
     if ((r.exact || r.below_floor) && !last_tail_choices(problem_, s).empty()) {
       const double plain = r.below_floor ? known : r.bound;
-      const std::int64_t limit = std::min(kSingleStageNodes, kTailSearchFactor * r.nodes + 10'000);
+      const std::int64_t limit = std::min(nodes, kTailSearchFactor * r.nodes + 10'000);
       const SingleStageRelaxation t =
           single_stage_relaxation(inst_, problem_, s, head, cutoff, limit, budget - elapsed(), true, rules_for(s),
                                   opt_.pair_releases, std::max(known, plain), opt_.stop, true);

@@ -2,7 +2,9 @@
 // and at the nodes from each stage's history and from the node's own heads, answered from memos
 // where they can be (relaxation_memo.h). The relaxation itself is bounds/single_stage_relaxation.h.
 //
-// At the root it gets a small share of the time limit (5%, at most 2 s, over all stages), and
+// At the root it gets a small share of the time limit (5%, at most 2 s, over all stages) and
+// 200,000 search nodes a stage (fewer with SolveOptions::root_relaxation_nodes: the brief bound
+// of solve/solve_pipeline.cc, before the quick local search), and
 // only up to 16 microbatches: with 24 to 64 (the generated families: GPT-3 1.5B-14.6B and
 // Llama-2 7B on 8-16 GPUs at 1.5-4 activations, gpt-8x24-tight) no stage ever finished in that
 // share, nor in 5M nodes and 20 s on paper-gpt3-6.2b-8x24-3act, and at scale, where the local

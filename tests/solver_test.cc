@@ -657,6 +657,41 @@ TEST(Solver, RootLowerBoundIsTheSolversRootBound) {
   EXPECT_EQ(met.bound, 341.92);  // within the tolerance: the cutoff itself
 }
 
+// SolveOptions::root_relaxation_nodes: a stage whose search needs more than the budget is left
+// out (its bound does not count, and the nodes would not ask it), one that finishes within it
+// counts as with the default. offload-slow-pcie-4x8 at 343.70: stage 0's search (under the spec's
+// start rules) takes about 22k nodes to show 341.92; offload-random-10 (tests/data/relaxation) at
+// its best heuristic's makespan: a few hundred to show the optimum, 51.18.
+TEST(Solver, TheRootRelaxationsNodeBudgetLeavesOutTheStagesThatDoNotFinish) {
+  SKIP_UNDER_SANITIZERS("the default budget's search must finish within its wall-time budget (at most 2 s), which the sanitizers' slowdown exceeds");
+  const Instance slow =
+      load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "instances" / "offload-slow-pcie-4x8.json").string());
+  SolveOptions opt;
+  opt.time_limit = 60;
+  const RootBound full = root_lower_bound(slow, 343.70, opt);
+  opt.root_relaxation_nodes = 1000;
+  const RootBound brief = root_lower_bound(slow, 343.70, opt);
+  EXPECT_NEAR(full.bound, 341.92, 1e-6);
+  ASSERT_FALSE(full.relaxed_stages.empty());
+  EXPECT_EQ(full.relaxed_stages.front(), 0);
+  EXPECT_GT(full.relaxation_nodes, 10000);
+  EXPECT_TRUE(brief.relaxation_ran);
+  EXPECT_TRUE(std::find(brief.relaxed_stages.begin(), brief.relaxed_stages.end(), 0) == brief.relaxed_stages.end());
+  EXPECT_LT(brief.bound, 341.92 - 1);
+  EXPECT_LE(brief.relaxation_nodes, 2 * 1000 * slow.num_stages());
+
+  const Instance small =
+      load_instance((fs::path(OPTPIPE_SOURCE_DIR) / "tests" / "data" / "relaxation" / "offload-random-10.json").string());
+  const BestResult heur = run_all_heuristics(small);
+  ASSERT_NE(heur.best_result(), nullptr);
+  const double incumbent = heur.best_result()->sim.makespan;
+  ASSERT_GT(incumbent, 51.18 + 0.01);
+  const RootBound quick = root_lower_bound(small, incumbent, opt);
+  EXPECT_NEAR(quick.bound, 51.18, 1e-6);
+  opt.root_relaxation_nodes = -1;
+  EXPECT_NEAR(root_lower_bound(small, incumbent, opt).bound, quick.bound, 1e-9);
+}
+
 // SolveStats::nodes_by_depth (printed by --verbose): it adds up to the node count, the root is
 // expanded once, and every expanded node's parent was expanded one level up.
 TEST(Solver, NodesByDepthAddUp) {

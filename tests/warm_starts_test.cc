@@ -288,6 +288,67 @@ TEST(WarmStarts, BesideTheBoundASearchThatMeetsTheCheapBoundStopsIt) {
   }
 }
 
+// The brief bound (build_warm_starts' BriefBoundFn) is asked once, after the cheap one and
+// before the quick phase, with the best heuristic's makespan as the cutoff; the quick searches
+// then stop where they meet it, and the thorough bound is not needed. offload-random-10
+// (tests/data/relaxation): the root's single-stage relaxation within 1000 nodes a stage shows
+// the optimum, 51.18 ms, above the cheap bound; without the brief bound the quick search from
+// the best heuristic runs past 51.18 to its whole budget against the cheap one.
+TEST(WarmStarts, TheBriefBoundComesBeforeTheQuickPhaseAndEndsItsSearches) {
+  SKIP_UNDER_SANITIZERS("the relaxation must finish within its wall-time budget, which the sanitizers' slowdown exceeds");
+  const Instance inst = load_instance(std::string(OPTPIPE_SOURCE_DIR) + "/tests/data/relaxation/offload-random-10.json");
+  const BestResult heur = run_all_heuristics(inst);
+  ASSERT_NE(heur.best_result(), nullptr);
+  std::vector<std::string> calls;
+  const RootBoundFn bound = [&](double incumbent, bool thorough, const std::atomic<bool>* stop) {
+    calls.push_back(thorough ? "thorough" : "cheap");
+    SolveOptions ro;
+    ro.time_limit = 60;
+    ro.stop = stop;
+    ro.stage_relaxation = thorough;
+    const RootBound r = root_lower_bound(inst, incumbent, ro);
+    return GuidedBound{r.bound, r.device, r.order};
+  };
+  double brief_cutoff = 0;
+  const BriefBoundFn brief = [&](double incumbent, const std::atomic<bool>* stop) {
+    calls.push_back("brief");
+    brief_cutoff = incumbent;
+    SolveOptions ro;
+    ro.time_limit = 60;
+    ro.stop = stop;
+    ro.root_relaxation_nodes = 1000;
+    const RootBound r = root_lower_bound(inst, incumbent, ro);
+    return GuidedBound{r.bound, r.device, r.order, r.relaxation_ran};
+  };
+  WarmStartOptions wo;
+  wo.evaluations = 120000;
+  wo.quick_evaluations = 6000;
+  wo.quick_improve_best = 1;
+  std::int64_t quick_without = 0;
+  for (const bool with_brief : {false, true}) {
+    SCOPED_TRACE(with_brief);
+    calls.clear();
+    const BoundedWarmStarts b = build_warm_starts(inst, heur, wo, bound, {}, with_brief ? brief : BriefBoundFn{});
+    ASSERT_GE(b.quick_runs, 1);
+    const ImprovedStart& q = b.starts.improved[0];
+    EXPECT_EQ(q.heuristic, heur.best_result()->name);
+    EXPECT_TRUE(b.starts.reached_target);
+    EXPECT_NEAR(b.bound, 51.18, 1e-6);
+    EXPECT_NEAR(best_feasible(inst, b.starts.schedules), 51.18, 1e-6);
+    if (!with_brief) {
+      quick_without = q.evaluations;
+      EXPECT_EQ(calls, (std::vector<std::string>{"cheap", "thorough"}));
+      continue;
+    }
+    EXPECT_EQ(calls, (std::vector<std::string>{"cheap", "brief"}));
+    EXPECT_DOUBLE_EQ(brief_cutoff, heur.best_result()->sim.makespan);
+    EXPECT_TRUE(b.relaxation);
+    EXPECT_FALSE(b.thorough);
+    EXPECT_NEAR(q.after, 51.18, 1e-6);
+    EXPECT_LT(q.evaluations, quick_without);  // it stopped at the brief bound
+  }
+}
+
 // The quick phase's starts (WarmStartOptions::quick_improve_best): by default the guide's hybrid
 // and the three best heuristics; with 1, the guide's hybrid and the best heuristic only, in that
 // order, each within the quick budget. seed-11 small-loop-03 of bench/solvers/random_small.py:
