@@ -18,6 +18,12 @@ optimistic assumptions, so that a solver's incumbent can be compared with it:
   - the PCIe channels: the offloads of the stages of one group must fit in a cycle
     (sum of offload fraction x offload time <= c; reloads are symmetric here).
 
+With --band, each B(s, 0) also avoids its GPU's forwards modulo c (its offset from F(s, 0)'s start
+lies in [F_s, c - B_s] modulo c), as in a strictly periodic template: below c = 2·(F + B + comm)
+the backward chain then waits at most stages, above it where a step lands on a forward
+(bench/README.md, "Not on every row"), and kept microbatches hold their activation that much
+longer.
+
 The floor at c is (m - 1)·c + the length of microbatch 0's ops at stage 0 (F start to W end). It is
 not a lower bound on every schedule (non-periodic ones may do better, and the fill and drain
 are not modelled); it says how far the incumbent is from the best periodic template could be,
@@ -71,11 +77,30 @@ def least_offload_share(c, f, b, F, B, W, off, act, mw, cap, period):
     return best
 
 
+def band_starts(c, a, F, B, comm):
+    """B(s, 0)'s earliest start in a template of cycle c where, on each GPU, a B never overlaps a
+    forward of the same GPU: its offset from F(s, 0)'s start, modulo c, lies in [F_s, c - B_s]."""
+    S = len(a)
+    b = [0.0] * S
+    for s in range(S - 1, -1, -1):
+        t = a[s] + F[s] if s == S - 1 else max(a[s] + F[s], b[s + 1] + B[s + 1] + comm[s])
+        r = (t - a[s]) % c
+        if r < F[s] - 1e-9:
+            t += F[s] - r
+        elif r > c - B[s] + 1e-9:
+            t += c - r + F[s]
+        b[s] = t
+    return b
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("instance")
     ap.add_argument("--cycles", required=True, help="comma-separated cycles c in ms")
     ap.add_argument("--period", type=int, default=8, help="longest keep/offload pattern tried (default 8)")
+    ap.add_argument("--band", action="store_true",
+                    help="each B(s, j) off its device's forwards modulo c (no overlap with F(s, j + k)): the "
+                         "chain waits of a strictly periodic template, bench/README.md")
     args = ap.parse_args()
     inst = load(args.instance)
     S, m = inst.num_stages, inst.microbatches
@@ -94,6 +119,8 @@ def main():
         if c < max(F[s] + B[s] + W[s] for s in range(S)):
             print(f"c {c:.2f}: below the busiest GPU's work per microbatch")
             continue
+        if args.band:
+            b = band_starts(c, a, F, B, inst.comm)
         shares, load_ms = [], {}
         for s, st in enumerate(inst.stages):
             dv = inst.devices[st.device]
