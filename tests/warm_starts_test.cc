@@ -197,6 +197,19 @@ double best_feasible(const Instance& inst, const std::vector<Schedule>& schedule
 // reach it the thorough bound and the full local search from its guide. offload-fast-pcie-4x8:
 // the quick phase reaches the cheap bound, so the thorough one is never asked for.
 // offload-slow-pcie-4x8: it is asked for once, and the guided start reaches it.
+// The solver's root bound as build_warm_starts asks for it: the cheap bounds, or with the
+// single-stage relaxation (within `relaxation_nodes` search nodes a stage, < 0: the default).
+GuidedBound root_bound_for(const Instance& inst, double incumbent, bool relaxation, const std::atomic<bool>* stop,
+                           std::int64_t relaxation_nodes = -1) {
+  SolveOptions ro;
+  ro.time_limit = 60;
+  ro.stop = stop;
+  ro.stage_relaxation = relaxation;
+  ro.root_relaxation_nodes = relaxation_nodes;
+  const RootBound r = root_lower_bound(inst, incumbent, ro);
+  return GuidedBound{r.bound, r.device, r.order, r.relaxation_ran};
+}
+
 TEST(WarmStarts, PhasesAskForTheThoroughBoundOnlyWhenTheQuickSearchFallsShort) {
   SKIP_UNDER_SANITIZERS("it needs the root relaxation to finish within its wall-time budget (at most 2 s), which the sanitizers' slowdown exceeds");
   for (const char* name : {"offload-fast-pcie-4x8", "offload-slow-pcie-4x8"}) {
@@ -206,12 +219,7 @@ TEST(WarmStarts, PhasesAskForTheThoroughBoundOnlyWhenTheQuickSearchFallsShort) {
     int cheap_calls = 0, thorough_calls = 0;
     const RootBoundFn bound = [&](double incumbent, bool thorough, const std::atomic<bool>* stop) {
       ++(thorough ? thorough_calls : cheap_calls);
-      SolveOptions ro;
-      ro.time_limit = 60;
-      ro.stop = stop;
-      ro.stage_relaxation = thorough;
-      const RootBound r = root_lower_bound(inst, incumbent, ro);
-      return GuidedBound{r.bound, r.device, r.order};
+      return root_bound_for(inst, incumbent, thorough, stop);
     };
     WarmStartOptions wo;
     wo.evaluations = 120000;
@@ -302,23 +310,13 @@ TEST(WarmStarts, TheBriefBoundComesBeforeTheQuickPhaseAndEndsItsSearches) {
   std::vector<std::string> calls;
   const RootBoundFn bound = [&](double incumbent, bool thorough, const std::atomic<bool>* stop) {
     calls.push_back(thorough ? "thorough" : "cheap");
-    SolveOptions ro;
-    ro.time_limit = 60;
-    ro.stop = stop;
-    ro.stage_relaxation = thorough;
-    const RootBound r = root_lower_bound(inst, incumbent, ro);
-    return GuidedBound{r.bound, r.device, r.order};
+    return root_bound_for(inst, incumbent, thorough, stop);
   };
   double brief_cutoff = 0;
   const BriefBoundFn brief = [&](double incumbent, const std::atomic<bool>* stop) {
     calls.push_back("brief");
     brief_cutoff = incumbent;
-    SolveOptions ro;
-    ro.time_limit = 60;
-    ro.stop = stop;
-    ro.root_relaxation_nodes = 1000;
-    const RootBound r = root_lower_bound(inst, incumbent, ro);
-    return GuidedBound{r.bound, r.device, r.order, r.relaxation_ran};
+    return root_bound_for(inst, incumbent, true, stop, 1000);
   };
   WarmStartOptions wo;
   wo.evaluations = 120000;
