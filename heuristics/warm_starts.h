@@ -132,8 +132,9 @@ using BriefBoundFn = std::function<GuidedBound(double incumbent, const std::atom
 using BetweenPhasesFn = std::function<bool(const WarmStarts& so_far)>;
 
 // Warm starts in phases, cheap before expensive: the cheap bound (and the brief one, when given);
-// a quick local search (a 20th of options.evaluations per start, at least 1000) that stops at it; only if that does not reach
-// it, the thorough bound with the best schedule so far as the cutoff, and the full local search
+// a quick local search (a 20th of options.evaluations per start, at least 1000) that stops at it;
+// only if that does not reach it, the thorough bound with the best schedule so far as the cutoff,
+// and the full local search
 // (the rest of the budget, from the heuristics again, the thorough bound's guide first) that
 // stops at it.
 //

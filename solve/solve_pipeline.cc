@@ -354,14 +354,22 @@ class PipelineRun {
 
   // The root's bounds for the warm starts; the thorough one (with the single-stage relaxation)
   // is kept for the search, the cheap one's device relaxation for the thorough one and the tree.
+  // The root bounds' options: the time left, the solve's bounds, and `stop`, which the caller
+  // sets once the bound cannot matter (and on o_.stop).
+  SolveOptions root_options(const std::atomic<bool>* stop) const {
+    SolveOptions ro;
+    ro.time_limit = std::max(0.0, o_.time_limit - since(started_));
+    ro.stage_relaxation = o_.stage_relaxation;
+    ro.device_relaxation = o_.device_relaxation;
+    ro.quantum = o_.quantum;
+    ro.stop = stop;
+    return ro;
+  }
+
   RootBoundFn root_bound_fn() {
     return [this](double incumbent, bool thorough, const std::atomic<bool>* stop) {
-      SolveOptions ro;
-      ro.time_limit = std::max(0.0, o_.time_limit - since(started_));
+      SolveOptions ro = root_options(stop);
       ro.stage_relaxation = thorough && o_.stage_relaxation;
-      ro.device_relaxation = o_.device_relaxation;
-      ro.quantum = o_.quantum;
-      ro.stop = stop;  // set by the caller once the bound cannot matter, and on o_.stop
       if (thorough) ro.root_relaxation = &cheap_;  // its device relaxation, not searched again
       incumbent = std::min(incumbent, given_);
       const RootBound r = root_lower_bound(inst_, incumbent, ro);
@@ -387,11 +395,7 @@ class PipelineRun {
       return {};
     }
     return [this](double incumbent, const std::atomic<bool>* stop) {
-      SolveOptions ro;
-      ro.time_limit = std::max(0.0, o_.time_limit - since(started_));
-      ro.device_relaxation = o_.device_relaxation;
-      ro.quantum = o_.quantum;
-      ro.stop = stop;
+      SolveOptions ro = root_options(stop);
       ro.root_relaxation = &cheap_;  // its device relaxation, not searched again
       ro.root_relaxation_nodes = kBriefRelaxationNodes;
       relaxed_ = root_lower_bound(inst_, std::min(incumbent, given_), ro);
