@@ -352,8 +352,6 @@ class PipelineRun {
 
   bool at_scale() const { return inst_.num_compute_ops() >= (o_.scale_ops >= 0 ? o_.scale_ops : kScaleOps); }
 
-  // The root's bounds for the warm starts; the thorough one (with the single-stage relaxation)
-  // is kept for the search, the cheap one's device relaxation for the thorough one and the tree.
   // The root bounds' options: the time left, the solve's bounds, and `stop`, which the caller
   // sets once the bound cannot matter (and on o_.stop).
   SolveOptions root_options(const std::atomic<bool>* stop) const {
@@ -366,6 +364,8 @@ class PipelineRun {
     return ro;
   }
 
+  // The root's bounds for the warm starts; the thorough one (with the single-stage relaxation)
+  // is kept for the search, the cheap one's device relaxation for the thorough one and the tree.
   RootBoundFn root_bound_fn() {
     return [this](double incumbent, bool thorough, const std::atomic<bool>* stop) {
       SolveOptions ro = root_options(stop);
